@@ -1,0 +1,24 @@
+.PHONY: demo test lint bench-lineage clean
+
+VENV := .venv/bin
+
+demo:
+	@scripts/bootstrap.sh
+	$(VENV)/watershed demo
+
+test:
+	@scripts/bootstrap.sh
+	$(VENV)/ruff check .
+	$(VENV)/python -m pytest
+
+lint:
+	@scripts/bootstrap.sh
+	$(VENV)/ruff check .
+	$(VENV)/ruff format --check .
+
+bench-lineage:
+	@scripts/bootstrap.sh
+	$(VENV)/python bench/lineage_bench.py
+
+clean:
+	rm -rf .venv var .pytest_cache

@@ -1,0 +1,28 @@
+"""The `watershed` command line.
+
+Each command group lives in its own module here and is registered below;
+the modules only parse arguments and print, the work is done by the
+packages they call.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from api.cli import demo, lineage
+
+app = typer.Typer(
+    name="watershed",
+    help="Watershed: column-level lineage and SQL-semantic tag propagation for data warehouses.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command("lineage")(lineage.lineage_command)
+app.command("demo")(demo.demo_command)
+# Further command groups register here, one line each.
+
+
+def main() -> None:
+    app()

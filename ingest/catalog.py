@@ -1,0 +1,127 @@
+"""The schema catalog: tables with their ordered columns and partition columns.
+
+JSON file format (documented in the README):
+
+    {
+      "default_database": "dw",                       # optional
+      "tables": {
+        "ods.user_log": {
+          "columns": [{"name": "uid", "type": "bigint"}, {"name": "app", "type": "string"}],
+          "partitioned_by": [{"name": "dt", "type": "string"}],   # optional
+          "format": "orc", "location": "...", "owner": "...", "ttl_days": 90   # optional
+        }
+      }
+    }
+
+`columns` may also be a list of names, or an object mapping names to types.
+Partition columns follow the data columns in `SELECT *`, as in Hive.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+
+class CatalogError(ValueError):
+    """A catalog file or entry is invalid; the message names the file and the entry."""
+
+
+class CatalogColumn(BaseModel):
+    name: str
+    type: str = "string"
+
+    @field_validator("name")
+    @classmethod
+    def _lower(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("column name must not be blank")
+        return value.strip().lower()
+
+
+def _coerce_columns(value: object) -> object:
+    if isinstance(value, dict):
+        return [{"name": name, "type": type_} for name, type_ in value.items()]
+    if isinstance(value, list):
+        return [{"name": item} if isinstance(item, str) else item for item in value]
+    return value
+
+
+class CatalogTable(BaseModel):
+    name: str
+    columns: list[CatalogColumn] = Field(default_factory=list)
+    partitioned_by: list[CatalogColumn] = Field(default_factory=list)
+    format: str | None = None
+    location: str | None = None
+    owner: str | None = None
+    layer: str | None = None
+    ttl_days: int | None = None
+
+    _coerce_columns = field_validator("columns", "partitioned_by", mode="before")(
+        lambda cls, value: _coerce_columns(value)
+    )
+
+    @property
+    def all_columns(self) -> list[str]:
+        return [c.name for c in self.columns] + [c.name for c in self.partitioned_by]
+
+    @property
+    def partition_column_names(self) -> list[str]:
+        return [c.name for c in self.partitioned_by]
+
+
+class Catalog(BaseModel):
+    """Tables by fully qualified lower-case name (`db.table`)."""
+
+    default_database: str | None = None
+    tables: dict[str, CatalogTable] = Field(default_factory=dict)
+
+    def get(self, table_id: str) -> CatalogTable | None:
+        return self.tables.get(table_id)
+
+    def with_table(self, table: CatalogTable) -> None:
+        self.tables[table.name] = table
+
+    @classmethod
+    def from_dict(cls, data: dict, *, source: str = "<catalog>") -> Catalog:
+        if not isinstance(data, dict):
+            raise CatalogError(f"{source}: a catalog must be a JSON object with a 'tables' object")
+        raw_tables = data.get("tables", {})
+        if not isinstance(raw_tables, dict):
+            raise CatalogError(f"{source}: 'tables' must be an object mapping db.table to its schema")
+        default_db = data.get("default_database")
+        tables: dict[str, CatalogTable] = {}
+        for raw_name, spec in raw_tables.items():
+            name = str(raw_name).strip().lower()
+            if "." not in name:
+                if not default_db:
+                    raise CatalogError(
+                        f"{source}: table {raw_name!r} is not qualified as db.table "
+                        "and the catalog has no default_database"
+                    )
+                name = f"{default_db.lower()}.{name}"
+            if not isinstance(spec, dict):
+                spec = {"columns": spec}
+            try:
+                tables[name] = CatalogTable(name=name, **spec)
+            except ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+                )
+                raise CatalogError(f"{source}: table {raw_name!r}: {problems}") from None
+        return cls(default_database=default_db, tables=tables)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Catalog:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise CatalogError(f"{path}: catalog file not found") from None
+        except json.JSONDecodeError as exc:
+            raise CatalogError(
+                f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            ) from None
+        return cls.from_dict(data, source=str(path))

@@ -1,0 +1,181 @@
+"""Pydantic models at the boundary of the lineage extractor.
+
+Identifiers are lower case and fully qualified: a table is `db.table`, a
+column `db.table.column`; a nested key of a column (JSON path, struct field,
+map key) is kept apart in `key` and written `db.table.column#$.a.b` by `id`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+Kind = Literal["direct", "expression", "aggregate", "window", "conditional-value"]
+Role = Literal["filter", "join", "group", "order", "condition"]
+
+#: Strength order used when several transformations lie on one path: the
+#: strongest wins (an aggregate over a CASE value is an aggregate).
+KIND_STRENGTH: dict[str, int] = {
+    "direct": 0,
+    "expression": 1,
+    "conditional-value": 2,
+    "aggregate": 3,
+    "window": 4,
+}
+
+
+class SqlTask(BaseModel):
+    """One SQL task: a script of one or more statements."""
+
+    task_id: str
+    sql: str
+    dialect: str = "hive"
+    version: str | None = None
+    owner: str | None = None
+    schedule: str | None = None
+    vars: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("task_id")
+    @classmethod
+    def _task_id_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("task_id must not be blank")
+        return value.strip()
+
+    @property
+    def sql_hash(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()[:16]
+
+    @property
+    def effective_version(self) -> str:
+        """The declared version, or the SQL hash: a changed script is a new version."""
+        return self.version or self.sql_hash
+
+
+class SourceColumn(BaseModel):
+    """One value source of a written column."""
+
+    column: str
+    key: str | None = None
+    kind: Kind
+    functions: list[str] = Field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"{self.column}#{self.key}" if self.key else self.column
+
+    @property
+    def table(self) -> str:
+        return self.column.rsplit(".", 1)[0]
+
+
+class ColumnLineage(BaseModel):
+    """A written column and the columns its value is computed from."""
+
+    target: str
+    sources: list[SourceColumn] = Field(default_factory=list)
+
+    @property
+    def table(self) -> str:
+        return self.target.rsplit(".", 1)[0]
+
+
+class WeakReference(BaseModel):
+    """A column that decides which rows flow into `target_table`, not their values."""
+
+    column: str
+    role: Role
+    target_table: str
+
+    @property
+    def table(self) -> str:
+        return self.column.rsplit(".", 1)[0]
+
+
+class Predicate(BaseModel):
+    """A column-versus-literal filter on one source table, after variable substitution.
+
+    `text` is the normalised predicate as Hive SQL with the column unqualified
+    and the column on the left, for example `dt >= DATE_SUB('2024-01-31', 20)`.
+    """
+
+    column: str
+    op: str
+    values: list[str] = Field(default_factory=list)
+    text: str
+
+
+class TableRead(BaseModel):
+    """A source table with the filters it is read under and its partition window."""
+
+    table: str
+    predicates: list[Predicate] = Field(default_factory=list)
+    partition_window_days: int | None = None
+    partition_columns: list[str] = Field(default_factory=list)
+
+
+StatementKind = Literal[
+    "insert",
+    "multi-insert",
+    "create-table-as",
+    "create-view",
+    "temporary-view",
+    "merge",
+    "select",
+    "use",
+    "set",
+    "command",
+    "ddl",
+]
+
+
+class TableEdge(BaseModel):
+    source: str
+    target: str
+
+
+class StatementLineage(BaseModel):
+    index: int
+    line: int
+    kind: StatementKind
+    reads: list[TableRead] = Field(default_factory=list)
+    writes: list[str] = Field(default_factory=list)
+    columns: list[ColumnLineage] = Field(default_factory=list)
+    weak_references: list[WeakReference] = Field(default_factory=list)
+    table_edges: list[TableEdge] = Field(default_factory=list)
+    unresolved: list[str] = Field(default_factory=list)
+
+
+class LineageError(BaseModel):
+    task_id: str
+    statement_index: int
+    line: int | None = None
+    column: int | None = None
+    message: str
+
+
+class TaskLineage(BaseModel):
+    """Everything one SQL task contributes to the lineage graph.
+
+    The task-level lists merge the statements: `reads` holds one entry per
+    table (predicates united, the widest window), `columns` one entry per
+    written column, and temporary views never appear as tables.
+    """
+
+    task_id: str
+    dialect: str
+    version: str | None = None
+    statements: list[StatementLineage] = Field(default_factory=list)
+    reads: list[TableRead] = Field(default_factory=list)
+    writes: list[str] = Field(default_factory=list)
+    columns: list[ColumnLineage] = Field(default_factory=list)
+    weak_references: list[WeakReference] = Field(default_factory=list)
+    table_edges: list[TableEdge] = Field(default_factory=list)
+    unresolved: list[str] = Field(default_factory=list)
+    errors: list[LineageError] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors

@@ -1,0 +1,204 @@
+"""Column-versus-literal filters in a normalised form.
+
+`normalise` turns one conjunct of a WHERE or ON condition into a
+`RawPredicate` (the column node still unresolved, the operator, the value
+nodes), flipping `'x' = col` into `col = 'x'` and rewriting
+`datediff(A, dt) < n` into `dt > date_sub(A, n)`. The resolver then maps the
+column to the table occurrence it filters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from ingest.dates import DatePoint, DayRange, date_point, int_value
+
+_COMPARISONS: dict[type[exp.Expression], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+}
+_FLIPPED = {"=": "=", "<>": "<>", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+@dataclass(slots=True)
+class RawPredicate:
+    column: exp.Column
+    op: str
+    values: list[exp.Expression]
+    #: values already evaluated to dates (datediff rewrites produce these)
+    points: list[DatePoint] | None = None
+
+
+def conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+    stack = [condition]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.And):
+            stack.append(node.expression)
+            stack.append(node.this)
+        elif isinstance(node, exp.Paren):
+            stack.append(node.this)
+        else:
+            out.append(node)
+    return out
+
+
+def disjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+    stack = [condition]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.Or):
+            stack.append(node.expression)
+            stack.append(node.this)
+        elif isinstance(node, exp.Paren):
+            stack.append(node.this)
+        else:
+            out.append(node)
+    return out
+
+
+def _literalish(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Literal | exp.Null | exp.Boolean):
+        return True
+    return not isinstance(node, exp.Column) and node.find(exp.Column, exp.Select) is None
+
+
+def _bare_column(node: exp.Expression) -> exp.Column | None:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star) else None
+
+
+def normalise(node: exp.Expression) -> RawPredicate | None:
+    """The column-versus-literal predicate `node` is, or None."""
+    negated = False
+    while isinstance(node, exp.Not | exp.Paren):
+        if isinstance(node, exp.Not):
+            negated = not negated
+        node = node.this
+    cls = type(node)
+    op = _COMPARISONS.get(cls)
+    if op is not None:
+        if negated:
+            return None
+        left, right = node.this, node.expression
+        column = _bare_column(left)
+        if column is not None and _literalish(right):
+            return RawPredicate(column, op, [right])
+        column = _bare_column(right)
+        if column is not None and _literalish(left):
+            return RawPredicate(column, _FLIPPED[op], [left])
+        return _datediff(left, op, right) or _datediff(right, _FLIPPED[op], left)
+    if cls is exp.In:
+        column = _bare_column(node.this)
+        values = node.expressions
+        if column is None or not values or node.args.get("query") is not None:
+            return None
+        if not all(_literalish(v) for v in values):
+            return None
+        return RawPredicate(column, "not in" if negated else "in", list(values))
+    if cls is exp.Between:
+        column = _bare_column(node.this)
+        low, high = node.args.get("low"), node.args.get("high")
+        if column is None or low is None or high is None or negated:
+            return None
+        if not (_literalish(low) and _literalish(high)):
+            return None
+        return RawPredicate(column, "between", [low, high])
+    if cls in (exp.Like, exp.ILike, exp.RegexpLike):
+        column = _bare_column(node.this)
+        if column is None or not _literalish(node.expression):
+            return None
+        name = {exp.Like: "like", exp.ILike: "ilike", exp.RegexpLike: "rlike"}[cls]
+        if node.args.get("negate"):
+            negated = not negated
+        return RawPredicate(column, f"not {name}" if negated else name, [node.expression])
+    if cls is exp.Is and isinstance(node.expression, exp.Null):
+        column = _bare_column(node.this)
+        if column is None:
+            return None
+        return RawPredicate(column, "is not null" if negated else "is null", [])
+    return None
+
+
+def _datediff(side: exp.Expression, op: str, other: exp.Expression) -> RawPredicate | None:
+    """`datediff(end, start) op n` with the column on one side, as a bound on the column."""
+    if not isinstance(side, exp.DateDiff):
+        return None
+    unit = side.args.get("unit")
+    if unit is not None and unit.name.upper() not in ("DAY", "DAYS"):
+        return None
+    days = int_value(other)
+    if days is None:
+        return None
+    end, start = _unwrap_date(side.this), _unwrap_date(side.expression)
+    start_column, end_column = _bare_column(start), _bare_column(end)
+    if start_column is not None:
+        # end - col op n  <=>  col op' end - n
+        anchor = date_point(end)
+        if anchor is None:
+            return None
+        return RawPredicate(start_column, _FLIPPED[op], [], [anchor.shift(-days)])
+    if end_column is not None:
+        # col - start op n  <=>  col op start + n
+        anchor = date_point(start)
+        if anchor is None:
+            return None
+        return RawPredicate(end_column, op, [], [anchor.shift(days)])
+    return None
+
+
+def _unwrap_date(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.TsOrDsToDate | exp.Cast | exp.Paren):
+        node = node.this
+    return node
+
+
+def day_range(raw: RawPredicate) -> DayRange | None:
+    """The day bounds a predicate puts on a date partition column."""
+    points = raw.points if raw.points is not None else [date_point(v) for v in raw.values]
+    if not points or any(p is None for p in points):
+        return None
+    op = raw.op
+    if op == "=":
+        return DayRange(points[0], points[0])
+    if op == ">=":
+        return DayRange(points[0], None)
+    if op == ">":
+        return DayRange(points[0].shift(1), None)
+    if op == "<=":
+        return DayRange(None, points[0])
+    if op == "<":
+        return DayRange(None, points[0].shift(-1))
+    if op == "between":
+        return DayRange(points[0], points[1])
+    if op == "in":
+        anchors = {p.anchor for p in points}
+        if len(anchors) != 1:
+            return None
+        return DayRange(min(points, key=lambda p: p.offset), max(points, key=lambda p: p.offset))
+    return None
+
+
+def render_value(node: exp.Expression, dialect: str) -> tuple[str, str]:
+    """(raw value, SQL text) of a literal-like value; dates are evaluated when possible."""
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            text = node.this
+            return text, "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return str(node.this), str(node.this)
+    if isinstance(node, exp.Null):
+        return "NULL", "NULL"
+    point = date_point(node)
+    if point is not None:
+        return point.value(), point.render()
+    sql = node.sql(dialect=dialect)
+    return sql, sql

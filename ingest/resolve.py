@@ -1,0 +1,768 @@
+"""Scopes and column resolution: the single walk over one query.
+
+`QueryResolver.query` walks a parsed query once, builds the scope of every
+SELECT (its FROM items, joins and lateral views), resolves each column
+reference to the base-table columns it comes from, and returns a `Relation`:
+the ordered output columns, each with its contributions. While walking it
+records, in a `ReadContext`, the base tables read (one `Occurrence` per
+appearance, with the filters on it) and the weak references.
+
+A contribution is a plain tuple, for speed:
+`(column_id, key, kind, functions, occurrence)` where `kind` indexes `KINDS`,
+`functions` runs from the source outward, and `occurrence` is kept only while
+the value is a bare copy, so a filter on a subquery's column can still be
+traced to the base table it filters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from ingest.catalog import Catalog
+from ingest.dates import DayRange, hull
+from ingest.functions import function_name
+from ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
+
+DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW = range(5)
+KINDS = ("direct", "expression", "conditional-value", "aggregate", "window")
+
+Contribution = tuple  # (column_id, key, kind, functions, occurrence)
+_NO_FUNCS: tuple[str, ...] = ()
+
+
+@dataclass(eq=False, slots=True)
+class Occurrence:
+    """One appearance of a base table in a FROM or JOIN, with the filters on it."""
+
+    table: str
+    partition_columns: frozenset[str]
+    predicates: list[tuple[str, str, list[str], str]] = field(default_factory=list)
+    ranges: list[DayRange | None] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReadContext:
+    """What one write (or one query) reads: table occurrences, weak references, problems."""
+
+    occurrences: list[Occurrence] = field(default_factory=list)
+    weak: dict[tuple[str, str], None] = field(default_factory=dict)
+    unresolved: dict[str, None] = field(default_factory=dict)
+
+    def problem(self, message: str) -> None:
+        self.unresolved[message] = None
+
+
+@dataclass(slots=True)
+class Relation:
+    names: list[str]
+    contribs: list[list[Contribution]]
+    #: sources whose columns are unknown (a star over a table missing from the
+    #: catalog); a name not in `names` is looked up in them
+    passthrough: list[Source] = field(default_factory=list)
+    _index: dict[str, int] | None = None
+
+    def lookup(self, name: str) -> list[Contribution] | None:
+        if self._index is None:
+            index: dict[str, int] = {}
+            for position, column in enumerate(self.names):
+                index.setdefault(column, position)
+            self._index = index
+        position = self._index.get(name)
+        return None if position is None else self.contribs[position]
+
+
+@dataclass(slots=True)
+class Source:
+    """A FROM item of a scope: a base table or a derived relation."""
+
+    alias: str
+    table: str | None = None
+    columns: list[str] | None = None
+    occurrence: Occurrence | None = None
+    relation: Relation | None = None
+    _column_set: frozenset[str] | None = None
+
+    def known_columns(self) -> frozenset[str] | None:
+        if self._column_set is None:
+            if self.relation is not None:
+                if self.relation.passthrough:
+                    return None
+                self._column_set = frozenset(self.relation.names)
+            elif self.columns is not None:
+                self._column_set = frozenset(self.columns)
+        return self._column_set
+
+
+@dataclass(slots=True)
+class Scope:
+    sources: dict[str, Source] = field(default_factory=dict)
+    parent: Scope | None = None
+    projections: dict[str, exp.Expression] | None = None
+    lambda_names: frozenset[str] = frozenset()
+
+
+class ResolverEnv:
+    """What the resolver needs from the script around the query."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        default_database: str,
+        partition_columns: frozenset[str],
+        sub_day_columns: frozenset[str],
+        dialect: str,
+        temp_views: dict[str, tuple[exp.Expression, str]],
+    ) -> None:
+        self.catalog = catalog
+        self.default_database = default_database
+        self.partition_columns = partition_columns
+        self.sub_day_columns = sub_day_columns
+        self.dialect = dialect
+        self.temp_views = temp_views
+
+
+def table_id(table: exp.Table, default_database: str) -> str:
+    name = table.name.lower()
+    db = table.args.get("db")
+    return f"{db.name.lower()}.{name}" if db is not None else f"{default_database}.{name}"
+
+
+def _join_key(inner: str | None, outer: str | None) -> str | None:
+    if outer is None:
+        return inner
+    if inner is None:
+        return outer
+    return inner + outer[1:]
+
+
+def _key_from_json_path(path: exp.Expression) -> str | None:
+    if isinstance(path, exp.JSONPath):
+        parts = ["$"]
+        for part in path.expressions:
+            if isinstance(part, exp.JSONPathRoot):
+                continue
+            if isinstance(part, exp.JSONPathKey):
+                parts.append(f".{part.this}")
+            elif isinstance(part, exp.JSONPathSubscript):
+                parts.append(f"[{part.this}]")
+            else:
+                parts.append(f".{part.sql()}")
+        return "".join(parts)
+    if isinstance(path, exp.Literal) and path.is_string:
+        text = path.this
+        return text if text.startswith("$") else f"$.{text}"
+    return None
+
+
+def _key_from_bracket(index: exp.Expression) -> str | None:
+    if isinstance(index, exp.Literal):
+        return f"$.{index.this}" if index.is_string else f"$[{index.this}]"
+    return None
+
+
+class QueryResolver:
+    """Resolves queries of one statement against a `ResolverEnv`."""
+
+    def __init__(self, env: ResolverEnv) -> None:
+        self.env = env
+        self._depth = 0
+
+    # ----------------------------------------------------------------- queries
+
+    def query(
+        self,
+        node: exp.Expression,
+        ctx: ReadContext,
+        ctes: dict[str, exp.CTE] | None = None,
+        parent: Scope | None = None,
+    ) -> Relation:
+        self._depth += 1
+        try:
+            if self._depth > 200:
+                raise RecursionError("query nesting deeper than 200 levels")
+            with_ = node.args.get("with_")
+            if with_ is not None:
+                ctes = dict(ctes or {})
+                for cte in with_.expressions:
+                    ctes[cte.alias_or_name.lower()] = cte
+            if isinstance(node, exp.Select):
+                return self._select(node, ctx, ctes or {}, parent)
+            if isinstance(node, exp.SetOperation):
+                return self._set_operation(node, ctx, ctes or {}, parent)
+            if isinstance(node, exp.Subquery | exp.Paren):
+                return self._renamed(self.query(node.this, ctx, ctes, parent), node)
+            if isinstance(node, exp.Values):
+                width = len(node.expressions[0].expressions) if node.expressions else 0
+                return self._renamed(
+                    Relation([f"col{i + 1}" for i in range(width)], [[] for _ in range(width)]), node
+                )
+            ctx.problem(f"unsupported query form {node.key}")
+            return Relation([], [])
+        finally:
+            self._depth -= 1
+
+    def _renamed(self, relation: Relation, node: exp.Expression) -> Relation:
+        alias = node.args.get("alias")
+        columns = alias.args.get("columns") if isinstance(alias, exp.TableAlias) else None
+        if not columns:
+            return relation
+        names = [c.name.lower() for c in columns]
+        names += relation.names[len(names) :]
+        return Relation(names, relation.contribs, relation.passthrough)
+
+    def _set_operation(
+        self, node: exp.SetOperation, ctx: ReadContext, ctes: dict[str, exp.CTE], parent: Scope | None
+    ) -> Relation:
+        left = self.query(node.this, ctx, ctes, parent)
+        right = self.query(node.expression, ctx, ctes, parent)
+        if isinstance(node, exp.Except):
+            for contribs in right.contribs:
+                self._add_weak(ctx, contribs, "filter")
+            return left
+        if len(left.names) != len(right.names) and not (left.passthrough or right.passthrough):
+            ctx.problem(f"{node.key.upper()} branches have {len(left.names)} and {len(right.names)} columns")
+        merged = []
+        for position, contribs in enumerate(left.contribs):
+            other = right.contribs[position] if position < len(right.contribs) else []
+            merged.append(contribs + other)
+        return Relation(list(left.names), merged, left.passthrough + right.passthrough)
+
+    # ------------------------------------------------------------------ select
+
+    def _select(
+        self, node: exp.Select, ctx: ReadContext, ctes: dict[str, exp.CTE], parent: Scope | None
+    ) -> Relation:
+        scope = Scope(parent=parent)
+        args = node.args
+        from_ = args.get("from_")
+        if from_ is not None:
+            self._add_source(scope, from_.this, ctx, ctes)
+        joins = args.get("joins") or []
+        for join in joins:
+            self._add_source(scope, join.this, ctx, ctes)
+        for lateral in args.get("laterals") or []:
+            self._add_lateral(scope, lateral, ctx)
+
+        for join in joins:
+            on = join.args.get("on")
+            if on is not None:
+                self.weak(on, scope, ctx, "join")
+                self.filters(on, scope, ctx)
+            for ident in join.args.get("using") or []:
+                self._using_column(ident.name.lower(), scope, ctx)
+        where = args.get("where")
+        if where is not None:
+            self.weak(where.this, scope, ctx, "filter")
+            self.filters(where.this, scope, ctx)
+
+        relation = self._projections(node.expressions, scope, ctx)
+
+        scope.projections = {name: proj for name, proj in zip(relation.names, node.expressions, strict=False)}
+        group = args.get("group")
+        if group is not None:
+            for item in group.expressions:
+                self.weak(item, scope, ctx, "group", aliases=True)
+        having = args.get("having")
+        if having is not None:
+            self.weak(having.this, scope, ctx, "filter", aliases=True)
+        qualify = args.get("qualify")
+        if qualify is not None:
+            self.weak(qualify.this, scope, ctx, "filter", aliases=True)
+        for key in ("order", "sort", "cluster", "distribute"):
+            clause = args.get(key)
+            if clause is not None:
+                for item in clause.expressions:
+                    self.weak(item, scope, ctx, "order", aliases=True)
+        return relation
+
+    def _projections(self, projections: list[exp.Expression], scope: Scope, ctx: ReadContext) -> Relation:
+        names: list[str] = []
+        contribs: list[list[Contribution]] = []
+        passthrough: list[Source] = []
+        for position, proj in enumerate(projections):
+            if isinstance(proj, exp.Star):
+                self._expand_star(scope.sources.values(), proj, ctx, names, contribs, passthrough)
+                continue
+            if isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star):
+                alias = proj.table.lower()
+                source = scope.sources.get(alias)
+                if source is None:
+                    ctx.problem(f"unknown table alias in {alias}.*")
+                    continue
+                self._expand_star([source], proj.this, ctx, names, contribs, passthrough)
+                continue
+            out: list[Contribution] = []
+            self.value(proj, scope, ctx, DIRECT, _NO_FUNCS, None, out)
+            if isinstance(proj, exp.Alias | exp.Column):
+                name = proj.alias_or_name.lower()
+            elif isinstance(proj, exp.Dot):
+                name = proj.name.lower()
+            else:
+                name = f"_c{position}"
+            names.append(name)
+            contribs.append(out)
+        return Relation(names, contribs, passthrough)
+
+    def _expand_star(
+        self,
+        sources,
+        star: exp.Star,
+        ctx: ReadContext,
+        names: list[str],
+        contribs: list[list[Contribution]],
+        passthrough: list[Source],
+    ) -> None:
+        excluded = {c.name.lower() for c in (star.args.get("except_") or [])}
+        for source in sources:
+            if source.relation is not None:
+                if source.relation.passthrough:
+                    passthrough.extend(source.relation.passthrough)
+                for name, column_contribs in zip(
+                    source.relation.names, source.relation.contribs, strict=False
+                ):
+                    if name not in excluded:
+                        names.append(name)
+                        contribs.append(column_contribs)
+            elif source.columns is not None:
+                for name in source.columns:
+                    if name not in excluded:
+                        names.append(name)
+                        contribs.append(
+                            [(f"{source.table}.{name}", None, DIRECT, _NO_FUNCS, source.occurrence)]
+                        )
+            else:
+                ctx.problem(f"{source.table}.*: columns unknown without a catalog")
+                passthrough.append(source)
+
+    # ----------------------------------------------------------------- sources
+
+    def _add_source(
+        self, scope: Scope, item: exp.Expression, ctx: ReadContext, ctes: dict[str, exp.CTE]
+    ) -> None:
+        if isinstance(item, exp.Table):
+            if isinstance(item.this, exp.Expression) and not isinstance(item.this, exp.Identifier):
+                # A table-valued function such as explode(...) in FROM.
+                relation = Relation([], [])
+                ctx.problem(f"table function {item.this.sql(dialect=self.env.dialect)} is not resolved")
+                scope.sources[item.alias_or_name.lower()] = Source(
+                    item.alias_or_name.lower(), relation=relation
+                )
+                return
+            name = item.name.lower()
+            alias = (item.alias or item.name).lower()
+            if item.args.get("db") is None:
+                cte = ctes.get(name)
+                if cte is not None:
+                    visible = {k: v for k, v in ctes.items() if k != name}
+                    relation = self._renamed(self.query(cte.this, ctx, visible), cte)
+                    scope.sources[alias] = Source(alias, relation=self._renamed(relation, item))
+                    return
+                view = self.env.temp_views.get(name)
+                if view is not None:
+                    definition, database = view
+                    saved = self.env.default_database
+                    self.env.default_database = database
+                    try:
+                        relation = self.query(definition, ctx)
+                    finally:
+                        self.env.default_database = saved
+                    scope.sources[alias] = Source(alias, relation=self._renamed(relation, item))
+                    return
+            tid = table_id(item, self.env.default_database)
+            entry = self.env.catalog.get(tid)
+            if entry is not None:
+                columns: list[str] | None = entry.all_columns
+                partitions = frozenset(entry.partition_column_names) or self.env.partition_columns
+            else:
+                columns = None
+                partitions = self.env.partition_columns
+            occurrence = Occurrence(tid, partitions)
+            ctx.occurrences.append(occurrence)
+            scope.sources[alias] = Source(alias, table=tid, columns=columns, occurrence=occurrence)
+            return
+        if isinstance(item, exp.Subquery):
+            relation = self._renamed(self.query(item.this, ctx, ctes), item)
+            alias = item.alias.lower() or f"_subquery{len(scope.sources)}"
+            scope.sources[alias] = Source(alias, relation=relation)
+            return
+        if isinstance(item, exp.Lateral):
+            self._add_lateral(scope, item, ctx)
+            return
+        if isinstance(item, exp.Unnest):
+            alias = item.alias.lower() or f"_unnest{len(scope.sources)}"
+            out: list[Contribution] = []
+            for expression in item.expressions:
+                self.value(expression, scope, ctx, EXPRESSION, ("explode",), None, out)
+            columns = item.args.get("alias").args.get("columns") if item.args.get("alias") else None
+            names = [c.name.lower() for c in columns] if columns else ["col"]
+            scope.sources[alias] = Source(alias, relation=Relation(names, [list(out) for _ in names]))
+            return
+        ctx.problem(f"unsupported FROM item {item.key}")
+
+    def _add_lateral(self, scope: Scope, lateral: exp.Lateral, ctx: ReadContext) -> None:
+        alias_node = lateral.args.get("alias")
+        alias = alias_node.name.lower() if alias_node is not None else f"_lateral{len(scope.sources)}"
+        columns = [c.name.lower() for c in (alias_node.args.get("columns") or [])] if alias_node else []
+        function = lateral.this
+        names = columns
+        contribs: list[list[Contribution]] = []
+        if isinstance(function, exp.Anonymous) and str(function.this).lower() == "json_tuple":
+            source, *keys = function.expressions
+            for position, _name in enumerate(names):
+                out: list[Contribution] = []
+                key = _key_from_bracket(keys[position]) if position < len(keys) else None
+                self.value(source, scope, ctx, DIRECT, ("json_tuple",), key, out)
+                contribs.append(out)
+        elif isinstance(function, exp.Posexplode):
+            out = []
+            self.value(function.this, scope, ctx, EXPRESSION, ("posexplode",), None, out)
+            if not names:
+                names = ["pos", "col"]
+            contribs = [[] if position == 0 else list(out) for position in range(len(names))]
+        else:
+            out = []
+            fname = function_name(function)
+            for child in function.iter_expressions():
+                self.value(child, scope, ctx, EXPRESSION, (fname,), None, out)
+            if not names:
+                names = ["col"]
+            contribs = [list(out) for _ in names]
+        scope.sources[alias] = Source(alias, relation=Relation(names, contribs))
+
+    def _using_column(self, name: str, scope: Scope, ctx: ReadContext) -> None:
+        for source in scope.sources.values():
+            known = source.known_columns()
+            if known is not None and name not in known:
+                continue
+            self._add_weak(ctx, self._source_column(source, name, ctx, name), "join")
+
+    # ----------------------------------------------------------------- columns
+
+    def _source_column(self, source: Source, name: str, ctx: ReadContext, shown: str) -> list[Contribution]:
+        if source.relation is not None:
+            found = source.relation.lookup(name)
+            if found is not None:
+                return found
+            for inner in source.relation.passthrough:
+                return self._source_column(inner, name, ctx, shown)
+            ctx.problem(f"unknown column {shown}")
+            return []
+        if source.columns is not None and name not in source.known_columns():
+            ctx.problem(f"unknown column {shown} (not in {source.table})")
+        return [(f"{source.table}.{name}", None, DIRECT, _NO_FUNCS, source.occurrence)]
+
+    def _find_unqualified(self, name: str, scope: Scope, ctx: ReadContext) -> Source | bool | None:
+        """The one source of `scope` that has column `name`; False when ambiguous."""
+        sources = scope.sources
+        if len(sources) == 1:
+            only = next(iter(sources.values()))
+            known = only.known_columns()
+            if known is None or name in known:
+                return only
+            return None
+        having: list[Source] = []
+        unknown: list[Source] = []
+        for source in sources.values():
+            known = source.known_columns()
+            if known is None:
+                unknown.append(source)
+            elif name in known:
+                having.append(source)
+        if len(having) == 1:
+            return having[0]
+        if len(having) > 1:
+            return False
+        if len(unknown) == 1:
+            return unknown[0]
+        if len(unknown) > 1:
+            return False
+        return None
+
+    def resolve_column(
+        self, node: exp.Column, scope: Scope, ctx: ReadContext, aliases: bool = False
+    ) -> tuple[list[Contribution], str | None]:
+        """Contributions of a column reference and the nested key it selects."""
+        parts = [p.name.lower() for p in node.parts]
+        column, rest = parts[-1], []
+        if len(parts) == 1:
+            name = parts[0]
+            if name in scope.lambda_names:
+                return [], None
+            if aliases and scope.projections is not None and name in scope.projections:
+                found_in = self._find_unqualified(name, scope, ctx)
+                if not isinstance(found_in, Source):
+                    out: list[Contribution] = []
+                    self.value(scope.projections[name], scope, ctx, DIRECT, _NO_FUNCS, None, out)
+                    return out, None
+            return self._unqualified(name, [], scope, ctx)
+        # qualified: alias.col[.field...], db.table.col, or struct.field[...]
+        current: Scope | None = scope
+        while current is not None:
+            source = current.sources.get(parts[0])
+            if source is not None:
+                column, rest = parts[1], parts[2:]
+                return self._source_column(source, column, ctx, ".".join(parts[:2])), _path(rest)
+            if len(parts) >= 3:
+                qualified = f"{parts[0]}.{parts[1]}"
+                for source in current.sources.values():
+                    if source.table == qualified or (
+                        source.table is not None
+                        and source.alias == parts[1]
+                        and parts[0] == source.table.split(".")[0]
+                    ):
+                        return self._source_column(source, parts[2], ctx, ".".join(parts[:3])), _path(
+                            parts[3:]
+                        )
+            current = current.parent
+        # not an alias: a struct column accessed by field
+        return self._unqualified(parts[0], parts[1:], scope, ctx)
+
+    def _unqualified(
+        self, name: str, rest: list[str], scope: Scope, ctx: ReadContext
+    ) -> tuple[list[Contribution], str | None]:
+        current: Scope | None = scope
+        while current is not None:
+            found = self._find_unqualified(name, current, ctx)
+            if found is False:
+                ctx.problem(f"ambiguous column {name}")
+                return [], None
+            if isinstance(found, Source):
+                return self._source_column(found, name, ctx, name), _path(rest)
+            current = current.parent
+        if scope.sources:
+            ctx.problem(f"unknown column {name}")
+        return [], None
+
+    # --------------------------------------------------------------- values
+
+    def value(
+        self,
+        node: exp.Expression,
+        scope: Scope,
+        ctx: ReadContext,
+        kind: int,
+        funcs: tuple[str, ...],
+        key: str | None,
+        out: list[Contribution],
+    ) -> None:
+        """Append to `out` the contributions of `node`'s value.
+
+        `kind` and `funcs` describe the path from the output down to `node`
+        (functions outermost first); `key` is a nested key selected above it.
+        """
+        cls = type(node)
+        if cls is exp.Column:
+            if isinstance(node.this, exp.Star):
+                return
+            found, column_key = self.resolve_column(node, scope, ctx, aliases=scope.projections is not None)
+            full_key = _join_key(column_key, key)
+            path = tuple(reversed(funcs))
+            pure = kind == DIRECT and not funcs and full_key is None
+            for column_id, inner_key, inner_kind, inner_funcs, occurrence in found:
+                out.append(
+                    (
+                        column_id,
+                        _join_key(inner_key, full_key),
+                        inner_kind if inner_kind > kind else kind,
+                        inner_funcs + path if path else inner_funcs,
+                        occurrence if pure else None,
+                    )
+                )
+            return
+        if cls is exp.Alias or cls is exp.Paren:
+            self.value(node.this, scope, ctx, kind, funcs, key, out)
+            return
+        if cls is exp.Distinct:
+            for child in node.expressions:
+                self.value(child, scope, ctx, kind, funcs, key, out)
+            return
+        if cls is exp.Literal or cls is exp.Null or cls is exp.Boolean or cls is exp.Star or cls is exp.Var:
+            return
+        if cls is exp.Cast or cls is exp.TryCast:
+            self.value(node.this, scope, ctx, kind, (*funcs, "cast"), key, out)
+            return
+        if cls is exp.JSONExtractScalar or cls is exp.JSONExtract:
+            path_key = _key_from_json_path(node.expression)
+            self.value(
+                node.this, scope, ctx, kind, (*funcs, "get_json_object"), _join_key(path_key, key), out
+            )
+            return
+        if cls is exp.Bracket:
+            index = node.expressions[0] if len(node.expressions) == 1 else None
+            bracket_key = _key_from_bracket(index) if index is not None else None
+            if bracket_key is None:
+                for child in node.expressions:
+                    self.weak(child, scope, ctx, "condition")
+                self.value(node.this, scope, ctx, max(kind, EXPRESSION), funcs, key, out)
+            else:
+                self.value(node.this, scope, ctx, kind, funcs, _join_key(bracket_key, key), out)
+            return
+        if cls is exp.Dot:
+            field_name = node.expression.name.lower()
+            self.value(node.this, scope, ctx, kind, funcs, _join_key(f"$.{field_name}", key), out)
+            return
+        if cls is exp.Window:
+            for item in node.args.get("partition_by") or []:
+                self.weak(item, scope, ctx, "group")
+            order = node.args.get("order")
+            if order is not None:
+                for item in order.expressions:
+                    self.weak(item, scope, ctx, "order")
+            function = node.this
+            inner_kind = WINDOW
+            path = (*funcs, function_name(function))
+            for child in function.iter_expressions():
+                self.value(child, scope, ctx, inner_kind, path, key, out)
+            return
+        if cls is exp.Case:
+            operand = node.args.get("this")
+            if operand is not None:
+                self.weak(operand, scope, ctx, "condition")
+            branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
+            for branch in node.args.get("ifs") or []:
+                self.weak(branch.this, scope, ctx, "condition")
+                true = branch.args.get("true")
+                if true is not None:
+                    self.value(true, scope, ctx, branch_kind, funcs, key, out)
+            default = node.args.get("default")
+            if default is not None:
+                self.value(default, scope, ctx, branch_kind, funcs, key, out)
+            return
+        if cls is exp.If:
+            self.weak(node.this, scope, ctx, "condition")
+            branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
+            for arg in ("true", "false"):
+                branch = node.args.get(arg)
+                if branch is not None:
+                    self.value(branch, scope, ctx, branch_kind, funcs, key, out)
+            return
+        if cls is exp.Subquery or isinstance(node, exp.Query):
+            relation = self.query(node, ctx, None, scope)
+            if relation.contribs:
+                self._compose(relation.contribs[0], kind, funcs, key, out)
+            return
+        if cls is exp.Lambda:
+            names = frozenset(e.name.lower() for e in node.expressions)
+            inner = Scope(
+                sources=scope.sources,
+                parent=scope.parent,
+                projections=scope.projections,
+                lambda_names=scope.lambda_names | names,
+            )
+            self.value(node.this, inner, ctx, kind, funcs, key, out)
+            return
+        if isinstance(node, exp.AggFunc):
+            inner_kind = kind if kind > AGGREGATE else AGGREGATE
+        else:
+            inner_kind = kind if kind > EXPRESSION else EXPRESSION
+        path = (*funcs, function_name(node))
+        for child in node.iter_expressions():
+            self.value(child, scope, ctx, inner_kind, path, None, out)
+
+    def _compose(
+        self,
+        found: list[Contribution],
+        kind: int,
+        funcs: tuple[str, ...],
+        key: str | None,
+        out: list[Contribution],
+    ) -> None:
+        path = tuple(reversed(funcs))
+        for column_id, inner_key, inner_kind, inner_funcs, _occurrence in found:
+            out.append(
+                (column_id, _join_key(inner_key, key), max(inner_kind, kind), inner_funcs + path, None)
+            )
+
+    # ------------------------------------------------------------ weak refs
+
+    def weak(
+        self, node: exp.Expression, scope: Scope, ctx: ReadContext, role: str, aliases: bool = False
+    ) -> None:
+        """Record every column under `node` as a weak reference with `role`."""
+        out: list[Contribution] = []
+        saved = scope.projections
+        if not aliases:
+            scope.projections = None
+        try:
+            self.value(node, scope, ctx, DIRECT, _NO_FUNCS, None, out)
+        finally:
+            scope.projections = saved
+        self._add_weak(ctx, out, role)
+
+    @staticmethod
+    def _add_weak(ctx: ReadContext, contribs: list[Contribution], role: str) -> None:
+        weak = ctx.weak
+        for contribution in contribs:
+            weak[(contribution[0], role)] = None
+
+    # -------------------------------------------------------------- filters
+
+    def filters(self, condition: exp.Expression, scope: Scope, ctx: ReadContext) -> None:
+        """Attach the column-versus-literal filters of `condition` to the occurrences they filter."""
+        for conjunct in conjuncts(condition):
+            branches = disjuncts(conjunct)
+            if len(branches) == 1:
+                raw = normalise(conjunct)
+                if raw is not None:
+                    self._attach(raw, scope, ctx)
+                continue
+            raws = [normalise(branch) for branch in branches]
+            if any(r is None for r in raws):
+                continue
+            targets = [self._occurrence_of(r.column, scope, ctx) for r in raws]
+            first = targets[0]
+            if first is None or any(t is None or t[0] is not first[0] or t[1] != first[1] for t in targets):
+                continue
+            occurrence, column = first
+            if all(r.op in ("=", "in") for r in raws):
+                merged = RawPredicate(raws[0].column, "in", [v for r in raws for v in r.values])
+                self._record(occurrence, column, merged)
+            elif self._is_day_column(occurrence, column):
+                occurrence.ranges.append(hull([day_range(r) or DayRange() for r in raws]))
+
+    def _occurrence_of(
+        self, column: exp.Column, scope: Scope, ctx: ReadContext
+    ) -> tuple[Occurrence, str] | None:
+        scratch = ReadContext()
+        found, key = self.resolve_column(column, scope, scratch)
+        if key is not None or len(found) != 1:
+            return None
+        column_id, inner_key, kind, funcs, occurrence = found[0]
+        if occurrence is None or inner_key is not None or kind != DIRECT or funcs:
+            return None
+        return occurrence, column_id.rsplit(".", 1)[1]
+
+    def _attach(self, raw: RawPredicate, scope: Scope, ctx: ReadContext) -> None:
+        target = self._occurrence_of(raw.column, scope, ctx)
+        if target is not None:
+            self._record(target[0], target[1], raw)
+
+    def _is_day_column(self, occurrence: Occurrence, column: str) -> bool:
+        return column in occurrence.partition_columns and column not in self.env.sub_day_columns
+
+    def _record(self, occurrence: Occurrence, column: str, raw: RawPredicate) -> None:
+        dialect = self.env.dialect
+        if raw.points is not None:
+            rendered = [(p.value(), p.render()) for p in raw.points]
+        else:
+            rendered = [render_value(v, dialect) for v in raw.values]
+        values = [r[0] for r in rendered]
+        texts = [r[1] for r in rendered]
+        op = raw.op
+        if op in ("in", "not in"):
+            text = f"{column} {op.upper()} ({', '.join(texts)})"
+        elif op == "between":
+            text = f"{column} BETWEEN {texts[0]} AND {texts[1]}"
+        elif op in ("is null", "is not null"):
+            text = f"{column} {op.upper()}"
+        else:
+            text = f"{column} {op.upper()} {texts[0]}"
+        occurrence.predicates.append((column, op, values, text))
+        if self._is_day_column(occurrence, column):
+            occurrence.ranges.append(day_range(raw))
+
+
+def _path(rest: list[str]) -> str | None:
+    return "$." + ".".join(rest) if rest else None

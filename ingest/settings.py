@@ -1,0 +1,18 @@
+"""Knobs of the lineage extractor."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from graph.settings import WatershedSettings
+
+
+class IngestSettings(WatershedSettings):
+    #: database of unqualified table names until a script says `USE db`
+    default_database: str = "default"
+    #: partition column names assumed when the catalog does not say
+    partition_columns: list[str] = Field(default_factory=lambda: ["dt", "ds", "date", "p_date", "hour"])
+    #: task variables that hold the run date, first match wins; reads reach back from it
+    run_date_variables: list[str] = Field(
+        default_factory=lambda: ["date", "run_date", "bizdate", "biz_date", "ds", "dt"]
+    )

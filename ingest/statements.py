@@ -1,0 +1,406 @@
+"""Lineage of one parsed statement: what it writes, from what, under which filters.
+
+`StatementExtractor` keeps the script state that statements change: the
+default database (`USE`), temporary views, and tables created earlier in the
+script (their schemas resolve later `SELECT *`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from ingest.catalog import Catalog, CatalogColumn, CatalogTable
+from ingest.dates import DatePoint, intersect, window_days
+from ingest.model import (
+    ColumnLineage,
+    Predicate,
+    SourceColumn,
+    StatementLineage,
+    TableEdge,
+    TableRead,
+    WeakReference,
+)
+from ingest.resolve import (
+    KINDS,
+    Occurrence,
+    QueryResolver,
+    ReadContext,
+    Relation,
+    ResolverEnv,
+    Scope,
+    Source,
+    table_id,
+)
+
+
+class LayeredCatalog:
+    """The task's catalog with the tables its own script creates laid over it."""
+
+    def __init__(self, base: Catalog) -> None:
+        self.base = base
+        self.created: dict[str, CatalogTable] = {}
+
+    def get(self, name: str) -> CatalogTable | None:
+        found = self.created.get(name)
+        return found if found is not None else self.base.tables.get(name)
+
+
+@dataclass(slots=True)
+class Write:
+    """One INSERT branch: the table written, its columns, and what it read."""
+
+    table: str
+    columns: list[ColumnLineage]
+    ctx: ReadContext
+    extra_reads: list[str] = field(default_factory=list)
+
+
+_COMMAND_KINDS = {"SET": "set", "USE": "use"}
+_LINEAGE_KEYWORDS = ("INSERT", "WITH", "SELECT", "FROM", "MERGE", "CREATE")
+
+
+class StatementError(Exception):
+    """A statement is understood but cannot yield lineage; the message says why."""
+
+
+class StatementExtractor:
+    def __init__(
+        self,
+        catalog: Catalog,
+        default_database: str,
+        partition_columns: frozenset[str],
+        sub_day_columns: frozenset[str],
+        dialect: str,
+        run_date: DatePoint | None,
+    ) -> None:
+        self.catalog = LayeredCatalog(catalog)
+        self.env = ResolverEnv(
+            self.catalog, default_database, partition_columns, sub_day_columns, dialect, temp_views={}
+        )
+        self.resolver = QueryResolver(self.env)
+        self.run_date = run_date
+
+    # ---------------------------------------------------------------- entry
+
+    def extract(self, node: exp.Expression, index: int, line: int) -> StatementLineage:
+        statement = StatementLineage(index=index, line=line, kind="command")
+        if isinstance(node, exp.Insert):
+            statement.kind = "insert"
+            self._finish(statement, [self._insert(node, None)])
+        elif isinstance(node, exp.MultitableInserts):
+            statement.kind = "multi-insert"
+            self._finish(
+                statement, [self._insert(insert, node.args.get("source")) for insert in node.expressions]
+            )
+        elif isinstance(node, exp.Create):
+            self._create(node, statement)
+        elif isinstance(node, exp.Merge):
+            statement.kind = "merge"
+            self._finish(statement, [self._merge(node)])
+        elif isinstance(node, exp.Query):
+            statement.kind = "select"
+            ctx = ReadContext()
+            self.resolver.query(node, ctx)
+            self._finish(statement, [Write("", [], ctx)])
+        elif isinstance(node, exp.Use):
+            statement.kind = "use"
+            self.env.default_database = node.this.name.lower()
+        elif isinstance(node, exp.Set):
+            statement.kind = "set"
+        elif isinstance(node, exp.Drop):
+            statement.kind = "ddl"
+            name = node.this.name.lower() if isinstance(node.this, exp.Table) else ""
+            if node.this is not None and node.this.args.get("db") is None:
+                self.env.temp_views.pop(name, None)
+        elif isinstance(node, exp.Command):
+            keyword = str(node.this).upper()
+            statement.kind = _COMMAND_KINDS.get(keyword, "command")
+            if keyword.startswith(_LINEAGE_KEYWORDS):
+                raise StatementError(
+                    f"{keyword} statement uses syntax the {self.env.dialect} parser does not support"
+                )
+        else:
+            statement.kind = "ddl"
+        return statement
+
+    # --------------------------------------------------------------- writes
+
+    def _insert(self, node: exp.Insert, shared_source: exp.Expression | None) -> Write:
+        target = node.this
+        explicit: list[str] | None = None
+        if isinstance(target, exp.Schema):
+            explicit = [c.name.lower() for c in target.expressions]
+            target = target.this
+        query = node.expression
+        if shared_source is not None and isinstance(query, exp.Select) and query.args.get("from_") is None:
+            source = shared_source.copy()
+            # Hive's FROM-first form hangs the joins and lateral views on the source.
+            for arg in ("joins", "laterals"):
+                attached = source.args.get(arg)
+                if attached:
+                    source.set(arg, None)
+                    query.set(arg, list(attached) + list(query.args.get(arg) or []))
+            query.set("from_", exp.From(this=source))
+        if not isinstance(target, exp.Table):
+            # INSERT OVERWRITE DIRECTORY: the rows leave the warehouse.
+            ctx = ReadContext()
+            if query is not None:
+                self._query_with(node, query, ctx)
+            return Write("", [], ctx)
+        tid = table_id(target, self.env.default_database)
+        static: dict[str, exp.Expression] = {}
+        dynamic: list[str] = []
+        partition = target.args.get("partition")
+        if partition is not None:
+            for item in partition.expressions:
+                if isinstance(item, exp.EQ):
+                    static[item.this.name.lower()] = item.expression
+                else:
+                    dynamic.append(item.name.lower())
+        ctx = ReadContext()
+        relation = self._query_with(node, query, ctx) if query is not None else Relation([], [])
+        names = self._target_columns(tid, relation, explicit, static, dynamic, partition is not None, ctx)
+        columns = self._column_lineage(tid, names, relation)
+        columns.extend(ColumnLineage(target=f"{tid}.{name}") for name in static)
+        return Write(tid, columns, ctx)
+
+    def _query_with(self, holder: exp.Expression, query: exp.Expression, ctx: ReadContext) -> Relation:
+        with_ = holder.args.get("with_")
+        ctes = {cte.alias_or_name.lower(): cte for cte in with_.expressions} if with_ is not None else None
+        return self.resolver.query(query, ctx, ctes)
+
+    def _target_columns(
+        self,
+        tid: str,
+        relation: Relation,
+        explicit: list[str] | None,
+        static: dict[str, exp.Expression],
+        dynamic: list[str],
+        has_partition_clause: bool,
+        ctx: ReadContext,
+    ) -> list[str]:
+        entry = self.catalog.get(tid)
+        if explicit is not None:
+            names = explicit + [d for d in dynamic if d not in explicit]
+        elif entry is not None:
+            data = [c.name for c in entry.columns]
+            if has_partition_clause:
+                names = data + dynamic
+            else:
+                names = data + entry.partition_column_names
+        else:
+            names = list(relation.names)
+            if dynamic and len(names) >= len(dynamic):
+                names[len(names) - len(dynamic) :] = dynamic
+            return names
+        if len(names) != len(relation.names) and not relation.passthrough:
+            ctx.problem(
+                f"INSERT into {tid}: the query yields {len(relation.names)} columns for {len(names)} target columns"
+            )
+        return names
+
+    def _column_lineage(self, tid: str, names: list[str], relation: Relation) -> list[ColumnLineage]:
+        columns: list[ColumnLineage] = []
+        for position, name in enumerate(names):
+            if position >= len(relation.contribs):
+                break
+            columns.append(
+                ColumnLineage(target=f"{tid}.{name}", sources=_sources(relation.contribs[position]))
+            )
+        return columns
+
+    def _create(self, node: exp.Create, statement: StatementLineage) -> None:
+        kind = str(node.args.get("kind") or "").upper()
+        target = node.this
+        declared: list[str] | None = None
+        schema_defs: list[exp.ColumnDef] = []
+        if isinstance(target, exp.Schema):
+            schema_defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)]
+            declared = [c.name.lower() for c in target.expressions]
+            target = target.this
+        if not isinstance(target, exp.Table) or kind not in ("TABLE", "VIEW"):
+            statement.kind = "ddl"
+            return
+        properties = node.args.get("properties")
+        temporary = properties is not None and any(
+            isinstance(p, exp.TemporaryProperty) for p in properties.expressions
+        )
+        query = node.expression
+        name = target.name.lower()
+        if temporary and query is not None:
+            statement.kind = "temporary-view"
+            if declared:
+                query = exp.Subquery(
+                    this=query, alias=exp.TableAlias(columns=[exp.to_identifier(c) for c in declared])
+                )
+            self.env.temp_views[name] = (query, self.env.default_database)
+            # Resolve once now so that errors surface on the defining statement.
+            probe = ReadContext()
+            self.resolver.query(query, probe)
+            statement.unresolved = list(probe.unresolved)
+            return
+        tid = table_id(target, self.env.default_database)
+        partitioned = _partitioned_by(properties)
+        if query is None:
+            statement.kind = "ddl"
+            if schema_defs or partitioned:
+                self.catalog.created[tid] = CatalogTable(
+                    name=tid,
+                    columns=[CatalogColumn(name=c.name, type=_type_sql(c)) for c in schema_defs],
+                    partitioned_by=partitioned,
+                )
+            like = properties and next(
+                (p for p in properties.expressions if isinstance(p, exp.LikeProperty)), None
+            )
+            if like is not None and isinstance(like.this, exp.Table):
+                source = self.catalog.get(table_id(like.this, self.env.default_database))
+                if source is not None:
+                    self.catalog.created[tid] = source.model_copy(update={"name": tid})
+            return
+        statement.kind = "create-view" if kind == "VIEW" else "create-table-as"
+        ctx = ReadContext()
+        relation = self._query_with(node, query, ctx)
+        names = declared or list(relation.names)
+        if len(names) < len(relation.names):
+            names = names + relation.names[len(names) :]
+        self.catalog.created[tid] = CatalogTable(
+            name=tid, columns=[CatalogColumn(name=n) for n in names], partitioned_by=partitioned
+        )
+        self._finish(statement, [Write(tid, self._column_lineage(tid, names, relation), ctx)])
+
+    def _merge(self, node: exp.Merge) -> Write:
+        target = node.this
+        source = node.args.get("using")
+        tid = table_id(target, self.env.default_database)
+        ctx = ReadContext()
+        resolver = self.resolver
+        scope = Scope()
+        target_alias = (target.alias or target.name).lower()
+        entry = self.catalog.get(tid)
+        target_columns = entry.all_columns if entry is not None else None
+        # The target is matched against, not read as a value source: no occurrence.
+        scope.sources[target_alias] = Source(target_alias, table=tid, columns=target_columns)
+        resolver._add_source(scope, source, ctx, {})
+        on = node.args.get("on")
+        if on is not None:
+            resolver.weak(on, scope, ctx, "join")
+            resolver.filters(on, scope, ctx)
+        assigned: dict[str, list] = {}
+        whens = node.args.get("whens")
+        for when in whens.expressions if whens is not None else []:
+            condition = when.args.get("condition")
+            if condition is not None:
+                resolver.weak(condition, scope, ctx, "condition")
+            then = when.args.get("then")
+            if isinstance(then, exp.Update):
+                for assignment in then.expressions:
+                    out: list = []
+                    resolver.value(assignment.expression, scope, ctx, 0, (), None, out)
+                    assigned.setdefault(assignment.this.name.lower(), []).extend(out)
+            elif isinstance(then, exp.Insert):
+                columns = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+                values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+                if (not columns and then.this is None and isinstance(then.expression, exp.Star)) or (
+                    isinstance(then.this, exp.Star)
+                ):
+                    self._merge_star(scope, source, assigned, ctx)
+                for column, value in zip(columns, values, strict=False):
+                    out = []
+                    resolver.value(value, scope, ctx, 0, (), None, out)
+                    assigned.setdefault(column.name.lower(), []).extend(out)
+            elif isinstance(then, exp.Var) and "*" in then.name:
+                self._merge_star(scope, source, assigned, ctx)
+        columns = [ColumnLineage(target=f"{tid}.{name}", sources=_sources(c)) for name, c in assigned.items()]
+        return Write(tid, columns, ctx)
+
+    def _merge_star(self, scope, source: exp.Expression, assigned: dict[str, list], ctx: ReadContext) -> None:
+        alias = (source.alias or getattr(source, "name", "")).lower()
+        src = scope.sources.get(alias)
+        if src is None:
+            return
+        names = src.relation.names if src.relation is not None else (src.columns or [])
+        if src.relation is None and src.columns is None:
+            ctx.problem(f"{src.table}.*: columns unknown without a catalog")
+        for name in names:
+            assigned.setdefault(name, []).extend(self.resolver._source_column(src, name, ctx, name))
+
+    # ------------------------------------------------------------- assembly
+
+    def _finish(self, statement: StatementLineage, writes: list[Write]) -> None:
+        reads: dict[str, TableRead] = {}
+        unbounded: set[str] = set()
+        weak: dict[tuple[str, str, str], None] = {}
+        unresolved: dict[str, None] = {}
+        edges: dict[tuple[str, str], None] = {}
+        for write in writes:
+            if write.table and write.table not in statement.writes:
+                statement.writes.append(write.table)
+            statement.columns.extend(write.columns)
+            unresolved.update(write.ctx.unresolved)
+            read_tables: list[str] = []
+            for occurrence in write.ctx.occurrences:
+                self._merge_read(reads, unbounded, occurrence)
+                read_tables.append(occurrence.table)
+            if write.table:
+                for column_id, role in write.ctx.weak:
+                    weak[(column_id, role, write.table)] = None
+                for table in read_tables:
+                    edges[(table, write.table)] = None
+        for table, read in reads.items():
+            if table in unbounded:
+                read.partition_window_days = None
+        statement.reads = list(reads.values())
+        statement.weak_references = [WeakReference(column=c, role=r, target_table=t) for c, r, t in weak]
+        statement.unresolved = list(unresolved)
+        statement.table_edges = [TableEdge(source=s, target=t) for s, t in edges]
+
+    def _merge_read(self, reads: dict[str, TableRead], unbounded: set[str], occurrence: Occurrence) -> None:
+        read = reads.get(occurrence.table)
+        if read is None:
+            read = reads[occurrence.table] = TableRead(table=occurrence.table)
+        seen = {p.text for p in read.predicates}
+        for column, op, values, text in occurrence.predicates:
+            if text not in seen:
+                seen.add(text)
+                read.predicates.append(Predicate(column=column, op=op, values=values, text=text))
+                if column in occurrence.partition_columns and column not in read.partition_columns:
+                    read.partition_columns.append(column)
+        window = self._window(occurrence)
+        if window is None:
+            unbounded.add(occurrence.table)
+        elif read.partition_window_days is None or window > read.partition_window_days:
+            read.partition_window_days = window
+
+    def _window(self, occurrence: Occurrence) -> int | None:
+        if not occurrence.ranges or any(r is None for r in occurrence.ranges):
+            return None
+        return window_days(intersect(occurrence.ranges), self.run_date)
+
+
+def _sources(contribs: list) -> list[SourceColumn]:
+    seen: dict[tuple, None] = {}
+    for column_id, key, kind, funcs, _occurrence in contribs:
+        seen[(column_id, key, kind, funcs)] = None
+    return [
+        SourceColumn(column=column_id, key=key, kind=KINDS[kind], functions=list(funcs))
+        for column_id, key, kind, funcs in seen
+    ]
+
+
+def _partitioned_by(properties: exp.Properties | None) -> list[CatalogColumn]:
+    if properties is None:
+        return []
+    for prop in properties.expressions:
+        if isinstance(prop, exp.PartitionedByProperty) and isinstance(prop.this, exp.Schema):
+            return [
+                CatalogColumn(name=c.name, type=_type_sql(c) if isinstance(c, exp.ColumnDef) else "string")
+                for c in prop.this.expressions
+            ]
+    return []
+
+
+def _type_sql(column: exp.ColumnDef) -> str:
+    kind = column.args.get("kind")
+    return kind.sql(dialect="hive").lower() if kind is not None else "string"

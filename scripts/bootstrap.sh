@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Creates .venv and installs Watershed with its dev extras; checks for Java 17.
+# Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "error: $PYTHON not found; Watershed needs Python 3.11 or newer" >&2
+    exit 1
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+    echo "error: $("$PYTHON" --version) is too old; Watershed needs Python 3.11 or newer" >&2
+    exit 1
+fi
+
+if ! command -v java >/dev/null 2>&1; then
+    echo "error: java not found. PySpark needs Java 17: on Debian/Ubuntu run" >&2
+    echo "       'apt-get install -y openjdk-17-jdk-headless' (or set JAVA_HOME)." >&2
+    exit 1
+fi
+java_major="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)"
+if [ "${java_major:-0}" -lt 17 ]; then
+    echo "error: java ${java_major:-?} found; PySpark 4 needs Java 17 or newer" >&2
+    echo "       ('apt-get install -y openjdk-17-jdk-headless' on Debian/Ubuntu)." >&2
+    exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "creating .venv"
+    "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.watershed-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    echo "installing watershed and its dependencies into .venv (first run takes a few minutes)"
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    touch "$stamp"
+fi
