@@ -20,6 +20,7 @@ Partition columns follow the data columns in `SELECT *`, as in Hive.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -63,13 +64,22 @@ class CatalogTable(BaseModel):
         lambda cls, value: _coerce_columns(value)
     )
 
-    @property
+    # Cached: the extractor asks for these on every table reference.
+    @cached_property
     def all_columns(self) -> list[str]:
         return [c.name for c in self.columns] + [c.name for c in self.partitioned_by]
 
-    @property
+    @cached_property
+    def column_set(self) -> frozenset[str]:
+        return frozenset(self.all_columns)
+
+    @cached_property
     def partition_column_names(self) -> list[str]:
         return [c.name for c in self.partitioned_by]
+
+    @cached_property
+    def partition_set(self) -> frozenset[str]:
+        return frozenset(self.partition_column_names)
 
 
 class Catalog(BaseModel):

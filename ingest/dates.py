@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlglot import exp
 
@@ -41,8 +42,12 @@ class DatePoint:
         return self.render()
 
 
+@lru_cache(maxsize=4096)
 def parse_date_text(text: str) -> DatePoint | None:
-    """'2024-01-31', '20240131', '2024-01-31 10:00:00' or a text holding `${var}`."""
+    """'2024-01-31', '20240131', '2024-01-31 10:00:00' or a text holding `${var}`.
+
+    Cached: a warehouse's scripts repeat the same few date literals endlessly.
+    """
     text = text.strip()
     if "${" in text:
         return DatePoint(text, 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, SqlglotError, TokenError
@@ -19,7 +20,6 @@ from ingest.dates import DatePoint, parse_date_text
 from ingest.model import (
     ColumnLineage,
     LineageError,
-    SourceColumn,
     SqlTask,
     StatementLineage,
     TableEdge,
@@ -57,22 +57,23 @@ class _Chunk:
         self.end = tokens[-1].end
 
 
-def _split(dialect: Dialect, sql: str) -> list[_Chunk] | TokenError:
+def _split(tokenizer, sql: str) -> list[_Chunk] | TokenError:
     try:
-        tokens = dialect.tokenize(sql)
+        tokens = tokenizer.tokenize(sql)
     except TokenError as exc:
         return exc
+    if not tokens:
+        return []
+    if ";" not in sql:
+        return [_Chunk(tokens)]
+    semicolon = TokenType.SEMICOLON
+    cuts = [i for i, token in enumerate(tokens) if token.token_type is semicolon]
     chunks: list[_Chunk] = []
-    current: list[Token] = []
-    for token in tokens:
-        if token.token_type == TokenType.SEMICOLON:
-            if current:
-                chunks.append(_Chunk(current))
-                current = []
-        else:
-            current.append(token)
-    if current:
-        chunks.append(_Chunk(current))
+    start = 0
+    for cut in [*cuts, len(tokens)]:
+        if cut > start:
+            chunks.append(_Chunk(tokens[start:cut]))
+        start = cut + 1
     return chunks
 
 
@@ -101,6 +102,23 @@ def _run_date(variables: dict[str, str], settings: IngestSettings) -> DatePoint 
     return None
 
 
+class _DialectTools(threading.local):
+    """A tokenizer and a parser per dialect and thread: building them costs more than a small parse."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, tuple[Dialect, object, object]] = {}
+
+    def get(self, name: str) -> tuple[Dialect, object, object]:
+        tools = self.by_name.get(name)
+        if tools is None:
+            dialect = Dialect.get_or_raise(name)
+            tools = self.by_name[name] = (dialect, dialect.tokenizer(), dialect.parser())
+        return tools
+
+
+_tools = _DialectTools()
+
+
 def extract_lineage(
     task: SqlTask,
     catalog: Catalog | None = None,
@@ -109,14 +127,16 @@ def extract_lineage(
     """Extract the lineage of one SQL task. Never raises for bad SQL."""
     settings = settings or _settings()
     catalog = catalog or _EMPTY_CATALOG
-    result = TaskLineage(task_id=task.task_id, dialect=task.dialect, version=task.effective_version)
+    statements: list[StatementLineage] = []
+    errors: list[LineageError] = []
+    header = {"task_id": task.task_id, "dialect": task.dialect, "version": task.effective_version}
     try:
-        dialect = Dialect.get_or_raise(task.dialect)
+        _dialect, tokenizer, parser = _tools.get(task.dialect)
     except (ValueError, SqlglotError) as exc:
-        result.errors.append(
+        errors.append(
             LineageError(task_id=task.task_id, statement_index=0, message=f"unknown dialect: {exc}")
         )
-        return result
+        return TaskLineage(**header, errors=errors)
 
     variables = script_variables(task.sql, task.vars)
     sql = substitute(task.sql, variables)
@@ -129,16 +149,15 @@ def extract_lineage(
         task.dialect,
         _run_date(variables, settings),
     )
-    parser = dialect.parser()
 
-    split = _split(dialect, sql)
+    split = _split(tokenizer, sql)
     if isinstance(split, TokenError):
         pieces = _split_text(sql)
         for index, (offset, text) in enumerate(pieces):
             line = sql.count("\n", 0, offset) + 1
-            chunks = _split(dialect, text)
+            chunks = _split(tokenizer, text)
             if isinstance(chunks, TokenError):
-                result.errors.append(
+                errors.append(
                     LineageError(
                         task_id=task.task_id,
                         statement_index=index,
@@ -148,17 +167,17 @@ def extract_lineage(
                 )
                 continue
             for chunk in chunks:
-                _one(result, extractor, parser, chunk, text, index, line - 1, task.task_id)
+                _one(statements, errors, extractor, parser, chunk, text, index, line - 1, task.task_id)
     else:
         for index, chunk in enumerate(split):
-            _one(result, extractor, parser, chunk, sql, index, 0, task.task_id)
+            _one(statements, errors, extractor, parser, chunk, sql, index, 0, task.task_id)
 
-    _aggregate(result)
-    return result
+    return TaskLineage(**header, statements=statements, errors=errors, **_aggregate(statements))
 
 
 def _one(
-    result: TaskLineage,
+    statements: list[StatementLineage],
+    errors: list[LineageError],
     extractor: StatementExtractor,
     parser,
     chunk: _Chunk,
@@ -173,14 +192,14 @@ def _one(
         node = parsed[0] if parsed else None
         if node is None:
             return
-        result.statements.append(extractor.extract(node, index, line))
+        statements.append(extractor.extract(node, index, line))
     except ParseError as exc:
         detail = exc.errors[0] if exc.errors else {}
         message = _TOKEN_REPR.sub(r"'\1'", str(detail.get("description") or exc).split("\n")[0])
         pending = unresolved_references(sql[chunk.start : chunk.end + 1])
         if pending:
             message += f" (unsubstituted variables: {', '.join(pending)})"
-        result.errors.append(
+        errors.append(
             LineageError(
                 task_id=task_id,
                 statement_index=index,
@@ -190,12 +209,10 @@ def _one(
             )
         )
     except StatementError as exc:
-        result.errors.append(
-            LineageError(task_id=task_id, statement_index=index, line=line, message=str(exc))
-        )
+        errors.append(LineageError(task_id=task_id, statement_index=index, line=line, message=str(exc)))
     except (SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         # An extractor bug on an unusual statement must not abort the task.
-        result.errors.append(
+        errors.append(
             LineageError(
                 task_id=task_id,
                 statement_index=index,
@@ -205,30 +222,39 @@ def _one(
         )
 
 
-def _aggregate(result: TaskLineage) -> None:
+def _aggregate(statements: list[StatementLineage]) -> dict:
+    """Merge the statements into the task-level lists, reusing their objects where they do not clash."""
     reads: dict[str, TableRead] = {}
     unbounded: set[str] = set()
     writes: dict[str, None] = {}
-    columns: dict[str, dict[tuple, SourceColumn]] = {}
-    weak: dict[tuple[str, str, str], None] = {}
-    edges: dict[tuple[str, str], None] = {}
+    columns: dict[str, ColumnLineage] = {}
+    merged_columns: set[str] = set()
+    weak: dict[tuple[str, str, str], WeakReference] = {}
+    edges: dict[tuple[str, str], TableEdge] = {}
     unresolved: dict[str, None] = {}
-    for statement in result.statements:
+    copied: set[str] = set()
+    for statement in statements:
         for read in statement.reads:
+            if read.partition_window_days is None:
+                unbounded.add(read.table)
             merged = reads.get(read.table)
             if merged is None:
-                reads[read.table] = read.model_copy(deep=True)
-                if read.partition_window_days is None:
-                    unbounded.add(read.table)
+                reads[read.table] = read
                 continue
+            if read.table not in copied:
+                copied.add(read.table)
+                merged = reads[read.table] = TableRead(
+                    table=merged.table,
+                    predicates=list(merged.predicates),
+                    partition_window_days=merged.partition_window_days,
+                    partition_columns=list(merged.partition_columns),
+                )
             texts = {p.text for p in merged.predicates}
             merged.predicates.extend(p for p in read.predicates if p.text not in texts)
             merged.partition_columns.extend(
                 c for c in read.partition_columns if c not in merged.partition_columns
             )
-            if read.partition_window_days is None:
-                unbounded.add(read.table)
-            elif (
+            if read.partition_window_days is not None and (
                 merged.partition_window_days is None
                 or read.partition_window_days > merged.partition_window_days
             ):
@@ -236,23 +262,37 @@ def _aggregate(result: TaskLineage) -> None:
         for table in statement.writes:
             writes[table] = None
         for column in statement.columns:
-            bucket = columns.setdefault(column.target, {})
-            for source in column.sources:
-                bucket[(source.column, source.key, source.kind, tuple(source.functions))] = source
+            existing = columns.get(column.target)
+            if existing is None:
+                columns[column.target] = column
+                continue
+            if column.target not in merged_columns:
+                existing = columns[column.target] = ColumnLineage(
+                    target=existing.target, sources=list(existing.sources)
+                )
+                merged_columns.add(column.target)
+            seen = {(s.column, s.key, s.kind, tuple(s.functions)) for s in existing.sources}
+            existing.sources.extend(
+                s for s in column.sources if (s.column, s.key, s.kind, tuple(s.functions)) not in seen
+            )
         for ref in statement.weak_references:
-            weak[(ref.column, ref.role, ref.target_table)] = None
+            weak.setdefault((ref.column, ref.role, ref.target_table), ref)
         for edge in statement.table_edges:
-            edges[(edge.source, edge.target)] = None
+            edges.setdefault((edge.source, edge.target), edge)
         for problem in statement.unresolved:
             unresolved[f"statement {statement.index}: {problem}"] = None
     for table in unbounded:
-        reads[table].partition_window_days = None
-    result.reads = list(reads.values())
-    result.writes = list(writes)
-    result.columns = [ColumnLineage(target=t, sources=list(s.values())) for t, s in columns.items()]
-    result.weak_references = [WeakReference(column=c, role=r, target_table=t) for c, r, t in weak]
-    result.table_edges = [TableEdge(source=s, target=t) for s, t in edges]
-    result.unresolved = list(unresolved)
+        read = reads[table]
+        if read.partition_window_days is not None:
+            reads[table] = read.model_copy(update={"partition_window_days": None})
+    return {
+        "reads": list(reads.values()),
+        "writes": list(writes),
+        "columns": list(columns.values()),
+        "weak_references": list(weak.values()),
+        "table_edges": list(edges.values()),
+        "unresolved": list(unresolved),
+    }
 
 
 __all__ = ["StatementLineage", "extract_lineage"]

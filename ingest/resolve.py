@@ -16,6 +16,7 @@ traced to the base table it filters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -248,14 +249,12 @@ class QueryResolver:
         for join in joins:
             on = join.args.get("on")
             if on is not None:
-                self.weak(on, scope, ctx, "join")
-                self.filters(on, scope, ctx)
+                self.filters(on, scope, ctx, "join")
             for ident in join.args.get("using") or []:
                 self._using_column(ident.name.lower(), scope, ctx)
         where = args.get("where")
         if where is not None:
-            self.weak(where.this, scope, ctx, "filter")
-            self.filters(where.this, scope, ctx)
+            self.filters(where.this, scope, ctx, "filter")
 
         relation = self._projections(node.expressions, scope, ctx)
 
@@ -295,7 +294,12 @@ class QueryResolver:
                 continue
             out: list[Contribution] = []
             self.value(proj, scope, ctx, DIRECT, _NO_FUNCS, None, out)
-            if isinstance(proj, exp.Alias | exp.Column):
+            proj_type = type(proj)
+            if proj_type is exp.Alias:
+                name = proj.args["alias"].this.lower()
+            elif proj_type is exp.Column:
+                name = proj.args["this"].this.lower()
+            elif isinstance(proj, exp.Alias | exp.Column):
                 name = proj.alias_or_name.lower()
             elif isinstance(proj, exp.Dot):
                 name = proj.name.lower()
@@ -373,14 +377,15 @@ class QueryResolver:
             tid = table_id(item, self.env.default_database)
             entry = self.env.catalog.get(tid)
             if entry is not None:
-                columns: list[str] | None = entry.all_columns
-                partitions = frozenset(entry.partition_column_names) or self.env.partition_columns
+                partitions = entry.partition_set or self.env.partition_columns
+                occurrence = Occurrence(tid, partitions)
+                source = Source(alias, table=tid, columns=entry.all_columns, occurrence=occurrence)
+                source._column_set = entry.column_set
             else:
-                columns = None
-                partitions = self.env.partition_columns
-            occurrence = Occurrence(tid, partitions)
+                occurrence = Occurrence(tid, self.env.partition_columns)
+                source = Source(alias, table=tid, occurrence=occurrence)
             ctx.occurrences.append(occurrence)
-            scope.sources[alias] = Source(alias, table=tid, columns=columns, occurrence=occurrence)
+            scope.sources[alias] = source
             return
         if isinstance(item, exp.Subquery):
             relation = self._renamed(self.query(item.this, ctx, ctes), item)
@@ -449,7 +454,8 @@ class QueryResolver:
                 return self._source_column(inner, name, ctx, shown)
             ctx.problem(f"unknown column {shown}")
             return []
-        if source.columns is not None and name not in source.known_columns():
+        column_set = source._column_set
+        if column_set is not None and name not in column_set:
             ctx.problem(f"unknown column {shown} (not in {source.table})")
         return [(f"{source.table}.{name}", None, DIRECT, _NO_FUNCS, source.occurrence)]
 
@@ -484,8 +490,23 @@ class QueryResolver:
         self, node: exp.Column, scope: Scope, ctx: ReadContext, aliases: bool = False
     ) -> tuple[list[Contribution], str | None]:
         """Contributions of a column reference and the nested key it selects."""
-        parts = [p.name.lower() for p in node.parts]
-        column, rest = parts[-1], []
+        args = node.args
+        qualifier = args.get("table")
+        if qualifier is not None and args.get("db") is None and type(qualifier) is exp.Identifier:
+            # The common `alias.column` form, without building the parts list.
+            alias = qualifier.this.lower()
+            current: Scope | None = scope
+            while current is not None:
+                source = current.sources.get(alias)
+                if source is not None:
+                    name = args["this"].this.lower()
+                    return self._source_column(source, name, ctx, name), None
+                current = current.parent
+        if qualifier is None:
+            name = args["this"].name.lower()
+            parts = [name]
+        else:
+            parts = [p.name.lower() for p in node.parts]
         if len(parts) == 1:
             name = parts[0]
             if name in scope.lambda_names:
@@ -498,12 +519,11 @@ class QueryResolver:
                     return out, None
             return self._unqualified(name, [], scope, ctx)
         # qualified: alias.col[.field...], db.table.col, or struct.field[...]
-        current: Scope | None = scope
+        current = scope
         while current is not None:
             source = current.sources.get(parts[0])
             if source is not None:
-                column, rest = parts[1], parts[2:]
-                return self._source_column(source, column, ctx, ".".join(parts[:2])), _path(rest)
+                return self._source_column(source, parts[1], ctx, ".".join(parts[:2])), _path(parts[2:])
             if len(parts) >= 3:
                 qualified = f"{parts[0]}.{parts[1]}"
                 for source in current.sources.values():
@@ -551,115 +571,130 @@ class QueryResolver:
 
         `kind` and `funcs` describe the path from the output down to `node`
         (functions outermost first); `key` is a nested key selected above it.
+        Dispatch is by exact class through a table, because this is the
+        hottest function of the extractor.
         """
         cls = type(node)
-        if cls is exp.Column:
-            if isinstance(node.this, exp.Star):
-                return
-            found, column_key = self.resolve_column(node, scope, ctx, aliases=scope.projections is not None)
-            full_key = _join_key(column_key, key)
-            path = tuple(reversed(funcs))
-            pure = kind == DIRECT and not funcs and full_key is None
-            for column_id, inner_key, inner_kind, inner_funcs, occurrence in found:
-                out.append(
-                    (
-                        column_id,
-                        _join_key(inner_key, full_key),
-                        inner_kind if inner_kind > kind else kind,
-                        inner_funcs + path if path else inner_funcs,
-                        occurrence if pure else None,
-                    )
+        while cls is exp.Alias or cls is exp.Paren:
+            node = node.args["this"]
+            cls = type(node)
+        handler = _HANDLERS.get(cls)
+        if handler is not None:
+            handler(self, node, scope, ctx, kind, funcs, key, out)
+        elif isinstance(node, exp.Query):
+            self._value_subquery(node, scope, ctx, kind, funcs, key, out)
+        else:
+            self._value_function(node, scope, ctx, kind, funcs, key, out)
+
+    def _value_leaf(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        return None
+
+    def _value_column(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        if type(node.args["this"]) is exp.Star:
+            return
+        found, column_key = self.resolve_column(node, scope, ctx, scope.projections is not None)
+        if not funcs and key is None and column_key is None and kind == DIRECT:
+            out.extend(found)
+            return
+        full_key = _join_key(column_key, key)
+        path = tuple(reversed(funcs))
+        for column_id, inner_key, inner_kind, inner_funcs, _occurrence in found:
+            out.append(
+                (
+                    column_id,
+                    _join_key(inner_key, full_key),
+                    inner_kind if inner_kind > kind else kind,
+                    inner_funcs + path if path else inner_funcs,
+                    None,
                 )
-            return
-        if cls is exp.Alias or cls is exp.Paren:
-            self.value(node.this, scope, ctx, kind, funcs, key, out)
-            return
-        if cls is exp.Distinct:
+            )
+
+    def _value_wrapper(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        self.value(node.args["this"], scope, ctx, kind, funcs, key, out)
+
+    def _value_distinct(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        for child in node.expressions:
+            self.value(child, scope, ctx, kind, funcs, key, out)
+
+    def _value_cast(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        self.value(node.args["this"], scope, ctx, kind, (*funcs, "cast"), key, out)
+
+    def _value_json(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        path_key = _key_from_json_path(node.expression)
+        self.value(node.this, scope, ctx, kind, (*funcs, "get_json_object"), _join_key(path_key, key), out)
+
+    def _value_bracket(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        index = node.expressions[0] if len(node.expressions) == 1 else None
+        bracket_key = _key_from_bracket(index) if index is not None else None
+        if bracket_key is None:
             for child in node.expressions:
-                self.value(child, scope, ctx, kind, funcs, key, out)
-            return
-        if cls is exp.Literal or cls is exp.Null or cls is exp.Boolean or cls is exp.Star or cls is exp.Var:
-            return
-        if cls is exp.Cast or cls is exp.TryCast:
-            self.value(node.this, scope, ctx, kind, (*funcs, "cast"), key, out)
-            return
-        if cls is exp.JSONExtractScalar or cls is exp.JSONExtract:
-            path_key = _key_from_json_path(node.expression)
-            self.value(
-                node.this, scope, ctx, kind, (*funcs, "get_json_object"), _join_key(path_key, key), out
-            )
-            return
-        if cls is exp.Bracket:
-            index = node.expressions[0] if len(node.expressions) == 1 else None
-            bracket_key = _key_from_bracket(index) if index is not None else None
-            if bracket_key is None:
-                for child in node.expressions:
-                    self.weak(child, scope, ctx, "condition")
-                self.value(node.this, scope, ctx, max(kind, EXPRESSION), funcs, key, out)
-            else:
-                self.value(node.this, scope, ctx, kind, funcs, _join_key(bracket_key, key), out)
-            return
-        if cls is exp.Dot:
-            field_name = node.expression.name.lower()
-            self.value(node.this, scope, ctx, kind, funcs, _join_key(f"$.{field_name}", key), out)
-            return
-        if cls is exp.Window:
-            for item in node.args.get("partition_by") or []:
-                self.weak(item, scope, ctx, "group")
-            order = node.args.get("order")
-            if order is not None:
-                for item in order.expressions:
-                    self.weak(item, scope, ctx, "order")
-            function = node.this
-            inner_kind = WINDOW
-            path = (*funcs, function_name(function))
-            for child in function.iter_expressions():
-                self.value(child, scope, ctx, inner_kind, path, key, out)
-            return
-        if cls is exp.Case:
-            operand = node.args.get("this")
-            if operand is not None:
-                self.weak(operand, scope, ctx, "condition")
-            branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
-            for branch in node.args.get("ifs") or []:
-                self.weak(branch.this, scope, ctx, "condition")
-                true = branch.args.get("true")
-                if true is not None:
-                    self.value(true, scope, ctx, branch_kind, funcs, key, out)
-            default = node.args.get("default")
-            if default is not None:
-                self.value(default, scope, ctx, branch_kind, funcs, key, out)
-            return
-        if cls is exp.If:
-            self.weak(node.this, scope, ctx, "condition")
-            branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
-            for arg in ("true", "false"):
-                branch = node.args.get(arg)
-                if branch is not None:
-                    self.value(branch, scope, ctx, branch_kind, funcs, key, out)
-            return
-        if cls is exp.Subquery or isinstance(node, exp.Query):
-            relation = self.query(node, ctx, None, scope)
-            if relation.contribs:
-                self._compose(relation.contribs[0], kind, funcs, key, out)
-            return
-        if cls is exp.Lambda:
-            names = frozenset(e.name.lower() for e in node.expressions)
-            inner = Scope(
-                sources=scope.sources,
-                parent=scope.parent,
-                projections=scope.projections,
-                lambda_names=scope.lambda_names | names,
-            )
-            self.value(node.this, inner, ctx, kind, funcs, key, out)
-            return
+                self.weak(child, scope, ctx, "condition")
+            self.value(node.this, scope, ctx, max(kind, EXPRESSION), funcs, key, out)
+        else:
+            self.value(node.this, scope, ctx, kind, funcs, _join_key(bracket_key, key), out)
+
+    def _value_dot(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        field_name = node.expression.name.lower()
+        self.value(node.this, scope, ctx, kind, funcs, _join_key(f"$.{field_name}", key), out)
+
+    def _value_window(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        for item in node.args.get("partition_by") or []:
+            self.weak(item, scope, ctx, "group")
+        order = node.args.get("order")
+        if order is not None:
+            for item in order.expressions:
+                self.weak(item, scope, ctx, "order")
+        function = node.this
+        path = (*funcs, function_name(function))
+        for child in function.iter_expressions():
+            self.value(child, scope, ctx, WINDOW, path, key, out)
+
+    def _value_case(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        operand = node.args.get("this")
+        if operand is not None:
+            self.weak(operand, scope, ctx, "condition")
+        branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
+        for branch in node.args.get("ifs") or []:
+            self.weak(branch.this, scope, ctx, "condition")
+            true = branch.args.get("true")
+            if true is not None:
+                self.value(true, scope, ctx, branch_kind, funcs, key, out)
+        default = node.args.get("default")
+        if default is not None:
+            self.value(default, scope, ctx, branch_kind, funcs, key, out)
+
+    def _value_if(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        self.weak(node.this, scope, ctx, "condition")
+        branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
+        for arg in ("true", "false"):
+            branch = node.args.get(arg)
+            if branch is not None:
+                self.value(branch, scope, ctx, branch_kind, funcs, key, out)
+
+    def _value_subquery(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        relation = self.query(node, ctx, None, scope)
+        if relation.contribs:
+            self._compose(relation.contribs[0], kind, funcs, key, out)
+
+    def _value_lambda(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        names = frozenset(e.name.lower() for e in node.expressions)
+        inner = Scope(
+            sources=scope.sources,
+            parent=scope.parent,
+            projections=scope.projections,
+            lambda_names=scope.lambda_names | names,
+        )
+        self.value(node.this, inner, ctx, kind, funcs, key, out)
+
+    def _value_function(self, node, scope, ctx, kind, funcs, key, out) -> None:
         if isinstance(node, exp.AggFunc):
             inner_kind = kind if kind > AGGREGATE else AGGREGATE
         else:
             inner_kind = kind if kind > EXPRESSION else EXPRESSION
         path = (*funcs, function_name(node))
         for child in node.iter_expressions():
-            self.value(child, scope, ctx, inner_kind, path, None, out)
+            if type(child) not in _LEAF_SET:
+                self.value(child, scope, ctx, inner_kind, path, None, out)
 
     def _compose(
         self,
@@ -680,16 +715,38 @@ class QueryResolver:
     def weak(
         self, node: exp.Expression, scope: Scope, ctx: ReadContext, role: str, aliases: bool = False
     ) -> None:
-        """Record every column under `node` as a weak reference with `role`."""
-        out: list[Contribution] = []
-        saved = scope.projections
-        if not aliases:
-            scope.projections = None
-        try:
-            self.value(node, scope, ctx, DIRECT, _NO_FUNCS, None, out)
-        finally:
-            scope.projections = saved
-        self._add_weak(ctx, out, role)
+        """Record every column under `node` as a weak reference with `role`.
+
+        Only which columns occur matters here, not how they are transformed,
+        so this walks the tree without the bookkeeping of `value`; subqueries
+        and lambdas, which need scoping, go through `value`.
+        """
+        weak = ctx.weak
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            cls = type(current)
+            if cls is exp.Column:
+                if type(current.args["this"]) is exp.Star:
+                    continue
+                found, _key = self.resolve_column(current, scope, ctx, aliases=aliases)
+                for contribution in found:
+                    weak[(contribution[0], role)] = None
+            elif cls in _LEAF_SET:
+                continue
+            elif cls is exp.Subquery or cls is exp.Lambda or isinstance(current, exp.Query):
+                out: list[Contribution] = []
+                saved = scope.projections
+                if not aliases:
+                    scope.projections = None
+                try:
+                    self.value(current, scope, ctx, DIRECT, _NO_FUNCS, None, out)
+                finally:
+                    scope.projections = saved
+                for contribution in out:
+                    weak[(contribution[0], role)] = None
+            else:
+                stack.extend(current.iter_expressions())
 
     @staticmethod
     def _add_weak(ctx: ReadContext, contribs: list[Contribution], role: str) -> None:
@@ -699,15 +756,25 @@ class QueryResolver:
 
     # -------------------------------------------------------------- filters
 
-    def filters(self, condition: exp.Expression, scope: Scope, ctx: ReadContext) -> None:
-        """Attach the column-versus-literal filters of `condition` to the occurrences they filter."""
+    def filters(self, condition: exp.Expression, scope: Scope, ctx: ReadContext, role: str) -> None:
+        """Record the columns of a WHERE or ON condition as weak references with `role`,
+        and attach its column-versus-literal filters to the table occurrences they filter.
+
+        A predicate's only column is resolved once for both purposes.
+        """
+        weak = ctx.weak
         for conjunct in conjuncts(condition):
             branches = disjuncts(conjunct)
             if len(branches) == 1:
                 raw = normalise(conjunct)
-                if raw is not None:
-                    self._attach(raw, scope, ctx)
+                if raw is None:
+                    self.weak(conjunct, scope, ctx, role)
+                    continue
+                target = self._occurrence_of(raw.column, scope, ctx, weak, role)
+                if target is not None:
+                    self._record(target[0], target[1], raw)
                 continue
+            self.weak(conjunct, scope, ctx, role)
             raws = [normalise(branch) for branch in branches]
             if any(r is None for r in raws):
                 continue
@@ -723,21 +790,24 @@ class QueryResolver:
                 occurrence.ranges.append(hull([day_range(r) or DayRange() for r in raws]))
 
     def _occurrence_of(
-        self, column: exp.Column, scope: Scope, ctx: ReadContext
+        self,
+        column: exp.Column,
+        scope: Scope,
+        ctx: ReadContext,
+        weak: dict[tuple[str, str], None] | None = None,
+        role: str = "",
     ) -> tuple[Occurrence, str] | None:
-        scratch = ReadContext()
-        found, key = self.resolve_column(column, scope, scratch)
+        """The table occurrence and column a filter column is a bare copy of."""
+        found, key = self.resolve_column(column, scope, ctx)
+        if weak is not None:
+            for contribution in found:
+                weak[(contribution[0], role)] = None
         if key is not None or len(found) != 1:
             return None
         column_id, inner_key, kind, funcs, occurrence = found[0]
         if occurrence is None or inner_key is not None or kind != DIRECT or funcs:
             return None
         return occurrence, column_id.rsplit(".", 1)[1]
-
-    def _attach(self, raw: RawPredicate, scope: Scope, ctx: ReadContext) -> None:
-        target = self._occurrence_of(raw.column, scope, ctx)
-        if target is not None:
-            self._record(target[0], target[1], raw)
 
     def _is_day_column(self, occurrence: Occurrence, column: str) -> bool:
         return column in occurrence.partition_columns and column not in self.env.sub_day_columns
@@ -762,6 +832,30 @@ class QueryResolver:
         occurrence.predicates.append((column, op, values, text))
         if self._is_day_column(occurrence, column):
             occurrence.ranges.append(day_range(raw))
+
+
+_LEAVES = (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Var, exp.Identifier, exp.DataType)
+_LEAF_SET = frozenset(_LEAVES)
+
+#: `QueryResolver.value` dispatch by exact class; anything else is a function or operator.
+_HANDLERS: dict[type, Callable[..., None]] = {
+    exp.Column: QueryResolver._value_column,
+    exp.Alias: QueryResolver._value_wrapper,
+    exp.Paren: QueryResolver._value_wrapper,
+    exp.Distinct: QueryResolver._value_distinct,
+    exp.Cast: QueryResolver._value_cast,
+    exp.TryCast: QueryResolver._value_cast,
+    exp.JSONExtractScalar: QueryResolver._value_json,
+    exp.JSONExtract: QueryResolver._value_json,
+    exp.Bracket: QueryResolver._value_bracket,
+    exp.Dot: QueryResolver._value_dot,
+    exp.Window: QueryResolver._value_window,
+    exp.Case: QueryResolver._value_case,
+    exp.If: QueryResolver._value_if,
+    exp.Subquery: QueryResolver._value_subquery,
+    exp.Lambda: QueryResolver._value_lambda,
+    **dict.fromkeys(_LEAVES, QueryResolver._value_leaf),
+}
 
 
 def _path(rest: list[str]) -> str | None:

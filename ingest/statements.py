@@ -85,45 +85,45 @@ class StatementExtractor:
     # ---------------------------------------------------------------- entry
 
     def extract(self, node: exp.Expression, index: int, line: int) -> StatementLineage:
-        statement = StatementLineage(index=index, line=line, kind="command")
+        statement: dict = {"index": index, "line": line, "kind": "command"}
         if isinstance(node, exp.Insert):
-            statement.kind = "insert"
+            statement["kind"] = "insert"
             self._finish(statement, [self._insert(node, None)])
         elif isinstance(node, exp.MultitableInserts):
-            statement.kind = "multi-insert"
+            statement["kind"] = "multi-insert"
             self._finish(
                 statement, [self._insert(insert, node.args.get("source")) for insert in node.expressions]
             )
         elif isinstance(node, exp.Create):
             self._create(node, statement)
         elif isinstance(node, exp.Merge):
-            statement.kind = "merge"
+            statement["kind"] = "merge"
             self._finish(statement, [self._merge(node)])
         elif isinstance(node, exp.Query):
-            statement.kind = "select"
+            statement["kind"] = "select"
             ctx = ReadContext()
             self.resolver.query(node, ctx)
             self._finish(statement, [Write("", [], ctx)])
         elif isinstance(node, exp.Use):
-            statement.kind = "use"
+            statement["kind"] = "use"
             self.env.default_database = node.this.name.lower()
         elif isinstance(node, exp.Set):
-            statement.kind = "set"
+            statement["kind"] = "set"
         elif isinstance(node, exp.Drop):
-            statement.kind = "ddl"
+            statement["kind"] = "ddl"
             name = node.this.name.lower() if isinstance(node.this, exp.Table) else ""
             if node.this is not None and node.this.args.get("db") is None:
                 self.env.temp_views.pop(name, None)
         elif isinstance(node, exp.Command):
             keyword = str(node.this).upper()
-            statement.kind = _COMMAND_KINDS.get(keyword, "command")
+            statement["kind"] = _COMMAND_KINDS.get(keyword, "command")
             if keyword.startswith(_LINEAGE_KEYWORDS):
                 raise StatementError(
                     f"{keyword} statement uses syntax the {self.env.dialect} parser does not support"
                 )
         else:
-            statement.kind = "ddl"
-        return statement
+            statement["kind"] = "ddl"
+        return StatementLineage(**statement)
 
     # --------------------------------------------------------------- writes
 
@@ -163,7 +163,7 @@ class StatementExtractor:
         relation = self._query_with(node, query, ctx) if query is not None else Relation([], [])
         names = self._target_columns(tid, relation, explicit, static, dynamic, partition is not None, ctx)
         columns = self._column_lineage(tid, names, relation)
-        columns.extend(ColumnLineage(target=f"{tid}.{name}") for name in static)
+        columns.extend(ColumnLineage(target=f"{tid}.{name}", sources=[]) for name in static)
         return Write(tid, columns, ctx)
 
     def _query_with(self, holder: exp.Expression, query: exp.Expression, ctx: ReadContext) -> Relation:
@@ -211,7 +211,7 @@ class StatementExtractor:
             )
         return columns
 
-    def _create(self, node: exp.Create, statement: StatementLineage) -> None:
+    def _create(self, node: exp.Create, statement: dict) -> None:
         kind = str(node.args.get("kind") or "").upper()
         target = node.this
         declared: list[str] | None = None
@@ -221,7 +221,7 @@ class StatementExtractor:
             declared = [c.name.lower() for c in target.expressions]
             target = target.this
         if not isinstance(target, exp.Table) or kind not in ("TABLE", "VIEW"):
-            statement.kind = "ddl"
+            statement["kind"] = "ddl"
             return
         properties = node.args.get("properties")
         temporary = properties is not None and any(
@@ -230,7 +230,7 @@ class StatementExtractor:
         query = node.expression
         name = target.name.lower()
         if temporary and query is not None:
-            statement.kind = "temporary-view"
+            statement["kind"] = "temporary-view"
             if declared:
                 query = exp.Subquery(
                     this=query, alias=exp.TableAlias(columns=[exp.to_identifier(c) for c in declared])
@@ -239,12 +239,12 @@ class StatementExtractor:
             # Resolve once now so that errors surface on the defining statement.
             probe = ReadContext()
             self.resolver.query(query, probe)
-            statement.unresolved = list(probe.unresolved)
+            statement["unresolved"] = list(probe.unresolved)
             return
         tid = table_id(target, self.env.default_database)
         partitioned = _partitioned_by(properties)
         if query is None:
-            statement.kind = "ddl"
+            statement["kind"] = "ddl"
             if schema_defs or partitioned:
                 self.catalog.created[tid] = CatalogTable(
                     name=tid,
@@ -259,7 +259,7 @@ class StatementExtractor:
                 if source is not None:
                     self.catalog.created[tid] = source.model_copy(update={"name": tid})
             return
-        statement.kind = "create-view" if kind == "VIEW" else "create-table-as"
+        statement["kind"] = "create-view" if kind == "VIEW" else "create-table-as"
         ctx = ReadContext()
         relation = self._query_with(node, query, ctx)
         names = declared or list(relation.names)
@@ -285,8 +285,7 @@ class StatementExtractor:
         resolver._add_source(scope, source, ctx, {})
         on = node.args.get("on")
         if on is not None:
-            resolver.weak(on, scope, ctx, "join")
-            resolver.filters(on, scope, ctx)
+            resolver.filters(on, scope, ctx, "join")
         assigned: dict[str, list] = {}
         whens = node.args.get("whens")
         for when in whens.expressions if whens is not None else []:
@@ -328,50 +327,65 @@ class StatementExtractor:
 
     # ------------------------------------------------------------- assembly
 
-    def _finish(self, statement: StatementLineage, writes: list[Write]) -> None:
-        reads: dict[str, TableRead] = {}
-        unbounded: set[str] = set()
+    def _finish(self, statement: dict, writes: list[Write]) -> None:
+        """Fill the statement draft from its writes: reads merged per table, weak refs per target."""
+        reads: dict[str, tuple[dict[str, Predicate], list[str]]] = {}
+        windows: dict[str, int | None] = {}
+        written: list[str] = []
+        columns: list[ColumnLineage] = []
         weak: dict[tuple[str, str, str], None] = {}
         unresolved: dict[str, None] = {}
         edges: dict[tuple[str, str], None] = {}
         for write in writes:
-            if write.table and write.table not in statement.writes:
-                statement.writes.append(write.table)
-            statement.columns.extend(write.columns)
+            if write.table and write.table not in written:
+                written.append(write.table)
+            columns.extend(write.columns)
             unresolved.update(write.ctx.unresolved)
-            read_tables: list[str] = []
             for occurrence in write.ctx.occurrences:
-                self._merge_read(reads, unbounded, occurrence)
-                read_tables.append(occurrence.table)
+                self._merge_read(reads, windows, occurrence)
+                if write.table:
+                    edges[(occurrence.table, write.table)] = None
             if write.table:
                 for column_id, role in write.ctx.weak:
                     weak[(column_id, role, write.table)] = None
-                for table in read_tables:
-                    edges[(table, write.table)] = None
-        for table, read in reads.items():
-            if table in unbounded:
-                read.partition_window_days = None
-        statement.reads = list(reads.values())
-        statement.weak_references = [WeakReference(column=c, role=r, target_table=t) for c, r, t in weak]
-        statement.unresolved = list(unresolved)
-        statement.table_edges = [TableEdge(source=s, target=t) for s, t in edges]
+        statement["reads"] = [
+            TableRead(
+                table=table,
+                predicates=list(predicates.values()),
+                partition_window_days=windows[table],
+                partition_columns=partition_columns,
+            )
+            for table, (predicates, partition_columns) in reads.items()
+        ]
+        statement["writes"] = written
+        statement["columns"] = columns
+        statement["weak_references"] = [WeakReference(column=c, role=r, target_table=t) for c, r, t in weak]
+        statement["unresolved"] = list(unresolved)
+        statement["table_edges"] = [TableEdge(source=s, target=t) for s, t in edges]
 
-    def _merge_read(self, reads: dict[str, TableRead], unbounded: set[str], occurrence: Occurrence) -> None:
-        read = reads.get(occurrence.table)
-        if read is None:
-            read = reads[occurrence.table] = TableRead(table=occurrence.table)
-        seen = {p.text for p in read.predicates}
+    def _merge_read(
+        self,
+        reads: dict[str, tuple[dict[str, Predicate], list[str]]],
+        windows: dict[str, int | None],
+        occurrence: Occurrence,
+    ) -> None:
+        table = occurrence.table
+        entry = reads.get(table)
+        if entry is None:
+            entry = reads[table] = ({}, [])
+        predicates, partition_columns = entry
         for column, op, values, text in occurrence.predicates:
-            if text not in seen:
-                seen.add(text)
-                read.predicates.append(Predicate(column=column, op=op, values=values, text=text))
-                if column in occurrence.partition_columns and column not in read.partition_columns:
-                    read.partition_columns.append(column)
+            if text not in predicates:
+                predicates[text] = Predicate(column=column, op=op, values=values, text=text)
+                if column in occurrence.partition_columns and column not in partition_columns:
+                    partition_columns.append(column)
         window = self._window(occurrence)
-        if window is None:
-            unbounded.add(occurrence.table)
-        elif read.partition_window_days is None or window > read.partition_window_days:
-            read.partition_window_days = window
+        if table not in windows:
+            windows[table] = window
+        elif window is None or windows[table] is None:
+            windows[table] = None
+        elif window > windows[table]:
+            windows[table] = window
 
     def _window(self, occurrence: Occurrence) -> int | None:
         if not occurrence.ranges or any(r is None for r in occurrence.ranges):
