@@ -248,7 +248,11 @@ def _aggregate(statements: list[StatementLineage]) -> dict:
                     predicates=list(merged.predicates),
                     partition_window_days=merged.partition_window_days,
                     partition_columns=list(merged.partition_columns),
+                    unparsed_partition_predicates=list(merged.unparsed_partition_predicates),
                 )
+            merged.unparsed_partition_predicates.extend(
+                t for t in read.unparsed_partition_predicates if t not in merged.unparsed_partition_predicates
+            )
             texts = {p.text for p in merged.predicates}
             merged.predicates.extend(p for p in read.predicates if p.text not in texts)
             merged.partition_columns.extend(

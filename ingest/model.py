@@ -114,6 +114,8 @@ class TableRead(BaseModel):
     predicates: list[Predicate] = Field(default_factory=list)
     partition_window_days: int | None = None
     partition_columns: list[str] = Field(default_factory=list)
+    #: partition filters that could not be turned into day bounds (they make the window unbounded)
+    unparsed_partition_predicates: list[str] = Field(default_factory=list)
 
 
 StatementKind = Literal[

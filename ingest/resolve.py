@@ -41,6 +41,7 @@ class Occurrence:
     partition_columns: frozenset[str]
     predicates: list[tuple[str, str, list[str], str]] = field(default_factory=list)
     ranges: list[DayRange | None] = field(default_factory=list)
+    unparsed: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -500,6 +501,11 @@ class QueryResolver:
                 source = current.sources.get(alias)
                 if source is not None:
                     name = args["this"].this.lower()
+                    if source.relation is None:
+                        column_set = source._column_set
+                        if column_set is not None and name not in column_set:
+                            ctx.problem(f"unknown column {name} (not in {source.table})")
+                        return [(f"{source.table}.{name}", None, DIRECT, _NO_FUNCS, source.occurrence)], None
                     return self._source_column(source, name, ctx, name), None
                 current = current.parent
         if qualifier is None:
@@ -578,6 +584,9 @@ class QueryResolver:
         while cls is exp.Alias or cls is exp.Paren:
             node = node.args["this"]
             cls = type(node)
+        if cls is exp.Column:
+            self._value_column(node, scope, ctx, kind, funcs, key, out)
+            return
         handler = _HANDLERS.get(cls)
         if handler is not None:
             handler(self, node, scope, ctx, kind, funcs, key, out)
@@ -831,7 +840,10 @@ class QueryResolver:
             text = f"{column} {op.upper()} {texts[0]}"
         occurrence.predicates.append((column, op, values, text))
         if self._is_day_column(occurrence, column):
-            occurrence.ranges.append(day_range(raw))
+            bounds = day_range(raw)
+            occurrence.ranges.append(bounds)
+            if bounds is None:
+                occurrence.unparsed.append(text)
 
 
 _LEAVES = (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Var, exp.Identifier, exp.DataType)

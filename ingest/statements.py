@@ -329,7 +329,7 @@ class StatementExtractor:
 
     def _finish(self, statement: dict, writes: list[Write]) -> None:
         """Fill the statement draft from its writes: reads merged per table, weak refs per target."""
-        reads: dict[str, tuple[dict[str, Predicate], list[str]]] = {}
+        reads: dict[str, tuple[dict[str, Predicate], list[str], list[str]]] = {}
         windows: dict[str, int | None] = {}
         written: list[str] = []
         columns: list[ColumnLineage] = []
@@ -354,8 +354,9 @@ class StatementExtractor:
                 predicates=list(predicates.values()),
                 partition_window_days=windows[table],
                 partition_columns=partition_columns,
+                unparsed_partition_predicates=unparsed,
             )
-            for table, (predicates, partition_columns) in reads.items()
+            for table, (predicates, partition_columns, unparsed) in reads.items()
         ]
         statement["writes"] = written
         statement["columns"] = columns
@@ -365,15 +366,16 @@ class StatementExtractor:
 
     def _merge_read(
         self,
-        reads: dict[str, tuple[dict[str, Predicate], list[str]]],
+        reads: dict[str, tuple[dict[str, Predicate], list[str], list[str]]],
         windows: dict[str, int | None],
         occurrence: Occurrence,
     ) -> None:
         table = occurrence.table
         entry = reads.get(table)
         if entry is None:
-            entry = reads[table] = ({}, [])
-        predicates, partition_columns = entry
+            entry = reads[table] = ({}, [], [])
+        predicates, partition_columns, unparsed = entry
+        unparsed.extend(text for text in occurrence.unparsed if text not in unparsed)
         for column, op, values, text in occurrence.predicates:
             if text not in predicates:
                 predicates[text] = Predicate(column=column, op=op, values=values, text=text)

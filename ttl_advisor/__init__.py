@@ -1,0 +1,1 @@
+"""Column-level TTL recommendations from how far back downstream tasks read."""

@@ -1,0 +1,124 @@
+"""Column TTL recommendations from downstream partition windows.
+
+The recommended TTL of a column is the widest window its first-level
+downstream uses read it over, plus a margin, never longer than the table's own
+TTL. A use without a partition bound keeps the column (`keep`); a column nobody
+reads is `unused`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ingest.catalog import Catalog
+from ttl_advisor.model import ColumnUse, Recommendation, Savings
+from ttl_advisor.settings import AdvisorSettings
+from ttl_advisor.uses import UsageIndex
+
+SizeEstimator = Callable[[str, str, int | None], Savings | None]
+
+
+def recommend(
+    column: str,
+    uses: list[ColumnUse],
+    *,
+    table_ttl_days: int | None,
+    margin_days: int,
+    last_seen_use: str | None = None,
+) -> Recommendation:
+    table = column.rsplit(".", 1)[0]
+    evidence = sorted(uses, key=lambda u: (u.window_days is not None, -(u.window_days or 0), u.task_id))
+    base = {
+        "column": column,
+        "table": table,
+        "table_ttl_days": table_ttl_days,
+        "margin_days": margin_days,
+        "evidence": evidence,
+    }
+    if not uses:
+        return Recommendation(status="unused", last_seen_use=last_seen_use, **base)
+    unbounded = [u.task_id for u in evidence if u.window_days is None]
+    if unbounded:
+        return Recommendation(status="keep", keep_for=sorted(set(unbounded)), **base)
+    widest = max(u.window_days for u in uses if u.window_days is not None)
+    ttl = widest + margin_days
+    capped = table_ttl_days is not None and ttl > table_ttl_days
+    if capped:
+        ttl = table_ttl_days
+    return Recommendation(
+        status="ttl",
+        ttl_days=ttl,
+        max_window_days=widest,
+        capped=capped,
+        shorter_than_table=table_ttl_days is not None and ttl < table_ttl_days,
+        **base,
+    )
+
+
+def advise(
+    index: UsageIndex,
+    catalog: Catalog,
+    *,
+    settings: AdvisorSettings | None = None,
+    table: str | None = None,
+    estimate: SizeEstimator | None = None,
+    last_seen: dict[str, str] | None = None,
+) -> list[Recommendation]:
+    """Recommendations for every column of the catalog's tables and every column the lineage mentions."""
+    settings = settings or AdvisorSettings()
+    last_seen = last_seen or {}
+    recommendations: list[Recommendation] = []
+    for column in _columns(index, catalog, table):
+        table_id = column.rsplit(".", 1)[0]
+        entry = catalog.get(table_id)
+        table_ttl = entry.ttl_days if entry is not None else None
+        rec = recommend(
+            column,
+            index.uses(column),
+            table_ttl_days=table_ttl,
+            margin_days=settings.ttl_margin_days,
+            last_seen_use=last_seen.get(column),
+        )
+        if estimate is not None and rec.status in ("ttl", "unused"):
+            keep_days = rec.ttl_days if rec.status == "ttl" else 0
+            rec.savings = estimate(table_id, column.rsplit(".", 1)[1], keep_days)
+        recommendations.append(rec)
+    return recommendations
+
+
+def _columns(index: UsageIndex, catalog: Catalog, table: str | None) -> Iterable[str]:
+    seen: dict[str, None] = {}
+    for table_id, entry in catalog.tables.items():
+        if table is None or table_id == table:
+            for name in entry.all_columns:
+                if name not in entry.partition_column_names:
+                    seen[f"{table_id}.{name}"] = None
+    for column in [*index.used_columns(), *index.columns_seen]:
+        table_id, name = column.rsplit(".", 1)
+        if table is not None and table_id != table:
+            continue
+        entry = catalog.get(table_id)
+        if entry is not None and name in entry.partition_column_names:
+            continue
+        seen[column] = None
+    return seen
+
+
+def top_by_savings(
+    recommendations: list[Recommendation], n: int, min_savings: int = 0
+) -> list[Recommendation]:
+    """The `n` recommendations that free the most bytes; those of unknown size come last, widest gap first."""
+
+    def key(rec: Recommendation):
+        known = rec.savings is not None
+        gap = (rec.table_ttl_days or 0) - (rec.ttl_days or 0) if rec.status == "ttl" else 0
+        return (known, rec.savings.bytes if known else 0, gap)
+
+    candidates = [
+        r
+        for r in recommendations
+        if r.status in ("ttl", "unused") and (r.savings is None or r.savings.bytes >= min_savings)
+    ]
+    if min_savings > 0:
+        candidates = [r for r in candidates if r.savings is not None]
+    return sorted(candidates, key=key, reverse=True)[:n]

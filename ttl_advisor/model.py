@@ -1,0 +1,60 @@
+"""Models of TTL advice: a column's downstream uses, and the recommendation they justify."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["ttl", "keep", "unused"]
+
+
+class ColumnUse(BaseModel):
+    """One task that reads a column (as a value source or a weak reference), with the window it reads."""
+
+    task_id: str
+    #: how the task uses the column: `value:<kind>` or a weak-reference role (`filter`, `join`, ...)
+    roles: list[str] = Field(default_factory=list)
+    #: tables this task writes from the column
+    targets: list[str] = Field(default_factory=list)
+    #: days back from the run date the task reads the column's table; None = unbounded
+    window_days: int | None = None
+    #: the partition predicates that give the window
+    predicates: list[str] = Field(default_factory=list)
+    #: partition predicates that could not be evaluated (they make the read unbounded)
+    unparsed_predicates: list[str] = Field(default_factory=list)
+
+
+class Savings(BaseModel):
+    """Bytes a shorter column TTL would free, from sampled ORC files of the table."""
+
+    column_share: float
+    bytes_per_partition: int
+    partitions_beyond_ttl: int
+    bytes: int
+    sampled_files: int
+
+
+class Recommendation(BaseModel):
+    column: str
+    table: str
+    status: Status
+    #: recommended retention in days (status `ttl`)
+    ttl_days: int | None = None
+    max_window_days: int | None = None
+    margin_days: int = 0
+    table_ttl_days: int | None = None
+    #: the recommendation was cut down to the table's own TTL
+    capped: bool = False
+    shorter_than_table: bool = False
+    #: tasks that read the column without a partition bound (status `keep`)
+    keep_for: list[str] = Field(default_factory=list)
+    #: date the graph last saw a use of an `unused` column, when it knows one
+    last_seen_use: str | None = None
+    evidence: list[ColumnUse] = Field(default_factory=list)
+    #: None when the table's size is unknown
+    savings: Savings | None = None
+
+    @property
+    def savings_bytes(self) -> int | None:
+        return None if self.savings is None else self.savings.bytes

@@ -1,0 +1,12 @@
+"""Knobs of the TTL advisor."""
+
+from __future__ import annotations
+
+from graph.settings import WatershedSettings
+
+
+class AdvisorSettings(WatershedSettings):
+    #: days added to the widest downstream window, for late reruns and backfills
+    ttl_margin_days: int = 3
+    #: ORC files sampled per table to estimate a column's share of the table's bytes
+    ttl_sample_files: int = 3
