@@ -1,0 +1,259 @@
+"""The tag policy: which tags exist and how SQL transformations change them.
+
+Loaded from YAML and validated with pydantic; an invalid file is an error
+naming the file and the bad key. Example:
+
+    sensitivity:
+      pii:
+        levels: [L1, L2, L3, L4]        # lowest to highest
+        pseudonymised: L1               # what hashing downgrades to (default: the lowest level)
+        types_key: pii_type
+        types: [ssn, email, phone, id_card]
+    business:
+      app:
+        columns: [app, app_name, app_id]
+        values: [douyin, toutiao, xigua]
+        value_map: {app_id: {"1128": douyin, "13": toutiao}}
+    functions: {sum: drop, my_mask_udf: drop}   # merged over the defaults
+    weak_references: none                          # none | business
+    conditional_value: keep                        # an effect: keep | drop | downgrade:<level>
+    seeds:
+      - {pattern: "*ssn*", tags: {pii: L4, pii_type: ssn}}
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+KEEP_FUNCTIONS = [
+    "cast",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "upper",
+    "lower",
+    "substr",
+    "concat",
+    "concat_ws",
+    "coalesce",
+    "nvl",
+    "min",
+    "max",
+    "first",
+    "last",
+    "first_value",
+    "last_value",
+    "collect_set",
+    "collect_list",
+    "get_json_object",
+    "json_tuple",
+    "explode",
+    "posexplode",
+    "lpad",
+    "rpad",
+    "reverse",
+    "regexp_replace",
+    "regexp_extract",
+    "split",
+    "named_struct",
+]
+DROP_FUNCTIONS = [
+    "count",
+    "count_distinct",
+    "approx_count_distinct",
+    "size",
+    "length",
+    "mask",
+    "mask_first_n",
+    "mask_last_n",
+    "mask_show_first_n",
+    "mask_show_last_n",
+    "mask_hash",
+]
+HASH_FUNCTIONS = ["md5", "sha1", "sha2", "hash", "xxhash64", "crc32"]
+AGGREGATE_NUMERIC = ("sum", "avg")
+
+
+class PolicyError(ValueError):
+    """The policy file is invalid; the message names the file and the key."""
+
+
+def _effect(value: str) -> str:
+    value = value.strip()
+    kind, _, argument = value.partition(":")
+    if kind in ("keep", "drop") and not argument:
+        return kind
+    if kind in ("downgrade", "retype") and argument:
+        return f"{kind}:{argument}"
+    raise ValueError(f"effect {value!r} must be keep, drop, downgrade:<level> or retype:<type>")
+
+
+class SensitivityFamily(BaseModel):
+    levels: list[str] = Field(min_length=1)
+    pseudonymised: str | None = None
+    types_key: str | None = None
+    types: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self) -> SensitivityFamily:
+        if len(set(self.levels)) != len(self.levels):
+            raise ValueError("levels must be distinct")
+        if self.pseudonymised is None:
+            self.pseudonymised = self.levels[0]
+        elif self.pseudonymised not in self.levels:
+            raise ValueError(f"pseudonymised level {self.pseudonymised!r} is not one of {self.levels}")
+        return self
+
+    def rank(self, level: str) -> int:
+        return self.levels.index(level)
+
+
+class BusinessDimension(BaseModel):
+    columns: list[str] = Field(min_length=1)
+    values: list[str] = Field(default_factory=list)
+    #: per column, raw value -> dimension value (`app_id: {1128: douyin}`)
+    value_map: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+    @field_validator("columns")
+    @classmethod
+    def _lower(cls, columns: list[str]) -> list[str]:
+        return [c.lower() for c in columns]
+
+    @field_validator("value_map", mode="before")
+    @classmethod
+    def _stringify(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {
+                str(column).lower(): {str(k): str(v) for k, v in (mapping or {}).items()}
+                for column, mapping in value.items()
+            }
+        return value
+
+    def map_value(self, column: str, raw: str) -> str:
+        return self.value_map.get(column, {}).get(raw, raw)
+
+
+class SeedRule(BaseModel):
+    pattern: str
+    tags: dict[str, str]
+
+    def matches(self, column_id: str) -> bool:
+        name = column_id.rsplit(".", 1)[-1]
+        return fnmatch.fnmatch(name, self.pattern) or fnmatch.fnmatch(column_id, self.pattern)
+
+
+class Policy(BaseModel):
+    sensitivity: dict[str, SensitivityFamily] = Field(default_factory=dict)
+    business: dict[str, BusinessDimension] = Field(default_factory=dict)
+    functions: dict[str, str] = Field(default_factory=dict)
+    unknown_function: str = "keep"
+    weak_references: Literal["none", "business"] = "none"
+    conditional_value: str = "keep"
+    seeds: list[SeedRule] = Field(default_factory=list)
+
+    @field_validator("functions")
+    @classmethod
+    def _effects(cls, functions: dict[str, str]) -> dict[str, str]:
+        return {name.lower(): _effect(effect) for name, effect in functions.items()}
+
+    @field_validator("unknown_function", "conditional_value")
+    @classmethod
+    def _one_effect(cls, value: str) -> str:
+        return _effect(value)
+
+    @model_validator(mode="after")
+    def _check_levels(self) -> Policy:
+        effects = {**self.functions, "(conditional_value)": self.conditional_value}
+        known_levels = {level for family in self.sensitivity.values() for level in family.levels}
+        for name, effect in effects.items():
+            if effect.startswith("downgrade:") and effect.split(":", 1)[1] not in known_levels:
+                raise ValueError(f"functions.{name}: {effect} names no level of any sensitivity family")
+        return self
+
+    # ------------------------------------------------------------ queries
+
+    def effect(self, function: str, family: SensitivityFamily) -> str:
+        """The effect of `function` on a tag of `family`."""
+        effect = self.functions.get(function)
+        if effect is not None:
+            return effect
+        if function in HASH_FUNCTIONS:
+            return f"downgrade:{family.pseudonymised}"
+        if function in DROP_FUNCTIONS:
+            return "drop"
+        if function in KEEP_FUNCTIONS or function in AGGREGATE_NUMERIC:
+            return "keep"
+        return self.unknown_function
+
+    def family_of_type_key(self, key: str) -> tuple[str, SensitivityFamily] | None:
+        for name, family in self.sensitivity.items():
+            if family.types_key == key:
+                return name, family
+        return None
+
+    def dimension_of_column(self, column: str) -> tuple[str, BusinessDimension] | None:
+        for name, dimension in self.business.items():
+            if column in dimension.columns:
+                return name, dimension
+        return None
+
+    def seed_tags(self, column_id: str) -> dict[str, str]:
+        tags: dict[str, str] = {}
+        for rule in self.seeds:
+            if rule.matches(column_id):
+                tags.update(rule.tags)
+        return tags
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except FileNotFoundError:
+            raise PolicyError(f"{path}: policy file not found") from None
+        except yaml.YAMLError as exc:
+            raise PolicyError(f"{path}: not valid YAML ({exc})") from None
+        return cls.from_data(data, source=str(path))
+
+    @classmethod
+    def from_data(cls, data: object, *, source: str = "<policy>") -> Policy:
+        if not isinstance(data, dict):
+            raise PolicyError(f"{source}: a policy must be a mapping")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()
+            )
+            raise PolicyError(f"{source}: {problems}") from None
+
+
+DEFAULT_POLICY_YAML = """
+sensitivity:
+  pii:
+    levels: [L1, L2, L3, L4]
+    pseudonymised: L1
+    types_key: pii_type
+    types: [ssn, email, phone, id_card, name, address, ip]
+business:
+  app:
+    columns: [app, app_name, app_id]
+    values: [douyin, toutiao, xigua, lark]
+    value_map: {app_id: {"1128": douyin, "13": toutiao, "32": xigua, "1": lark}}
+  region:
+    columns: [region]
+    values: [cn, sg, us, eu]
+seeds:
+  - {pattern: "*ssn*", tags: {pii: L4, pii_type: ssn}}
+  - {pattern: "*email*", tags: {pii: L3, pii_type: email}}
+  - {pattern: "*phone*", tags: {pii: L3, pii_type: phone}}
+"""
+
+
+def default_policy() -> Policy:
+    return Policy.from_data(yaml.safe_load(DEFAULT_POLICY_YAML), source="<default policy>")

@@ -1,0 +1,256 @@
+"""The semantic rules: a node's tags recomputed from all its incoming contributions.
+
+`derive` is a pure function. Given what every incoming lineage edge delivers
+(the source's tags, the edge's kind and functions, the filters of the task on
+the source table), the node's own seeds, manual tags and blocks, and the
+policy, it returns the node's tags with their provenance. Because a node is
+always recomputed from all its inputs (never appended to), running it again
+on the same inputs gives the same answer, in any order.
+
+- Sensitivity levels follow value edges through the function effects on the
+  path (keep, drop, downgrade, retype); a node's level is the maximum of its
+  contributions.
+- Sensitivity types follow the same edges; `retype` replaces them.
+- Business values follow value edges, narrowed by the task's filters on the
+  dimension columns of the source table; contributions are united.
+- Weak references carry nothing unless the policy says `business`.
+- Precedence for a key: a block removes it; else a manual tag; else a seed;
+  else what propagation derived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from propagation.policy import Policy
+
+SEED, MANUAL, PROPAGATED = "seed", "manual", "propagated"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    source: str
+    task: str | None
+    kind: str
+    rule: str
+    hops: int
+
+
+@dataclass(slots=True)
+class TagValue:
+    key: str
+    values: frozenset[str]
+    origin: str
+    provenance: tuple[Provenance, ...] = ()
+
+    @property
+    def hops(self) -> int:
+        return min((p.hops for p in self.provenance), default=0)
+
+    def same_as(self, other: TagValue | None) -> bool:
+        """Equal values and origin: what decides whether a node changed."""
+        return other is not None and self.values == other.values and self.origin == other.origin
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """What one lineage edge into the node delivers."""
+
+    source: str
+    source_tags: dict[str, TagValue]
+    task: str | None
+    kind: str  # direct, expression, ..., or the weak role (filter, join, ...)
+    functions: tuple[str, ...] = ()
+    weak: bool = False
+    #: dimension -> values the task's filters on the source table allow
+    filters: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    values: frozenset[str]
+    provenance: list[Provenance]
+
+
+def derive(
+    incoming: list[Incoming],
+    policy: Policy,
+    *,
+    seeds: dict[str, TagValue] | None = None,
+    manual: dict[str, TagValue] | None = None,
+    blocks: frozenset[str] = frozenset(),
+) -> dict[str, TagValue]:
+    derived = _propagated(incoming, policy)
+    result: dict[str, TagValue] = {}
+    for key in {*derived, *(seeds or {}), *(manual or {})}:
+        if key in blocks:
+            continue
+        if manual and key in manual:
+            result[key] = manual[key]
+        elif seeds and key in seeds:
+            result[key] = seeds[key]
+        else:
+            result[key] = derived[key]
+    return result
+
+
+def _propagated(incoming: list[Incoming], policy: Policy) -> dict[str, TagValue]:
+    levels: dict[str, list[_Candidate]] = {}
+    sets: dict[str, list[_Candidate]] = {}
+    for edge in incoming:
+        if edge.weak and policy.weak_references == "none":
+            continue
+        for key, tag in edge.source_tags.items():
+            hops = tag.hops + 1
+            family = policy.sensitivity.get(key)
+            if family is not None:
+                if edge.weak:
+                    continue
+                outcome = _sensitivity(tag, edge, policy, key)
+                if outcome is not None:
+                    level, rule = outcome
+                    levels.setdefault(key, []).append(
+                        _Candidate(
+                            frozenset([level]), [Provenance(edge.source, edge.task, edge.kind, rule, hops)]
+                        )
+                    )
+                continue
+            typed = policy.family_of_type_key(key)
+            if typed is not None:
+                if edge.weak:
+                    continue
+                outcome_types = _types(tag, edge, policy, typed[0])
+                if outcome_types is not None:
+                    values, rule = outcome_types
+                    sets.setdefault(key, []).append(
+                        _Candidate(values, [Provenance(edge.source, edge.task, edge.kind, rule, hops)])
+                    )
+                continue
+            if key in policy.business:
+                values = tag.values
+                rule = "inherit"
+                allowed = edge.filters.get(key)
+                if allowed is not None:
+                    values = values & allowed
+                    rule = f"narrow:{key} in {sorted(allowed)}"
+                if values:
+                    sets.setdefault(key, []).append(
+                        _Candidate(values, [Provenance(edge.source, edge.task, edge.kind, rule, hops)])
+                    )
+                continue
+            if not edge.weak and edge.kind == "direct" and not edge.functions:
+                sets.setdefault(key, []).append(
+                    _Candidate(tag.values, [Provenance(edge.source, edge.task, edge.kind, "inherit", hops)])
+                )
+    result: dict[str, TagValue] = {}
+    for key, candidates in levels.items():
+        family = policy.sensitivity[key]
+        top = max(family.rank(next(iter(c.values))) for c in candidates)
+        winners = [p for c in candidates if family.rank(next(iter(c.values))) == top for p in c.provenance]
+        result[key] = TagValue(key, frozenset([family.levels[top]]), PROPAGATED, _sorted(winners))
+    for key, candidates in sets.items():
+        values = frozenset().union(*(c.values for c in candidates))
+        result[key] = TagValue(
+            key, values, PROPAGATED, _sorted([p for c in candidates for p in c.provenance])
+        )
+    return result
+
+
+def _sensitivity(tag: TagValue, edge: Incoming, policy: Policy, key: str) -> tuple[str, str] | None:
+    family = policy.sensitivity[key]
+    level = max(tag.values, key=family.rank)
+    applied: list[str] = []
+    for function in edge.functions:
+        effect = policy.effect(function, family)
+        if effect == "drop":
+            return None
+        if effect.startswith("downgrade:"):
+            target = effect.split(":", 1)[1]
+            if family.rank(target) < family.rank(level):
+                level = target
+                applied.append(f"downgrade:{function}->{target}")
+        elif effect != "keep" and not effect.startswith("retype:"):
+            applied.append(f"{effect}:{function}")
+    if edge.kind == "conditional-value":
+        effect = policy.conditional_value
+        if effect == "drop":
+            return None
+        if effect.startswith("downgrade:"):
+            target = effect.split(":", 1)[1]
+            if family.rank(target) < family.rank(level):
+                level = target
+                applied.append(f"downgrade:conditional->{target}")
+    return level, ", ".join(applied) or "keep"
+
+
+def _types(
+    tag: TagValue, edge: Incoming, policy: Policy, family_name: str
+) -> tuple[frozenset[str], str] | None:
+    family = policy.sensitivity[family_name]
+    values = tag.values
+    rule = "keep"
+    for function in edge.functions:
+        effect = policy.effect(function, family)
+        if effect == "drop":
+            return None
+        if effect.startswith("retype:"):
+            values = frozenset([effect.split(":", 1)[1]])
+            rule = f"retype:{function}"
+    if edge.kind == "conditional-value" and policy.conditional_value == "drop":
+        return None
+    return values, rule
+
+
+def _sorted(provenance: list[Provenance]) -> tuple[Provenance, ...]:
+    unique = {(p.source, p.task or "", p.kind, p.rule, p.hops): p for p in provenance}
+    return tuple(unique[k] for k in sorted(unique))
+
+
+def table_business(
+    inputs: list[tuple[str, dict[str, TagValue], str | None, dict[str, frozenset[str]]]],
+    policy: Policy,
+) -> dict[str, TagValue]:
+    """Business tags of a written table: the union over its input tables, each narrowed by the task's filters.
+
+    An input table without a tag for a dimension the task filters on
+    contributes the filter's values: the filter proves which rows remain.
+    """
+    candidates: dict[str, list[_Candidate]] = {}
+    for source, tags, task, filters in inputs:
+        for key in policy.business:
+            tag = tags.get(key)
+            allowed = filters.get(key)
+            if tag is None and allowed is None:
+                continue
+            if tag is None:
+                values, rule, hops = allowed, f"filter:{key} in {sorted(allowed)}", 1
+            else:
+                values = tag.values & allowed if allowed is not None else tag.values
+                rule = f"narrow:{key} in {sorted(allowed)}" if allowed is not None else "union"
+                hops = tag.hops + 1
+            if values:
+                candidates.setdefault(key, []).append(
+                    _Candidate(values, [Provenance(source, task, "table", rule, hops)])
+                )
+    return {
+        key: TagValue(
+            key,
+            frozenset().union(*(c.values for c in cs)),
+            PROPAGATED,
+            _sorted([p for c in cs for p in c.provenance]),
+        )
+        for key, cs in candidates.items()
+    }
+
+
+def filter_values(predicates: list[tuple[str, str, list[str]]], policy: Policy) -> dict[str, frozenset[str]]:
+    """Dimension values allowed by a task's filters on one source table: (column, op, values) triples."""
+    allowed: dict[str, frozenset[str]] = {}
+    for column, op, values in predicates:
+        found = policy.dimension_of_column(column.lower())
+        if found is None or op not in ("=", "in"):
+            continue
+        name, dimension = found
+        mapped = frozenset(dimension.map_value(column.lower(), v) for v in values)
+        allowed[name] = allowed[name] & mapped if name in allowed else mapped
+    return allowed
