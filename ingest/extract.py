@@ -7,6 +7,7 @@ their lineage. Nothing raises out of `extract_lineage` for bad SQL.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import threading
@@ -288,7 +289,7 @@ def _aggregate(statements: list[StatementLineage]) -> dict:
     for table in unbounded:
         read = reads[table]
         if read.partition_window_days is not None:
-            reads[table] = read.model_copy(update={"partition_window_days": None})
+            reads[table] = dataclasses.replace(read, partition_window_days=None)
     return {
         "reads": list(reads.values()),
         "writes": list(writes),

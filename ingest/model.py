@@ -8,6 +8,7 @@ map key) is kept apart in `key` and written `db.table.column#$.a.b` by `id`.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -54,13 +55,20 @@ class SqlTask(BaseModel):
         return self.version or self.sql_hash
 
 
-class SourceColumn(BaseModel):
+# The records below are slotted dataclasses rather than pydantic models: an
+# extraction creates tens of them per statement, and a dataclass costs a sixth
+# of a model to build. Pydantic still validates them whenever a `TaskLineage`
+# is loaded from JSON, and serialises them with it.
+
+
+@dataclass(slots=True, kw_only=True)
+class SourceColumn:
     """One value source of a written column."""
 
     column: str
     key: str | None = None
     kind: Kind
-    functions: list[str] = Field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -71,18 +79,20 @@ class SourceColumn(BaseModel):
         return self.column.rsplit(".", 1)[0]
 
 
-class ColumnLineage(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ColumnLineage:
     """A written column and the columns its value is computed from."""
 
     target: str
-    sources: list[SourceColumn] = Field(default_factory=list)
+    sources: list[SourceColumn] = field(default_factory=list)
 
     @property
     def table(self) -> str:
         return self.target.rsplit(".", 1)[0]
 
 
-class WeakReference(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class WeakReference:
     """A column that decides which rows flow into `target_table`, not their values."""
 
     column: str
@@ -94,28 +104,37 @@ class WeakReference(BaseModel):
         return self.column.rsplit(".", 1)[0]
 
 
-class Predicate(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Predicate:
     """A column-versus-literal filter on one source table, after variable substitution.
 
-    `text` is the normalised predicate as Hive SQL with the column unqualified
-    and the column on the left, for example `dt >= DATE_SUB('2024-01-31', 20)`.
+    `text` is the normalised predicate with the column unqualified and on the
+    left, dates evaluated when known: `dt >= '2024-01-11'`, `app IN ('a', 'b')`.
+    `values` holds the raw values (`2024-01-11`, `a`, `b`).
     """
 
     column: str
     op: str
-    values: list[str] = Field(default_factory=list)
+    values: list[str] = field(default_factory=list)
     text: str
 
 
-class TableRead(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class TableRead:
     """A source table with the filters it is read under and its partition window."""
 
     table: str
-    predicates: list[Predicate] = Field(default_factory=list)
+    predicates: list[Predicate] = field(default_factory=list)
     partition_window_days: int | None = None
-    partition_columns: list[str] = Field(default_factory=list)
+    partition_columns: list[str] = field(default_factory=list)
     #: partition filters that could not be turned into day bounds (they make the window unbounded)
-    unparsed_partition_predicates: list[str] = Field(default_factory=list)
+    unparsed_partition_predicates: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class TableEdge:
+    source: str
+    target: str
 
 
 StatementKind = Literal[
@@ -131,11 +150,6 @@ StatementKind = Literal[
     "command",
     "ddl",
 ]
-
-
-class TableEdge(BaseModel):
-    source: str
-    target: str
 
 
 class StatementLineage(BaseModel):
