@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from propagation.policy import Policy
 
 SEED, MANUAL, PROPAGATED = "seed", "manual", "propagated"
+#: the kind of a table-level FLOWS_TO edge
+TABLE_EDGE = "table"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,9 @@ def _propagated(incoming: list[Incoming], policy: Policy) -> dict[str, TagValue]
     levels: dict[str, list[_Candidate]] = {}
     sets: dict[str, list[_Candidate]] = {}
     for edge in incoming:
+        if edge.kind == TABLE_EDGE:
+            _table_edge(edge, policy, sets)
+            continue
         if edge.weak and policy.weak_references == "none":
             continue
         for key, tag in edge.source_tags.items():
@@ -206,41 +211,27 @@ def _sorted(provenance: list[Provenance]) -> tuple[Provenance, ...]:
     return tuple(unique[k] for k in sorted(unique))
 
 
-def table_business(
-    inputs: list[tuple[str, dict[str, TagValue], str | None, dict[str, frozenset[str]]]],
-    policy: Policy,
-) -> dict[str, TagValue]:
-    """Business tags of a written table: the union over its input tables, each narrowed by the task's filters.
+def _table_edge(edge: Incoming, policy: Policy, sets: dict[str, list[_Candidate]]) -> None:
+    """A table-level edge carries business values only: the input table's, narrowed by the task's filters.
 
     An input table without a tag for a dimension the task filters on
     contributes the filter's values: the filter proves which rows remain.
     """
-    candidates: dict[str, list[_Candidate]] = {}
-    for source, tags, task, filters in inputs:
-        for key in policy.business:
-            tag = tags.get(key)
-            allowed = filters.get(key)
-            if tag is None and allowed is None:
-                continue
-            if tag is None:
-                values, rule, hops = allowed, f"filter:{key} in {sorted(allowed)}", 1
-            else:
-                values = tag.values & allowed if allowed is not None else tag.values
-                rule = f"narrow:{key} in {sorted(allowed)}" if allowed is not None else "union"
-                hops = tag.hops + 1
-            if values:
-                candidates.setdefault(key, []).append(
-                    _Candidate(values, [Provenance(source, task, "table", rule, hops)])
-                )
-    return {
-        key: TagValue(
-            key,
-            frozenset().union(*(c.values for c in cs)),
-            PROPAGATED,
-            _sorted([p for c in cs for p in c.provenance]),
-        )
-        for key, cs in candidates.items()
-    }
+    for key in policy.business:
+        tag = edge.source_tags.get(key)
+        allowed = edge.filters.get(key)
+        if tag is None and allowed is None:
+            continue
+        if tag is None:
+            values, rule, hops = allowed, f"filter:{key} in {sorted(allowed)}", 1
+        else:
+            values = tag.values & allowed if allowed is not None else tag.values
+            rule = f"narrow:{key} in {sorted(allowed)}" if allowed is not None else "union"
+            hops = tag.hops + 1
+        if values:
+            sets.setdefault(key, []).append(
+                _Candidate(values, [Provenance(edge.source, edge.task, TABLE_EDGE, rule, hops)])
+            )
 
 
 def filter_values(predicates: list[tuple[str, str, list[str]]], policy: Policy) -> dict[str, frozenset[str]]:

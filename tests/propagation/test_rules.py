@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from propagation.policy import Policy, PolicyError, default_policy
-from propagation.rules import MANUAL, SEED, Incoming, TagValue, derive, filter_values, table_business
+from propagation.rules import MANUAL, SEED, TABLE_EDGE, Incoming, TagValue, derive, filter_values
 
 
 @pytest.fixture(scope="module")
@@ -119,15 +119,23 @@ def test_function_table_overrides_and_retype(policy):
 
 
 def test_table_tag_is_union_of_inputs_after_narrowing(policy):
-    tags = table_business(
+    def table_edge(source, tags, filters):
+        return Incoming(source, tags, "t1", TABLE_EDGE, (), False, filters)
+
+    tags = derive(
         [
-            ("ods.a", {"app": seed("app", "douyin", "toutiao")}, "t1", {"app": frozenset(["douyin"])}),
-            ("ods.b", {}, "t1", {"app": frozenset(["xigua"])}),
-            ("ods.c", {"region": seed("region", "cn")}, "t1", {}),
+            table_edge(
+                "ods.a",
+                {"app": seed("app", "douyin", "toutiao"), "pii": seed("pii", "L4")},
+                {"app": frozenset(["douyin"])},
+            ),
+            table_edge("ods.b", {}, {"app": frozenset(["xigua"])}),
+            table_edge("ods.c", {"region": seed("region", "cn")}, {}),
         ],
         policy,
     )
     assert values(tags, "app") == {"douyin", "xigua"} and values(tags, "region") == {"cn"}
+    assert "pii" not in tags  # sensitivity follows columns, not tables
 
 
 def test_seed_rules_from_column_name_patterns(policy):

@@ -1,0 +1,249 @@
+"""Layer-by-layer propagation to a fixpoint, over any store of lineage and tags.
+
+A run starts from a set of nodes, recomputes them from all their inputs
+(`rules.derive`), and continues with the downstream neighbours of the nodes
+whose tags changed, layer after layer, until nothing changes or the depth cap
+is hit. Each layer is cut into batches; `compute_batch` is what a worker runs
+for one batch: one read of the batch's incoming edges and their sources' tags,
+one write of the changed nodes. Because every node is recomputed from all its
+inputs and the rules are monotone, the fixpoint does not depend on the order of
+batches, their size, the number of workers, or a batch being run twice.
+
+Retraction is delete-and-rederive: the propagated tags of the affected
+downstream cone are cleared first, then the cone is recomputed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from propagation.policy import Policy
+from propagation.rules import MANUAL, PROPAGATED, SEED, Incoming, TagValue, derive
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeIn:
+    """One lineage edge into a node, as the store knows it."""
+
+    source: str
+    task: str | None
+    kind: str
+    functions: tuple[str, ...] = ()
+    weak: bool = False
+    filters: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class OwnTags:
+    """What stewards and rules set on a node directly."""
+
+    seeds: dict[str, TagValue] = field(default_factory=dict)
+    manual: dict[str, TagValue] = field(default_factory=dict)
+    blocks: frozenset[str] = frozenset()
+
+
+class TagStore(Protocol):
+    def incoming(self, nodes: Sequence[str]) -> dict[str, list[EdgeIn]]: ...
+
+    def downstream(self, nodes: Iterable[str]) -> set[str]: ...
+
+    def tags_of(self, nodes: Iterable[str]) -> dict[str, dict[str, TagValue]]: ...
+
+    def own_of(self, nodes: Iterable[str]) -> dict[str, OwnTags]: ...
+
+    def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int) -> None: ...
+
+    def clear_tags(self, nodes: Iterable[str], run_id: str, token: int) -> None:
+        """Forget the stored tags of `nodes`; recomputing a node restores its own tags."""
+        ...
+
+    def seeded_nodes(self) -> set[str]: ...
+
+    def tagged_nodes(self) -> set[str]: ...
+
+
+def _same(a: dict[str, TagValue], b: dict[str, TagValue]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    return all(
+        a[k].values == b[k].values and a[k].origin == b[k].origin and a[k].provenance == b[k].provenance
+        for k in a
+    )
+
+
+def compute_batch(
+    store: TagStore, policy: Policy, nodes: Sequence[str], run_id: str, token: int
+) -> list[str]:
+    """Recompute `nodes` from all their inputs; write and return those that changed."""
+    edges = store.incoming(nodes)
+    sources = {edge.source for node_edges in edges.values() for edge in node_edges}
+    current = store.tags_of([*nodes, *sources])
+    own = store.own_of(nodes)
+    changes: dict[str, dict[str, TagValue]] = {}
+    for node in nodes:
+        incoming = [
+            Incoming(e.source, current.get(e.source, {}), e.task, e.kind, e.functions, e.weak, e.filters)
+            for e in edges.get(node, [])
+        ]
+        mine = own.get(node, OwnTags())
+        new = derive(incoming, policy, seeds=mine.seeds, manual=mine.manual, blocks=mine.blocks)
+        if not _same(new, current.get(node, {})):
+            changes[node] = new
+    if changes:
+        store.write_tags(changes, run_id, token)
+    return sorted(changes)
+
+
+BatchRunner = Callable[[list[list[str]]], list[list[str]]]
+
+
+@dataclass
+class LayerReport:
+    layer: int
+    nodes: int
+    changed: int
+    batches: int
+    seconds: float
+
+
+@dataclass
+class RunReport:
+    run_id: str
+    layers: list[LayerReport] = field(default_factory=list)
+    stopped_at_cap: bool = False
+
+    @property
+    def nodes_processed(self) -> int:
+        return sum(layer.nodes for layer in self.layers)
+
+    @property
+    def tags_changed(self) -> int:
+        return sum(layer.changed for layer in self.layers)
+
+
+def batches_of(nodes: list[str], size: int) -> list[list[str]]:
+    return [nodes[i : i + size] for i in range(0, len(nodes), size)]
+
+
+def run_layers(
+    store: TagStore,
+    start: Iterable[str],
+    run_batches: BatchRunner,
+    *,
+    run_id: str,
+    batch_size: int = 500,
+    max_layers: int = 1000,
+    on_layer: Callable[[LayerReport], None] | None = None,
+    first_layer: int = 0,
+) -> RunReport:
+    """Propagate from `start` until no tag changes (or `max_layers`)."""
+    report = RunReport(run_id)
+    targets = sorted(set(start))
+    layer = first_layer
+    while targets:
+        if layer >= max_layers:
+            report.stopped_at_cap = True
+            break
+        began = time.monotonic()
+        batches = batches_of(targets, batch_size)
+        changed = sorted({node for result in run_batches(batches) for node in result})
+        entry = LayerReport(layer, len(targets), len(changed), len(batches), time.monotonic() - began)
+        report.layers.append(entry)
+        if on_layer is not None:
+            on_layer(entry)
+        targets = sorted(store.downstream(changed)) if changed else []
+        layer += 1
+    return report
+
+
+def downstream_cone(store: TagStore, nodes: Iterable[str], limit: int = 10_000_000) -> set[str]:
+    """Every node reachable downstream of `nodes`, `nodes` included."""
+    cone = set(nodes)
+    frontier = set(cone)
+    while frontier and len(cone) < limit:
+        frontier = store.downstream(frontier) - cone
+        cone |= frontier
+    return cone
+
+
+def propagate_full(
+    store: TagStore,
+    run_batches: BatchRunner,
+    *,
+    run_id: str,
+    token: int,
+    batch_size: int = 500,
+    max_layers: int = 1000,
+    on_layer: Callable[[LayerReport], None] | None = None,
+) -> RunReport:
+    """Clear every stored tag, then recompute everything downstream of the seeds."""
+    seeded = store.seeded_nodes()
+    cone = downstream_cone(store, seeded)
+    store.clear_tags(cone | store.tagged_nodes(), run_id, token)
+    return run_layers(
+        store,
+        cone,
+        run_batches,
+        run_id=run_id,
+        batch_size=batch_size,
+        max_layers=max_layers,
+        on_layer=on_layer,
+    )
+
+
+def propagate_incremental(
+    store: TagStore,
+    changed: Iterable[str],
+    run_batches: BatchRunner,
+    *,
+    run_id: str,
+    token: int,
+    batch_size: int = 500,
+    max_layers: int = 1000,
+    on_layer: Callable[[LayerReport], None] | None = None,
+) -> tuple[RunReport, int]:
+    """Delete-and-rederive over the downstream cone of `changed` (nodes whose inputs or seeds changed).
+
+    Returns the report and the size of the cone that was touched.
+    """
+    cone = downstream_cone(store, changed)
+    store.clear_tags(cone, run_id, token)
+    report = run_layers(
+        store,
+        cone,
+        run_batches,
+        run_id=run_id,
+        batch_size=batch_size,
+        max_layers=max_layers,
+        on_layer=on_layer,
+    )
+    return report, len(cone)
+
+
+def local_batches(store: TagStore, policy: Policy, run_id: str, token: int) -> BatchRunner:
+    """Run batches in this process, one after another (tests, small graphs, the reference)."""
+
+    def run(batches: list[list[str]]) -> list[list[str]]:
+        return [compute_batch(store, policy, batch, run_id, token) for batch in batches]
+
+    return run
+
+
+__all__ = [
+    "MANUAL",
+    "PROPAGATED",
+    "SEED",
+    "EdgeIn",
+    "OwnTags",
+    "RunReport",
+    "TagStore",
+    "compute_batch",
+    "downstream_cone",
+    "local_batches",
+    "propagate_full",
+    "propagate_incremental",
+    "run_layers",
+]

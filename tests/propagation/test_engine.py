@@ -1,0 +1,164 @@
+"""Propagation to a fixpoint over extracted lineage, in process (the reference for the workers)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ingest.extract import extract_lineage
+from ingest.model import SqlTask
+from propagation.engine import local_batches, propagate_full, propagate_incremental
+from propagation.memory_store import MemoryTagStore
+from propagation.policy import default_policy
+from propagation.rules import MANUAL
+
+POLICY = default_policy()
+
+TASKS = {
+    "t_dwd": """
+        INSERT OVERWRITE TABLE dwd.user SELECT uid, email, upper(email) AS email_u, md5(phone) AS phone_h,
+               app FROM ods.user WHERE app = 'douyin'""",
+    "t_dws": "INSERT OVERWRITE TABLE dws.user_stat SELECT app, count(DISTINCT email) AS n, max(email) AS any_email FROM dwd.user GROUP BY app",
+    "t_ads": "INSERT OVERWRITE TABLE ads.report SELECT a.app, a.any_email, b.region FROM dws.user_stat a JOIN ods.region b ON a.app = b.app",
+    # self-overwrite and a 3-table cycle
+    "t_self": "INSERT OVERWRITE TABLE dwd.user SELECT uid, email, email_u, phone_h, app FROM dwd.user",
+    "t_c1": "INSERT OVERWRITE TABLE cyc.a SELECT x FROM cyc.c",
+    "t_c2": "INSERT OVERWRITE TABLE cyc.b SELECT x FROM cyc.a",
+    "t_c3": "INSERT OVERWRITE TABLE cyc.c SELECT x FROM cyc.b UNION ALL SELECT email AS x FROM ods.user",
+}
+
+
+def build(tasks=TASKS) -> MemoryTagStore:
+    store = MemoryTagStore()
+    for task_id, sql in tasks.items():
+        lineage = extract_lineage(SqlTask(task_id=task_id, sql=sql))
+        assert not lineage.errors, lineage.errors
+        store.add_lineage(lineage, POLICY)
+    store.set_own("ods.user.email", "pii", ["L3"])
+    store.set_own("ods.user.email", "pii_type", ["email"])
+    store.set_own("ods.user.phone", "pii", ["L4"])
+    store.set_own("ods.user", "app", ["douyin", "toutiao"])
+    return store
+
+
+def run_full(store, batch_size=500, shuffle_seed=None):
+    runner = local_batches(store, POLICY, "run-1", 1)
+    if shuffle_seed is not None:
+        rng = random.Random(shuffle_seed)
+
+        def shuffled(batches):
+            order = list(range(len(batches)))
+            rng.shuffle(order)
+            results = {i: runner([batches[i]])[0] for i in order}
+            return [results[i] for i in range(len(batches))]
+
+        return propagate_full(store, shuffled, run_id="run-1", token=1, batch_size=batch_size)
+    return propagate_full(store, runner, run_id="run-1", token=1, batch_size=batch_size)
+
+
+def level(store, node, key="pii"):
+    tag = store.tags.get(node, {}).get(key)
+    return None if tag is None else set(tag.values)
+
+
+def test_direct_expression_count_and_hash():
+    store = build()
+    run_full(store)
+    assert level(store, "dwd.user.email") == {"L3"}
+    assert level(store, "dwd.user.email_u") == {"L3"}  # upper keeps
+    assert level(store, "dwd.user.phone_h") == {"L1"}  # md5 downgrades
+    assert level(store, "dws.user_stat.n") is None  # count(distinct) drops
+    assert level(store, "dws.user_stat.any_email") == {"L3"}  # max keeps
+    assert level(store, "ads.report.any_email") == {"L3"}
+    assert level(store, "ads.report.region") is None  # join key is a weak reference
+
+
+def test_filter_narrows_the_table_tag():
+    store = build()
+    run_full(store)
+    assert level(store, "dwd.user", "app") == {"douyin"}
+    assert level(store, "dws.user_stat", "app") == {"douyin"}
+
+
+def test_self_overwrite_and_cycle_terminate():
+    store = build()
+    report = run_full(store)
+    assert not report.stopped_at_cap
+    for node in ("cyc.a.x", "cyc.b.x", "cyc.c.x"):
+        assert level(store, node) == {"L3"}
+
+
+def test_provenance_hops_back_to_the_seed():
+    store = build()
+    run_full(store)
+    tag = store.tags["ads.report.any_email"]["pii"]
+    (prov,) = tag.provenance
+    assert (prov.source, prov.task, prov.kind, prov.hops) == ("dws.user_stat.any_email", "t_ads", "direct", 3)
+
+
+@pytest.mark.parametrize(("batch_size", "shuffle"), [(1, None), (3, 7), (500, None), (2, 11)])
+def test_same_fixpoint_whatever_batches_and_order(batch_size, shuffle):
+    reference = build()
+    run_full(reference)
+    other = build()
+    run_full(other, batch_size=batch_size, shuffle_seed=shuffle)
+    assert other.tags == reference.tags
+
+
+def test_rerunning_changes_nothing():
+    store = build()
+    run_full(store)
+    before = {k: dict(v) for k, v in store.tags.items()}
+    run_full(store)
+    assert store.tags == before
+
+
+def test_block_and_manual_override():
+    store = build()
+    store.block("dwd.user.email", "pii")
+    store.set_own("dwd.user.email_u", "pii", ["L2"], origin=MANUAL)
+    run_full(store)
+    assert level(store, "dwd.user.email") is None
+    assert level(store, "dws.user_stat.any_email") is None  # nothing flows past the block
+    assert level(store, "dwd.user.email_u") == {"L2"}
+
+
+def test_retraction_after_a_seed_is_removed():
+    store = build()
+    run_full(store)
+    store.unset_own("ods.user.email", "pii")
+    _report, cone = propagate_incremental(
+        store, ["ods.user.email"], local_batches(store, POLICY, "run-2", 2), run_id="run-2", token=2
+    )
+    assert level(store, "dwd.user.email") is None
+    assert level(store, "ads.report.any_email") is None
+    assert level(store, "cyc.a.x") is None  # the cycle does not keep the tag alive
+    assert level(store, "dwd.user.phone_h") == {"L1"}  # untouched branch stays
+    assert cone < 30
+
+
+def test_retraction_after_a_task_changes():
+    store = build()
+    run_full(store)
+    touched = store.remove_task("t_dws")
+    changed = extract_lineage(
+        SqlTask(
+            task_id="t_dws",
+            sql="INSERT OVERWRITE TABLE dws.user_stat SELECT app, uid AS any_email FROM dwd.user",
+        )
+    )
+    touched |= store.add_lineage(changed, POLICY)
+    propagate_incremental(store, touched, local_batches(store, POLICY, "run-2", 2), run_id="run-2", token=2)
+    assert level(store, "dws.user_stat.any_email") is None
+    assert level(store, "ads.report.any_email") is None
+
+
+def test_full_run_forgets_tags_whose_seed_is_gone():
+    store = build()
+    run_full(store)
+    for key in ("pii", "pii_type"):
+        store.unset_own("ods.user.email", key)
+    store.unset_own("ods.user.phone", "pii")
+    run_full(store)
+    assert all("pii" not in tags for tags in store.tags.values())
