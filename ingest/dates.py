@@ -102,6 +102,8 @@ _PASS_THROUGH = (
     exp.StrToTime,
     exp.StrToDate,
     exp.TsOrDsToTimestamp,
+    exp.TimeStrToTime,
+    exp.TimeStrToDate,
     exp.Date,
 )
 _PASS_THROUGH_NAMES = frozenset(

@@ -18,6 +18,7 @@ from sqlglot.tokens import Token, TokenType
 
 from ingest.catalog import Catalog
 from ingest.dates import DatePoint, parse_date_text
+from ingest.errors import StatementError
 from ingest.model import (
     ColumnLineage,
     LineageError,
@@ -29,7 +30,7 @@ from ingest.model import (
     WeakReference,
 )
 from ingest.settings import IngestSettings
-from ingest.statements import StatementError, StatementExtractor
+from ingest.statements import StatementExtractor
 from ingest.variables import script_variables, substitute, unresolved_references
 
 # sqlglot logs a warning for every statement it keeps as an opaque Command

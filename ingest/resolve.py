@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from ingest.catalog import Catalog
 from ingest.dates import DayRange, hull
+from ingest.errors import StatementError
 from ingest.functions import function_name
 from ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
 
@@ -126,6 +127,10 @@ class ResolverEnv:
 
 
 def table_id(table: exp.Table, default_database: str) -> str:
+    for part in (table.args.get("db"), table.this):
+        if isinstance(part, exp.Parameter):
+            # `${x}` left in a table name: the variable was never given.
+            raise StatementError(f"unsubstituted variable ${{{part.name}}} in table name {table.sql()}")
     name = table.name.lower()
     db = table.args.get("db")
     return f"{db.name.lower()}.{name}" if db is not None else f"{default_database}.{name}"
@@ -378,7 +383,8 @@ class QueryResolver:
             tid = table_id(item, self.env.default_database)
             entry = self.env.catalog.get(tid)
             if entry is not None:
-                partitions = entry.partition_set or self.env.partition_columns
+                # A table the catalog describes is partitioned exactly as it says.
+                partitions = entry.partition_set
                 occurrence = Occurrence(tid, partitions)
                 source = Source(alias, table=tid, columns=entry.all_columns, occurrence=occurrence)
                 source._column_set = entry.column_set

@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from ingest.catalog import Catalog, CatalogColumn, CatalogTable
 from ingest.dates import DatePoint, intersect, window_days
+from ingest.errors import StatementError
 from ingest.model import (
     ColumnLineage,
     Predicate,
@@ -61,10 +62,6 @@ _COMMAND_KINDS = {"SET": "set", "USE": "use"}
 _LINEAGE_KEYWORDS = ("INSERT", "WITH", "SELECT", "FROM", "MERGE", "CREATE")
 
 
-class StatementError(Exception):
-    """A statement is understood but cannot yield lineage; the message says why."""
-
-
 class StatementExtractor:
     def __init__(
         self,
@@ -111,9 +108,10 @@ class StatementExtractor:
             statement["kind"] = "set"
         elif isinstance(node, exp.Drop):
             statement["kind"] = "ddl"
-            name = node.this.name.lower() if isinstance(node.this, exp.Table) else ""
-            if node.this is not None and node.this.args.get("db") is None:
-                self.env.temp_views.pop(name, None)
+            dropped = node.args.get("tables") or ([node.this] if node.this is not None else [])
+            for table in dropped:
+                if isinstance(table, exp.Table) and table.args.get("db") is None:
+                    self.env.temp_views.pop(table.name.lower(), None)
         elif isinstance(node, exp.Command):
             keyword = str(node.this).upper()
             statement["kind"] = _COMMAND_KINDS.get(keyword, "command")
@@ -159,8 +157,10 @@ class StatementExtractor:
                     static[item.this.name.lower()] = item.expression
                 else:
                     dynamic.append(item.name.lower())
+        if query is None:
+            raise StatementError(f"INSERT into {tid} has no query or VALUES")
         ctx = ReadContext()
-        relation = self._query_with(node, query, ctx) if query is not None else Relation([], [])
+        relation = self._query_with(node, query, ctx)
         names = self._target_columns(tid, relation, explicit, static, dynamic, partition is not None, ctx)
         columns = self._column_lineage(tid, names, relation)
         columns.extend(ColumnLineage(target=f"{tid}.{name}", sources=[]) for name in static)
