@@ -53,3 +53,21 @@ class WatershedSettings(BaseSettings):
         if path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
+
+
+class GraphSettings(WatershedSettings):
+    #: where the embedded servers keep their data, logs and pid files
+    data_dir: Path = Path("var")
+    backend: str = "falkordb"
+    falkordb_host: str = "127.0.0.1"
+    falkordb_port: int = 16379
+    graph_name: str = "watershed"
+    #: the plain Redis that Celery uses as broker and result backend
+    redis_host: str = "127.0.0.1"
+    redis_port: int = 16380
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    neo4j_database: str = "neo4j"
+    #: rows per UNWIND batch when loading lineage
+    load_batch_size: int = 5000

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import demo, lineage
+from api.cli import demo, graph, lineage, services
 
 app = typer.Typer(
     name="watershed",
@@ -21,6 +21,8 @@ app = typer.Typer(
 
 app.command("lineage")(lineage.lineage_command)
 app.command("demo")(demo.demo_command)
+app.add_typer(services.app, name="services")
+app.add_typer(graph.app, name="graph")
 # Further command groups register here, one line each.
 
 

@@ -1,0 +1,82 @@
+"""`watershed graph`: counts, lineage trees and search on the lineage graph."""
+
+from __future__ import annotations
+
+import typer
+from rich.tree import Tree
+
+from api.cli.output import console, fail
+from graph.model import LineageSubgraph
+
+app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args_is_help=True)
+
+
+def open_store():
+    from graph.falkordb_store import FalkorDBStore
+    from graph.settings import GraphSettings
+
+    settings = GraphSettings()
+    store = FalkorDBStore.from_settings(settings)
+    try:
+        store._run("RETURN 1")
+    except Exception as exc:
+        fail(
+            f"cannot reach FalkorDB on {settings.falkordb_host}:{settings.falkordb_port} ({exc}); run `watershed services up`"
+        )
+    return store
+
+
+def lineage_tree(subgraph: LineageSubgraph) -> Tree:
+    """The subgraph as a tree from its root (a node reached twice is shown once, then marked)."""
+    children: dict[str, list] = {}
+    for edge in subgraph.edges:
+        parent, child = (
+            (edge.target, edge.source) if subgraph.direction == "upstream" else (edge.source, edge.target)
+        )
+        children.setdefault(parent, []).append((child, edge.properties))
+    tree = Tree(f"[bold]{subgraph.root}[/] ({subgraph.direction})")
+    seen: set[str] = set()
+
+    def grow(branch: Tree, node: str) -> None:
+        for child, props in sorted(children.get(node, []), key=lambda item: item[0]):
+            label = f"{child}  [dim]{props.get('kind', '')} {','.join(props.get('functions') or [])} task={props.get('task')}[/]"
+            if child in seen:
+                branch.add(label + " [dim](see above)[/]")
+                continue
+            seen.add(child)
+            grow(branch.add(label), child)
+
+    grow(tree, subgraph.root)
+    return tree
+
+
+@app.command("stats")
+def stats_command() -> None:
+    """Count tables, columns, tasks and edges."""
+    console.print(open_store().stats().model_dump())
+
+
+@app.command("lineage")
+def lineage_command(
+    node: str = typer.Argument(..., help="db.table.column (or db.table with --table-level)."),
+    upstream: bool = typer.Option(True, "--upstream/--downstream", help="Direction of the walk."),
+    depth: int = typer.Option(10, "--depth", min=1, max=100, help="Maximum hops."),
+    table_level: bool = typer.Option(False, "--table-level", help="Walk table-level edges."),
+) -> None:
+    """Print a node's upstream or downstream lineage as a tree."""
+    subgraph = open_store().lineage(
+        node.lower(), "upstream" if upstream else "downstream", depth, "table" if table_level else "column"
+    )
+    if not subgraph.nodes:
+        fail(f"{node}: no such node in the graph")
+    console.print(lineage_tree(subgraph))
+
+
+@app.command("search")
+def search_command(
+    prefix: str = typer.Argument(..., help="Start of a table or column id."),
+    limit: int = typer.Option(50, "--limit", min=1, help="Maximum results."),
+) -> None:
+    """Find tables and columns whose id starts with a prefix."""
+    for node_id, label in open_store().search(prefix, limit):
+        console.print(f"{label:7} {node_id}")

@@ -1,0 +1,73 @@
+"""The graph's domain model (see the architecture's "The graph").
+
+Nodes: Table {id: db.table}, Column {id: db.table.column}, Task {id, version}.
+Edges: Column-[FLOWS_TO {task, kind, functions, key}]->Column,
+Column-[INFLUENCES {task, role}]->Table, Table-[FLOWS_TO {task}]->Table,
+Task-[READS {predicates, partition_window}]->Table, Task-[WRITES]->Table,
+Table-[HAS_COLUMN]->Column.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+NodeLabel = Literal["Table", "Column", "Task", "HarvestRun"]
+Direction = Literal["upstream", "downstream"]
+Level = Literal["column", "table"]
+
+
+class GraphNode(BaseModel):
+    id: str
+    label: NodeLabel
+    properties: dict[str, Any] = Field(default_factory=dict)
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    type: str
+    properties: dict[str, Any] = Field(default_factory=dict)
+
+
+class LineageSubgraph(BaseModel):
+    """A node's upstream or downstream lineage: every node and edge within the depth."""
+
+    root: str
+    direction: Direction
+    level: Level
+    depth: int
+    nodes: list[GraphNode] = Field(default_factory=list)
+    edges: list[GraphEdge] = Field(default_factory=list)
+
+
+class GraphStats(BaseModel):
+    tables: int = 0
+    columns: int = 0
+    tasks: int = 0
+    column_edges: int = 0
+    weak_edges: int = 0
+    table_edges: int = 0
+
+
+class LoadResult(BaseModel):
+    """What one bulk upsert did."""
+
+    loaded: int = 0
+    unchanged: int = 0
+    column_edges: int = 0
+    weak_edges: int = 0
+    table_edges: int = 0
+    seconds: float = 0.0
+
+
+class HarvestRun(BaseModel):
+    id: str
+    started_at: str
+    inputs: list[str] = Field(default_factory=list)
+    tasks: int = 0
+    errors: int = 0
+    loaded: int = 0
+    unchanged: int = 0
+    seconds: float = 0.0

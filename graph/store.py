@@ -1,0 +1,176 @@
+"""The `GraphStore` interface, and the loading logic both backends share.
+
+A backend provides `_run(query, params) -> rows` and `_write(statements)`
+(one transaction of several parameterised statements) plus its schema; the
+task-level semantics live here:
+
+- a task is loaded as a unit: if the stored version equals the new one
+  nothing happens; otherwise the task's old edges are deleted and the new
+  ones created, in one write;
+- deleting a task removes its edges and its Task node (Table and Column
+  nodes stay: other tasks or later versions may refer to them).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from graph import queries
+from graph.model import (
+    Direction,
+    GraphEdge,
+    GraphNode,
+    GraphStats,
+    HarvestRun,
+    Level,
+    LineageSubgraph,
+    LoadResult,
+)
+from graph.rows import LoadRows
+from ingest.catalog import Catalog
+from ingest.model import SqlTask, TaskLineage
+
+
+def chunks(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+class GraphStore(ABC):
+    batch_size: int = 5000
+
+    # ------------------------------------------------------------ backend
+
+    @abstractmethod
+    def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """Run one read query; rows as lists."""
+
+    @abstractmethod
+    def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+        """Run several write statements as one unit (a transaction where the backend has them)."""
+
+    @abstractmethod
+    def ensure_schema(self) -> None:
+        """Create the indexes/constraints the queries rely on (idempotent)."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Delete the whole graph (tests, benchmarks)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+    # ------------------------------------------------------------- writes
+
+    def stored_versions(self, task_ids: Sequence[str]) -> dict[str, str]:
+        rows = self._run(queries.TASK_VERSIONS, {"ids": list(task_ids)})
+        return {row[0]: row[1] for row in rows}
+
+    def upsert_tasks(
+        self, items: Iterable[tuple[SqlTask, TaskLineage]], catalog: Catalog | None = None
+    ) -> LoadResult:
+        """Load many tasks' lineage; each task replaces its previous version as a unit."""
+        began = time.monotonic()
+        items = list(items)
+        stored = self.stored_versions([task.task_id for task, _ in items])
+        rows = LoadRows()
+        changed: list[str] = []
+        unchanged = 0
+        seen: set[str] = set()
+        for task, lineage in items:
+            if task.task_id in seen:
+                continue
+            seen.add(task.task_id)
+            if stored.get(task.task_id) == task.effective_version:
+                unchanged += 1
+                continue
+            changed.append(task.task_id)
+            rows.add(task, lineage, catalog)
+        if changed:
+            self._write(self._load_statements(changed, rows))
+        return LoadResult(
+            loaded=len(changed),
+            unchanged=unchanged,
+            column_edges=len(rows.column_edges),
+            weak_edges=len(rows.weak_edges),
+            table_edges=len(rows.table_edges),
+            seconds=time.monotonic() - began,
+        )
+
+    def _load_statements(self, task_ids: list[str], rows: LoadRows) -> list[tuple[str, dict[str, Any]]]:
+        statements: list[tuple[str, dict[str, Any]]] = []
+        for ids in chunks(task_ids, self.batch_size):
+            ids = list(ids)
+            statements += [
+                (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
+                (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),
+                (queries.DELETE_TASK_OWN_EDGES, {"ids": ids}),
+            ]
+        for query, data in (
+            (queries.MERGE_TABLES, list(rows.tables.values())),
+            (queries.MERGE_COLUMNS, list(rows.columns.values())),
+            (queries.MERGE_TASKS, rows.tasks),
+            (queries.CREATE_COLUMN_EDGES, rows.column_edges),
+            (queries.CREATE_WEAK_EDGES, rows.weak_edges),
+            (queries.CREATE_TABLE_EDGES, rows.table_edges),
+            (queries.CREATE_READS, rows.reads),
+            (queries.CREATE_WRITES, rows.writes),
+        ):
+            statements += [(query, {"rows": list(batch)}) for batch in chunks(data, self.batch_size)]
+        return statements
+
+    def delete_tasks(self, task_ids: Sequence[str]) -> None:
+        ids = list(task_ids)
+        self._write(
+            [
+                (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
+                (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),
+                (queries.DELETE_TASK_OWN_EDGES, {"ids": ids}),
+                (queries.DELETE_TASK_NODES, {"ids": ids}),
+            ]
+        )
+
+    def record_run(self, run: HarvestRun) -> None:
+        self._write([(queries.RECORD_RUN, run.model_dump())])
+
+    # -------------------------------------------------------------- reads
+
+    def lineage(
+        self, node_id: str, direction: Direction, depth: int = 10, level: Level = "column"
+    ) -> LineageSubgraph:
+        label = "Column" if level == "column" else "Table"
+        rows = self._run(queries.lineage_edges(label, direction, depth), {"id": node_id})
+        edges = [GraphEdge(source=s, target=t, type="FLOWS_TO", properties=dict(p or {})) for s, t, p in rows]
+        ids = sorted({node_id} | {e.source for e in edges} | {e.target for e in edges})
+        return LineageSubgraph(
+            root=node_id, direction=direction, level=level, depth=depth, nodes=self.nodes(ids), edges=edges
+        )
+
+    def nodes(self, ids: Sequence[str]) -> list[GraphNode]:
+        rows = self._run(queries.NODE_PROPERTIES, {"ids": list(ids)})
+        return [GraphNode(id=i, label=label, properties=dict(p or {})) for i, label, p in rows]
+
+    def neighbours(self, ids: Sequence[str], direction: Direction) -> dict[str, list[GraphEdge]]:
+        """Incoming (upstream) or outgoing (downstream) lineage edges of a batch of nodes, in one round trip."""
+        query = queries.NEIGHBOURS_IN if direction == "upstream" else queries.NEIGHBOURS_OUT
+        out: dict[str, list[GraphEdge]] = {i: [] for i in ids}
+        for node, other, rel_type, props in self._run(query, {"ids": list(ids)}):
+            if direction == "upstream":
+                edge = GraphEdge(source=other, target=node, type=rel_type, properties=dict(props or {}))
+            else:
+                edge = GraphEdge(source=node, target=other, type=rel_type, properties=dict(props or {}))
+            out[node].append(edge)
+        return out
+
+    def search(self, prefix: str, limit: int = 50) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        for label in ("Table", "Column"):
+            rows = self._run(queries.SEARCH.format(label=label), {"prefix": prefix.lower(), "limit": limit})
+            found += [(row[0], row[1]) for row in rows]
+        return sorted(found)[:limit]
+
+    def stats(self) -> GraphStats:
+        return GraphStats(**{name: self._run(query)[0][0] for name, query in queries.STATS.items()})

@@ -1,0 +1,108 @@
+"""The GraphStore contract on a real FalkorDB server."""
+
+from __future__ import annotations
+
+from ingest.catalog import Catalog
+from ingest.extract import extract_lineage
+from ingest.model import SqlTask
+
+CATALOG = Catalog.from_dict(
+    {"tables": {"ods.u": {"columns": ["uid", "email", "app"], "partitioned_by": ["dt"], "ttl_days": 30}}}
+)
+SQL = {
+    "t1": "INSERT OVERWRITE TABLE dwd.u SELECT uid, upper(email) AS email, app FROM ods.u WHERE dt = '2024-01-31' AND app = 'a'",
+    "t2": "INSERT OVERWRITE TABLE dws.s SELECT app, count(DISTINCT uid) AS n, max(email) AS e FROM dwd.u GROUP BY app",
+    "t3": "INSERT OVERWRITE TABLE ads.r SELECT s.e, j.x FROM dws.s s JOIN ods.j j ON s.app = j.app",
+}
+
+
+def load(store, sql=SQL):
+    items = []
+    for task_id, text in sql.items():
+        task = SqlTask(task_id=task_id, sql=text)
+        items.append((task, extract_lineage(task, CATALOG)))
+    return store.upsert_tasks(items, CATALOG)
+
+
+def test_load_creates_nodes_and_edges(graph_store):
+    result = load(graph_store)
+    assert result.loaded == 3 and result.unchanged == 0
+    stats = graph_store.stats()
+    assert stats.tasks == 3
+    assert stats.column_edges == result.column_edges == 3 + 3 + 2
+    assert stats.weak_edges == result.weak_edges
+    assert stats.table_edges == 4
+
+
+def test_reloading_the_same_versions_changes_nothing(graph_store):
+    load(graph_store)
+    before = graph_store.stats()
+    again = load(graph_store)
+    assert again.loaded == 0 and again.unchanged == 3
+    assert graph_store.stats() == before
+
+
+def test_new_version_replaces_exactly_that_tasks_edges(graph_store):
+    load(graph_store)
+    before = graph_store.stats()
+    changed = {
+        **SQL,
+        "t2": "INSERT OVERWRITE TABLE dws.s SELECT app, max(email) AS e FROM dwd.u GROUP BY app",
+    }
+    result = load(graph_store, changed)
+    assert result.loaded == 1 and result.unchanged == 2
+    after = graph_store.stats()
+    assert after.column_edges == before.column_edges - 1  # t2 lost its count(distinct uid) edge
+    up = graph_store.lineage("ads.r.e", "upstream", depth=10)
+    assert {(e.source, e.target) for e in up.edges} == {
+        ("dws.s.e", "ads.r.e"),
+        ("dwd.u.email", "dws.s.e"),
+        ("ods.u.email", "dwd.u.email"),
+    }
+
+
+def test_deleting_a_task_removes_its_edges(graph_store):
+    load(graph_store)
+    graph_store.delete_tasks(["t3"])
+    stats = graph_store.stats()
+    assert stats.tasks == 2 and stats.table_edges == 2
+    assert graph_store.lineage("dws.s.e", "downstream").edges == []
+
+
+def test_lineage_queries_return_nodes_and_edge_properties(graph_store):
+    load(graph_store)
+    down = graph_store.lineage("ods.u.email", "downstream", depth=10)
+    edges = {(e.source, e.target): e.properties for e in down.edges}
+    assert edges[("ods.u.email", "dwd.u.email")] == {
+        "task": "t1",
+        "kind": "expression",
+        "functions": ["upper"],
+    }
+    assert edges[("dwd.u.email", "dws.s.e")]["kind"] == "aggregate"
+    assert {n.id for n in down.nodes} == {"ods.u.email", "dwd.u.email", "dws.s.e", "ads.r.e"}
+    shallow = graph_store.lineage("ods.u.email", "downstream", depth=1)
+    assert [(e.source, e.target) for e in shallow.edges] == [("ods.u.email", "dwd.u.email")]
+    tables = graph_store.lineage("ads.r", "upstream", depth=5, level="table")
+    assert {e.source for e in tables.edges} == {"dws.s", "ods.j", "dwd.u", "ods.u"}
+
+
+def test_neighbours_of_a_batch_and_search(graph_store):
+    load(graph_store)
+    out = graph_store.neighbours(["ods.u.app", "dwd.u.app"], "downstream")
+    assert {(e.target, e.type, e.properties.get("role")) for e in out["ods.u.app"]} == {
+        ("dwd.u.app", "FLOWS_TO", None),
+        ("dwd.u", "INFLUENCES", "filter"),
+    }
+    assert {e.target for e in out["dwd.u.app"]} >= {"dws.s.app", "dws.s"}
+    found = graph_store.search("dws.")
+    assert ("dws.s", "Table") in found and ("dws.s.e", "Column") in found
+
+
+def test_reads_carry_predicates_and_window(graph_store):
+    load(graph_store)
+    rows = graph_store._run(
+        "MATCH (k:Task {id: 't1'})-[r:READS]->(t:Table) RETURN t.id, r.predicates, r.partition_window"
+    )
+    assert rows == [["ods.u", ["dt = '2024-01-31'", "app = 'a'"], 1]]
+    table = graph_store.nodes(["ods.u"])[0]
+    assert table.properties["ttl_days"] == 30
