@@ -133,6 +133,9 @@ class GraphStore(ABC):
             ]
         )
 
+    def task_ids(self) -> list[str]:
+        return [row[0] for row in self._run(queries.TASK_IDS)]
+
     def record_run(self, run: HarvestRun) -> None:
         self._write([(queries.RECORD_RUN, run.model_dump())])
 

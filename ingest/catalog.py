@@ -114,6 +114,8 @@ class Catalog(BaseModel):
                 name = f"{default_db.lower()}.{name}"
             if not isinstance(spec, dict):
                 spec = {"columns": spec}
+            # A dumped catalog repeats each table's name inside its entry.
+            spec = {key: value for key, value in spec.items() if key != "name"}
             try:
                 tables[name] = CatalogTable(name=name, **spec)
             except ValidationError as exc:
