@@ -217,7 +217,7 @@ def spark_session(master: str = "local[*]", app_name: str = "watershed-harvest")
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return (
+    session = (
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.ui.enabled", "false")
@@ -226,6 +226,8 @@ def spark_session(master: str = "local[*]", app_name: str = "watershed-harvest")
         .config("spark.sql.shuffle.partitions", "4")
         .getOrCreate()
     )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
 
 
 def main(argv: list[str] | None = None) -> int:

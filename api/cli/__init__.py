@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import demo, graph, lineage, services
+from api.cli import demo, graph, harvest, lineage, services
 
 app = typer.Typer(
     name="watershed",
@@ -23,6 +23,8 @@ app.command("lineage")(lineage.lineage_command)
 app.command("demo")(demo.demo_command)
 app.add_typer(services.app, name="services")
 app.add_typer(graph.app, name="graph")
+app.command("harvest")(harvest.harvest_command)
+app.command("generate")(harvest.generate_command)
 # Further command groups register here, one line each.
 
 

@@ -1,14 +1,15 @@
-"""`watershed demo`: the furthest the pipeline reaches, on bundled sample data."""
+"""`watershed demo`: the furthest the pipeline reaches, on the embedded default."""
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 
 import typer
 from rich.table import Table
 
 from api.cli.lineage import print_lineage
-from api.cli.output import console
+from api.cli.output import console, fail
 from ingest.catalog import Catalog
 from ingest.extract import extract_lineage
 from ingest.model import SqlTask
@@ -17,12 +18,96 @@ SAMPLE_RUN_DATE = "2024-01-31"
 
 
 def demo_command(
-    details: bool = typer.Option(False, "--details", help="Also print every task's full lineage."),
+    tasks: int = typer.Option(500, "--tasks", min=10, help="Size of the generated warehouse."),
+    lineage_only: bool = typer.Option(
+        False,
+        "--lineage-only",
+        help="Only print the lineage of the bundled sample scripts (no services, no Spark).",
+    ),
+    details: bool = typer.Option(
+        False, "--details", help="With --lineage-only, print every task's full lineage."
+    ),
 ) -> None:
-    """Extract the lineage of the bundled sample warehouse scripts and print it as tables."""
+    """Start the services, generate a warehouse, harvest it with Spark into FalkorDB, and show lineage."""
+    if lineage_only:
+        sample_lineage(details)
+        return
+    full_demo(tasks)
+
+
+def full_demo(tasks: int) -> None:
+    from api.cli.graph import lineage_tree
+    from bench.gen_warehouse import generate_warehouse
+    from graph.falkordb_store import FalkorDBStore
+    from graph.server import ServerError
+    from graph.services import up
+    from graph.settings import GraphSettings
+    from ingest.harvest import run_harvest, spark_session
+
+    settings = GraphSettings()
+    try:
+        statuses = up(settings)
+    except ServerError as exc:
+        fail(str(exc))
+    console.print("services: " + ", ".join(f"{s.name} on port {s.port}" for s in statuses))
+    warehouse = settings.data_dir / "demo" / f"warehouse-{tasks}"
+    if not (warehouse / "catalog.json").exists():
+        summary = generate_warehouse(warehouse, tasks=tasks, seed=7)
+        console.print(f"generated {summary.tasks} tasks over {summary.tables} tables in {warehouse}")
+    catalog = Catalog.load(warehouse / "catalog.json")
+    store = FalkorDBStore.from_settings(settings)
+    store.ensure_schema()
+    spark = spark_session("local[*]")
+    report = run_harvest(
+        spark,
+        tasks=str(warehouse / "tasks"),
+        catalog=catalog,
+        store=store,
+        out_dir=settings.data_dir / "harvest",
+        progress=console.print,
+    )
+    stats = store.stats()
+    summary_table = Table(title="lineage graph", title_justify="left")
+    for header in (
+        "tables",
+        "columns",
+        "tasks",
+        "column edges",
+        "weak edges",
+        "table edges",
+        "tasks with errors",
+    ):
+        summary_table.add_column(header, justify="right")
+    summary_table.add_row(
+        str(stats.tables),
+        str(stats.columns),
+        str(stats.tasks),
+        str(stats.column_edges),
+        str(stats.weak_edges),
+        str(stats.table_edges),
+        str(report.tasks_with_errors),
+    )
+    console.print(summary_table)
+    console.print(f"harvest {report.run_id}: errors in {report.out_dir}/errors.jsonl")
+    deepest = store._run(
+        "MATCH (c:Column)<-[:FLOWS_TO]-(:Column)<-[:FLOWS_TO]-(:Column) WHERE c.table STARTS WITH 'ads.' "
+        "RETURN c.id ORDER BY c.id LIMIT 1"
+    )
+    root = store._run(
+        "MATCH (c:Column)-[:FLOWS_TO]->(:Column)-[:FLOWS_TO]->(:Column) WHERE c.table STARTS WITH 'ods.' "
+        "RETURN c.id ORDER BY c.id LIMIT 1"
+    )
+    if deepest:
+        console.print(lineage_tree(store.lineage(deepest[0][0], "upstream", depth=10)))
+    if root:
+        downstream = store.lineage(root[0][0], "downstream", depth=10)
+        console.print(lineage_tree(downstream))
+
+
+def sample_lineage(details: bool) -> None:
     samples = resources.files("ingest") / "samples" / "warehouse"
     catalog = Catalog.from_dict(
-        __import__("json").loads((samples / "catalog.json").read_text()), source="samples/catalog.json"
+        json.loads((samples / "catalog.json").read_text()), source="samples/catalog.json"
     )
     scripts = sorted(p for p in samples.iterdir() if p.name.endswith(".sql"))
     summary = Table(title=f"sample warehouse lineage (run date {SAMPLE_RUN_DATE})", title_justify="left")
@@ -42,12 +127,11 @@ def demo_command(
             f"{r.table} ({'∞' if r.partition_window_days is None else r.partition_window_days})"
             for r in result.reads
         )
-        n_edges = sum(len(c.sources) for c in result.columns)
         summary.add_row(
             task.task_id,
             reads,
             ", ".join(result.writes),
-            str(n_edges),
+            str(sum(len(c.sources) for c in result.columns)),
             str(len(result.weak_references)),
             str(len(result.errors)),
         )

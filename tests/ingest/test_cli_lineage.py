@@ -94,7 +94,7 @@ def test_bad_inputs_are_named(tmp_path):
     assert bad_catalog.exit_code == 2 and "catalog.json" in bad_catalog.output
 
 
-def test_demo_prints_sample_lineage():
-    result = runner.invoke(app, ["demo"], catch_exceptions=False)
+def test_demo_lineage_only_prints_sample_lineage():
+    result = runner.invoke(app, ["demo", "--lineage-only"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "sample warehouse lineage" in result.output
