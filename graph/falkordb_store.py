@@ -14,6 +14,7 @@ from typing import Any
 from falkordb import FalkorDB
 from redis.exceptions import ResponseError
 
+from graph import queries
 from graph.settings import GraphSettings
 from graph.store import GraphStore
 
@@ -45,6 +46,14 @@ class FalkorDBStore(GraphStore):
     def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         for query, params in statements:
             self.graph.query(query, params)
+
+    def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:
+        rows = self._run(queries.lineage_subgraph(label, direction, depth, packed=True), {"id": node_id})
+        out = []
+        for packed, functions in rows:
+            source, target, task, kind, key = packed.split("\t", 4)
+            out.append((source, target, task or None, kind or None, key or None, functions))
+        return out
 
     def ensure_schema(self) -> None:
         for statement in INDEXES:

@@ -54,34 +54,49 @@ CREATE_WRITES = (
 )
 
 
-def lineage_edges(label: str, direction: str, depth: int) -> str:
-    """Every FLOWS_TO edge within `depth` hops up- or downstream of one node, with properties.
-
-    `WITH DISTINCT` makes the plan start from the indexed root node instead of
-    scanning every node.
-    """
+def _pattern(label: str, direction: str, depth: int) -> str:
     if not 1 <= depth <= 100:
         raise ValueError(f"depth must be between 1 and 100, got {depth}")
-    pattern = (
-        f"(n:{label})-[:FLOWS_TO*1..{depth}]->(root)"
-        if direction == "upstream"
-        else f"(root)-[:FLOWS_TO*1..{depth}]->(n:{label})"
-    )
-    return (
-        f"MATCH (root:{label} {{id: $id}}) WITH DISTINCT root MATCH p = {pattern} "
-        "UNWIND relationships(p) AS r WITH DISTINCT r "
-        "RETURN startNode(r).id, endNode(r).id, properties(r)"
-    )
+    if direction == "upstream":
+        return f"(n:{label})-[:FLOWS_TO*1..{depth}]->(root)"
+    return f"(root)-[:FLOWS_TO*1..{depth}]->(n:{label})"
+
+
+def lineage_subgraph(label: str, direction: str, depth: int, packed: bool = False) -> str:
+    """Every FLOWS_TO edge touching the nodes within `depth` hops of one node, in one traversal.
+
+    The reached nodes are found first as a distinct set (asking for paths
+    would enumerate every path of a diamond-shaped lineage: exponential), then
+    each is expanded by one hop; the caller keeps the edges whose other end is
+    in the subgraph. `WITH DISTINCT` makes the plan start from the indexed
+    root. With `packed`, ids, task, kind and key come as one tab-separated
+    string per edge: FalkorDB's Python client decodes typed values slowly.
+    """
+    if direction == "upstream":
+        expand = "MATCH (n)-[r:FLOWS_TO]->(m:{label})"
+    else:
+        expand = "MATCH (m:{label})-[r:FLOWS_TO]->(n)"
+    head = (
+        f"MATCH (root:{{label}} {{{{id: $id}}}}) WITH DISTINCT root MATCH {_pattern(label, direction, depth)} "
+        f"WITH DISTINCT n {expand} "
+    ).format(label=label)
+    if direction == "upstream":
+        ends = "n.id + '\\t' + m.id"
+        plain = "n.id, m.id"
+    else:
+        ends = "m.id + '\\t' + n.id"
+        plain = "m.id, n.id"
+    if packed:
+        return (
+            head
+            + f"RETURN {ends} + '\\t' + coalesce(r.task, '') + '\\t' + coalesce(r.kind, '') + '\\t' + coalesce(r.key, ''), r.functions"
+        )
+    return head + f"RETURN {plain}, r.task, r.kind, r.key, r.functions"
 
 
 def lineage_count(label: str, direction: str, depth: int) -> str:
     """The bare count over the same traversal (the baseline of the query benchmark)."""
-    pattern = (
-        f"(n:{label})-[:FLOWS_TO*1..{depth}]->(root)"
-        if direction == "upstream"
-        else f"(root)-[:FLOWS_TO*1..{depth}]->(n:{label})"
-    )
-    return f"MATCH (root:{label} {{id: $id}}) WITH DISTINCT root MATCH {pattern} RETURN count(DISTINCT n)"
+    return f"MATCH (root:{label} {{id: $id}}) WITH DISTINCT root MATCH {_pattern(label, direction, depth)} RETURN count(DISTINCT n)"
 
 
 NODE_PROPERTIES = "UNWIND $ids AS id MATCH (n {id: id}) RETURN n.id, labels(n)[0], properties(n)"

@@ -145,12 +145,29 @@ class GraphStore(ABC):
         self, node_id: str, direction: Direction, depth: int = 10, level: Level = "column"
     ) -> LineageSubgraph:
         label = "Column" if level == "column" else "Table"
-        rows = self._run(queries.lineage_edges(label, direction, depth), {"id": node_id})
-        edges = [GraphEdge(source=s, target=t, type="FLOWS_TO", properties=dict(p or {})) for s, t, p in rows]
-        ids = sorted({node_id} | {e.source for e in edges} | {e.target for e in edges})
+        rows = self._lineage_rows(label, direction, depth, node_id)
+        # Upstream rows are (reached, consumer); downstream (producer, reached): the reached side is in the subgraph.
+        reached = {row[0] if direction == "upstream" else row[1] for row in rows}
+        members = reached | {node_id}
+        edges = []
+        for source, target, task, kind, key, functions in rows:
+            if (target if direction == "upstream" else source) not in members:
+                continue
+            properties = {"task": task, "kind": kind, "functions": list(functions or [])}
+            if key:
+                properties["key"] = key
+            edges.append(GraphEdge(source=source, target=target, type="FLOWS_TO", properties=properties))
+        ids = sorted(members)
         return LineageSubgraph(
             root=node_id, direction=direction, level=level, depth=depth, nodes=self.nodes(ids), edges=edges
         )
+
+    def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:
+        """(source, target, task, kind, key, functions) of the edges around the subgraph."""
+        return [
+            tuple(row)
+            for row in self._run(queries.lineage_subgraph(label, direction, depth), {"id": node_id})
+        ]
 
     def nodes(self, ids: Sequence[str]) -> list[GraphNode]:
         rows = self._run(queries.NODE_PROPERTIES, {"ids": list(ids)})
