@@ -24,7 +24,8 @@ DELETE_TASK_NODES = "UNWIND $ids AS id MATCH (k:Task {id: id}) DELETE k"
 MERGE_TABLES = (
     "UNWIND $rows AS r MERGE (t:Table {id: r.id}) "
     "SET t.db = r.db, t.name = r.name, t.format = r.format, t.location = r.location, "
-    "t.owner = r.owner, t.layer = r.layer, t.ttl_days = r.ttl_days"
+    "t.owner = r.owner, t.layer = r.layer, t.ttl_days = r.ttl_days, "
+    "t.partitioned_by = coalesce(r.partitioned_by, t.partitioned_by)"
 )
 MERGE_COLUMNS = (
     "UNWIND $rows AS r MATCH (t:Table {id: r.table}) MERGE (c:Column {id: r.id}) "

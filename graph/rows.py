@@ -32,6 +32,7 @@ class LoadRows:
             "owner": None,
             "layer": None,
             "ttl_days": None,
+            "partitioned_by": None,
         }
         entry = catalog.get(table_id) if catalog is not None else None
         if entry is not None:
@@ -41,6 +42,7 @@ class LoadRows:
                 owner=entry.owner,
                 layer=entry.layer,
                 ttl_days=entry.ttl_days,
+                partitioned_by=entry.partition_column_names,
             )
         self.tables[table_id] = row
 

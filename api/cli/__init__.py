@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import demo, graph, harvest, lineage, services
+from api.cli import demo, graph, harvest, lineage, services, ttl
 
 app = typer.Typer(
     name="watershed",
@@ -25,6 +25,7 @@ app.add_typer(services.app, name="services")
 app.add_typer(graph.app, name="graph")
 app.command("harvest")(harvest.harvest_command)
 app.command("generate")(harvest.generate_command)
+app.add_typer(ttl.app, name="ttl")
 # Further command groups register here, one line each.
 
 
