@@ -1,0 +1,63 @@
+"""The production backend: Neo4j 5 through the official `neo4j` driver (Bolt).
+
+The data queries are the shared ones in `graph.queries`; only the schema
+statements are Neo4j's own. A load runs as one managed write transaction
+(`execute_write`), which the driver retries on transient errors (leader
+changes, deadlocks), so a load is all-or-nothing and safe to retry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.settings import GraphSettings
+from graph.store import GraphStore
+
+CONSTRAINTS = [
+    "CREATE CONSTRAINT watershed_table_id IF NOT EXISTS FOR (n:Table) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT watershed_column_id IF NOT EXISTS FOR (n:Column) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT watershed_task_id IF NOT EXISTS FOR (n:Task) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT watershed_run_id IF NOT EXISTS FOR (n:HarvestRun) REQUIRE n.id IS UNIQUE",
+    "CREATE INDEX watershed_flows_task IF NOT EXISTS FOR ()-[r:FLOWS_TO]-() ON (r.task)",
+]
+
+
+class Neo4jStore(GraphStore):
+    def __init__(self, driver, database: str = "neo4j", batch_size: int = 5000) -> None:
+        self.driver = driver
+        self.database = database
+        self.batch_size = batch_size
+
+    @classmethod
+    def from_settings(cls, settings: GraphSettings | None = None) -> Neo4jStore:
+        from neo4j import GraphDatabase
+
+        settings = settings or GraphSettings()
+        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+        return cls(driver, settings.neo4j_database, settings.load_batch_size)
+
+    def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        def read(tx):
+            return [list(record.values()) for record in tx.run(query, params or {})]
+
+        with self.driver.session(database=self.database) as session:
+            return session.execute_read(read)
+
+    def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+        def write(tx):
+            for query, params in statements:
+                tx.run(query, params).consume()
+
+        with self.driver.session(database=self.database) as session:
+            session.execute_write(write)
+
+    def ensure_schema(self) -> None:
+        with self.driver.session(database=self.database) as session:
+            for statement in CONSTRAINTS:
+                session.run(statement).consume()
+
+    def clear(self) -> None:
+        self._write([("MATCH (n) DETACH DELETE n", {})])
+
+    def close(self) -> None:
+        self.driver.close()
