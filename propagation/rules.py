@@ -162,29 +162,21 @@ def _propagated(incoming: list[Incoming], policy: Policy) -> dict[str, TagValue]
 
 
 def _sensitivity(tag: TagValue, edge: Incoming, policy: Policy, key: str) -> tuple[str, str] | None:
+    """The level a sensitivity tag has after the edge's functions (and CASE/IF value rule), or None if dropped."""
     family = policy.sensitivity[key]
     level = max(tag.values, key=family.rank)
-    applied: list[str] = []
-    for function in edge.functions:
-        effect = policy.effect(function, family)
-        if effect == "drop":
-            return None
-        if effect.startswith("downgrade:"):
-            target = effect.split(":", 1)[1]
-            if family.rank(target) < family.rank(level):
-                level = target
-                applied.append(f"downgrade:{function}->{target}")
-        elif effect != "keep" and not effect.startswith("retype:"):
-            applied.append(f"{effect}:{function}")
+    steps = [(policy.effect(function, family), function) for function in edge.functions]
     if edge.kind == "conditional-value":
-        effect = policy.conditional_value
+        steps.append((policy.conditional_value, "conditional"))
+    applied: list[str] = []
+    for effect, cause in steps:
         if effect == "drop":
             return None
         if effect.startswith("downgrade:"):
             target = effect.split(":", 1)[1]
             if family.rank(target) < family.rank(level):
                 level = target
-                applied.append(f"downgrade:conditional->{target}")
+                applied.append(f"downgrade:{cause}->{target}")
     return level, ", ".join(applied) or "keep"
 
 
