@@ -1,0 +1,30 @@
+"""Writing recommendations back onto the graph's Column nodes."""
+
+from __future__ import annotations
+
+import json
+
+from graph.store import GraphStore, chunks
+from ttl_advisor.model import Recommendation
+
+STORE = (
+    "UNWIND $rows AS r MATCH (c:Column {id: r.id}) "
+    "SET c.ttl_status = r.status, c.ttl_days_recommended = r.ttl_days, c.ttl_evidence = r.evidence, "
+    "c.ttl_run = r.run"
+)
+
+
+def store_recommendations(store: GraphStore, recommendations: list[Recommendation], run_id: str) -> int:
+    """Set ttl_status, ttl_days_recommended, ttl_evidence (JSON) and ttl_run on each column; idempotent."""
+    rows = [
+        {
+            "id": rec.column,
+            "status": rec.status,
+            "ttl_days": rec.ttl_days,
+            "evidence": json.dumps([use.model_dump() for use in rec.evidence], sort_keys=True),
+            "run": run_id,
+        }
+        for rec in recommendations
+    ]
+    store._write([(STORE, {"rows": list(batch)}) for batch in chunks(rows, store.batch_size)])
+    return len(rows)
