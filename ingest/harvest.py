@@ -118,6 +118,10 @@ def run_harvest(
     lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast))
 
     extract_began = time.monotonic()
+    # Extract every partition in parallel first; the driver then streams the cached rows.
+    lines = lines.persist()
+    lines.count()
+    report.extract_seconds = time.monotonic() - extract_began
     pending: list[tuple[SqlTask, TaskLineage]] = []
     seen: set[str] = set()
     with (out / "errors.jsonl").open("w") as errors:
@@ -133,7 +137,7 @@ def run_harvest(
                 )
                 + "\n"
             )
-        for line in lines.toLocalIterator():
+        for line in lines.toLocalIterator(prefetchPartitions=True):
             item = json.loads(line)
             lineage = TaskLineage.model_validate(item["lineage"])
             report.tasks += 1
@@ -153,8 +157,7 @@ def run_harvest(
                 pending = []
         if store is not None and pending:
             _load(store, pending, catalog, report, progress)
-    total = time.monotonic() - extract_began
-    report.extract_seconds = total - report.load_seconds
+    lines.unpersist()
     if store is not None and prune and not report.source_problems:
         gone = sorted(set(store.task_ids()) - seen)
         if gone:
