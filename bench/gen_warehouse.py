@@ -233,9 +233,52 @@ BROKEN = [
 ]
 
 
+def write_sample_data(
+    out: Path, tables: list[Table], catalog: dict[str, dict], partitions: int, seed: int
+) -> int:
+    """Small ORC partitions (`location/dt=.../part-0.orc`) for some ODS tables, so sizes can be measured."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    rng = random.Random(seed)
+    run_date = dt.date.fromisoformat(RUN_DATE)
+    files = 0
+    for table in tables:
+        location = out / "data" / table.id.replace(".", "/")
+        rows = rng.randint(100, 400)
+        # Column widths differ a lot in a real table: a JSON payload dwarfs an id.
+        columns = {
+            name: pa.array(
+                [
+                    ("x" * rng.randint(50, 400))
+                    if name in ("payload", "email")
+                    else str(rng.randrange(10**6))
+                    for _ in range(rows)
+                ]
+            )
+            for name in table.columns
+        }
+        data = pa.table(columns)
+        for day in range(partitions):
+            partition = location / f"dt={(run_date - dt.timedelta(days=day)).isoformat()}"
+            partition.mkdir(parents=True, exist_ok=True)
+            orc.write_table(data, str(partition / "part-0.orc"))
+            files += 1
+        catalog[table.id]["location"] = str(location)
+    return files
+
+
 def generate_warehouse(
-    out_dir: str | Path, tasks: int = 500, seed: int = 7, broken: int | None = None
+    out_dir: str | Path,
+    tasks: int = 500,
+    seed: int = 7,
+    broken: int | None = None,
+    data_tables: int = 0,
+    data_partitions: int = 30,
 ) -> Summary:
+    """Write the warehouse; with `data_tables`, that many ODS tables also get ORC partitions."""
     rng = random.Random(seed)
     out = Path(out_dir)
     (out / "tasks").mkdir(parents=True, exist_ok=True)
@@ -303,6 +346,8 @@ def generate_warehouse(
                 + "\n"
             )
             summary.tasks += 1
+    if data_tables:
+        write_sample_data(out, ods[:data_tables], catalog, data_partitions, seed)
     (out / "catalog.json").write_text(json.dumps({"tables": catalog}, indent=1, sort_keys=True))
     summary.tables = len(catalog)
     summary.columns = sum(len(e["columns"]) + len(e["partitioned_by"]) for e in catalog.values())
@@ -317,8 +362,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("out_dir")
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--data-tables", type=int, default=0, help="ODS tables that also get ORC data files")
+    parser.add_argument("--data-partitions", type=int, default=30, help="daily partitions per such table")
     args = parser.parse_args(argv)
-    summary = generate_warehouse(args.out_dir, args.tasks, args.seed)
+    summary = generate_warehouse(
+        args.out_dir,
+        args.tasks,
+        args.seed,
+        data_tables=args.data_tables,
+        data_partitions=args.data_partitions,
+    )
     print(json.dumps(summary.__dict__))
 
 

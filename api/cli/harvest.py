@@ -75,9 +75,17 @@ def generate_command(
     out: Path = typer.Argument(..., help="Directory to write tasks/, tasks.jsonl and catalog.json into."),
     tasks: int = typer.Option(500, "--tasks", min=4, help="Number of tasks (one table each)."),
     seed: int = typer.Option(7, "--seed", help="Random seed; the same seed gives the same files."),
+    data_tables: int = typer.Option(
+        0, "--data-tables", min=0, help="ODS tables that also get small ORC partitions (for TTL savings)."
+    ),
+    data_partitions: int = typer.Option(
+        30, "--data-partitions", min=1, help="Daily partitions per such table."
+    ),
 ) -> None:
     """Generate a synthetic layered warehouse (ODS -> DWD -> DWS -> ADS) with SQL tasks and a catalog."""
     from bench.gen_warehouse import generate_warehouse
 
-    summary = generate_warehouse(out, tasks=tasks, seed=seed)
+    summary = generate_warehouse(
+        out, tasks=tasks, seed=seed, data_tables=data_tables, data_partitions=data_partitions
+    )
     console.print(summary.__dict__)
