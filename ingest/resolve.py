@@ -563,7 +563,10 @@ class QueryResolver:
             if isinstance(found, Source):
                 return self._source_column(found, name, ctx, name), _path(rest)
             current = current.parent
-        if scope.sources:
+        bases = [source for source in scope.sources.values() if source.table is not None]
+        if len(scope.sources) == 1 and bases:
+            ctx.problem(f"unknown column {name} (not in {bases[0].table})")
+        elif scope.sources:
             ctx.problem(f"unknown column {name}")
         return [], None
 
@@ -785,44 +788,45 @@ class QueryResolver:
                 if raw is None:
                     self.weak(conjunct, scope, ctx, role)
                     continue
-                target = self._occurrence_of(raw.column, scope, ctx, weak, role)
-                if target is not None:
-                    self._record(target[0], target[1], raw)
+                for occurrence, column in self._occurrences_of(raw.column, scope, ctx, weak, role):
+                    self._record(occurrence, column, raw)
                 continue
             self.weak(conjunct, scope, ctx, role)
             raws = [normalise(branch) for branch in branches]
             if any(r is None for r in raws):
                 continue
-            targets = [self._occurrence_of(r.column, scope, ctx) for r in raws]
+            targets = [self._occurrences_of(r.column, scope, ctx) for r in raws]
             first = targets[0]
-            if first is None or any(t is None or t[0] is not first[0] or t[1] != first[1] for t in targets):
+            if not first or any([(id(o), c) for o, c in t] != [(id(o), c) for o, c in first] for t in targets):
                 continue
-            occurrence, column = first
-            if all(r.op in ("=", "in") for r in raws):
-                merged = RawPredicate(raws[0].column, "in", [v for r in raws for v in r.values])
-                self._record(occurrence, column, merged)
-            elif self._is_day_column(occurrence, column):
-                occurrence.ranges.append(hull([day_range(r) or DayRange() for r in raws]))
+            for occurrence, column in first:
+                if all(r.op in ("=", "in") for r in raws):
+                    merged = RawPredicate(raws[0].column, "in", [v for r in raws for v in r.values])
+                    self._record(occurrence, column, merged)
+                elif self._is_day_column(occurrence, column):
+                    occurrence.ranges.append(hull([day_range(r) or DayRange() for r in raws]))
 
-    def _occurrence_of(
+    def _occurrences_of(
         self,
         column: exp.Column,
         scope: Scope,
         ctx: ReadContext,
         weak: dict[tuple[str, str], None] | None = None,
         role: str = "",
-    ) -> tuple[Occurrence, str] | None:
-        """The table occurrence and column a filter column is a bare copy of."""
+    ) -> list[tuple[Occurrence, str]]:
+        """The table occurrences and columns a filter column is a bare copy of (several through a UNION)."""
         found, key = self.resolve_column(column, scope, ctx)
         if weak is not None:
             for contribution in found:
                 weak[(contribution[0], role)] = None
-        if key is not None or len(found) != 1:
-            return None
-        column_id, inner_key, kind, funcs, occurrence = found[0]
-        if occurrence is None or inner_key is not None or kind != DIRECT or funcs:
-            return None
-        return occurrence, column_id.rsplit(".", 1)[1]
+        if key is not None or not found:
+            return []
+        targets = []
+        for column_id, inner_key, kind, funcs, occurrence in found:
+            if occurrence is None or inner_key is not None or kind != DIRECT or funcs:
+                return []
+            targets.append((occurrence, column_id.rsplit(".", 1)[1]))
+        return targets
 
     def _is_day_column(self, occurrence: Occurrence, column: str) -> bool:
         return column in occurrence.partition_columns and column not in self.env.sub_day_columns

@@ -89,7 +89,8 @@ class StatementExtractor:
         elif isinstance(node, exp.MultitableInserts):
             statement["kind"] = "multi-insert"
             self._finish(
-                statement, [self._insert(insert, node.args.get("source")) for insert in node.expressions]
+                statement,
+                [self._insert(insert, node.args.get("source"), node.args.get("with_")) for insert in node.expressions],
             )
         elif isinstance(node, exp.Create):
             self._create(node, statement)
@@ -125,7 +126,9 @@ class StatementExtractor:
 
     # --------------------------------------------------------------- writes
 
-    def _insert(self, node: exp.Insert, shared_source: exp.Expression | None) -> Write:
+    def _insert(
+        self, node: exp.Insert, shared_source: exp.Expression | None, shared_with: exp.With | None = None
+    ) -> Write:
         target = node.this
         explicit: list[str] | None = None
         if isinstance(target, exp.Schema):
@@ -159,16 +162,22 @@ class StatementExtractor:
                     dynamic.append(item.name.lower())
         if query is None:
             raise StatementError(f"INSERT into {tid} has no query or VALUES")
+        if isinstance(query, exp.Select) and not query.expressions:
+            raise StatementError(f"INSERT into {tid}: the SELECT list is empty")
         ctx = ReadContext()
-        relation = self._query_with(node, query, ctx)
+        relation = self._query_with(node, query, ctx, shared_with)
         names = self._target_columns(tid, relation, explicit, static, dynamic, partition is not None, ctx)
         columns = self._column_lineage(tid, names, relation)
         columns.extend(ColumnLineage(target=f"{tid}.{name}", sources=[]) for name in static)
         return Write(tid, columns, ctx)
 
-    def _query_with(self, holder: exp.Expression, query: exp.Expression, ctx: ReadContext) -> Relation:
-        with_ = holder.args.get("with_")
-        ctes = {cte.alias_or_name.lower(): cte for cte in with_.expressions} if with_ is not None else None
+    def _query_with(
+        self, holder: exp.Expression, query: exp.Expression, ctx: ReadContext, shared_with: exp.With | None = None
+    ) -> Relation:
+        ctes: dict[str, exp.CTE] | None = None
+        for with_ in (shared_with, holder.args.get("with_")):
+            if with_ is not None:
+                ctes = {**(ctes or {}), **{cte.alias_or_name.lower(): cte for cte in with_.expressions}}
         return self.resolver.query(query, ctx, ctes)
 
     def _target_columns(
@@ -295,12 +304,20 @@ class StatementExtractor:
             then = when.args.get("then")
             if isinstance(then, exp.Update):
                 for assignment in then.expressions:
+                    if isinstance(assignment, exp.Star):
+                        self._merge_star(scope, source, assigned, ctx)
+                        continue
                     out: list = []
                     resolver.value(assignment.expression, scope, ctx, 0, (), None, out)
                     assigned.setdefault(assignment.this.name.lower(), []).extend(out)
             elif isinstance(then, exp.Insert):
                 columns = then.this.expressions if isinstance(then.this, exp.Tuple) else []
                 values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+                if values and not columns and then.this is None:
+                    # INSERT VALUES without a column list fills the target's columns in order.
+                    if target_columns is None:
+                        ctx.problem(f"MERGE into {tid}: INSERT VALUES without a column list needs the catalog")
+                    columns = [exp.to_identifier(name) for name in (target_columns or [])]
                 if (not columns and then.this is None and isinstance(then.expression, exp.Star)) or (
                     isinstance(then.this, exp.Star)
                 ):
