@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import demo, graph, harvest, lineage, services, ttl
+from api.cli import ddl, demo, graph, harvest, kms, lineage, services, ttl
 
 app = typer.Typer(
     name="watershed",
@@ -26,6 +26,8 @@ app.add_typer(graph.app, name="graph")
 app.command("harvest")(harvest.harvest_command)
 app.command("generate")(harvest.generate_command)
 app.add_typer(ttl.app, name="ttl")
+app.add_typer(kms.app, name="kms")
+app.command("ddl")(ddl.ddl_command)
 # Further command groups register here, one line each.
 
 

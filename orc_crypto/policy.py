@@ -1,0 +1,89 @@
+"""The encryption policy DDL generation needs: sensitivity level -> master key name and mask.
+
+policy.yaml:
+
+    key_provider_path: kms://http@127.0.0.1:9600/kms   # optional; `--kms-uri` overrides it
+    levels:                 # most sensitive first: a column with several tags takes the first level listed
+      - name: pii           # a tag name as it appears in tags.json
+        key: pii            # the KMS master key name
+        mask: nullify       # nullify | sha256 | redact[,params...] (ORC's mask syntax, doc §4)
+      - name: financial
+        key: fin
+        mask: redact
+
+Tags that are not a level (for example `public`) do not encrypt anything.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+#: ORC parses `orc.encrypt`/`orc.mask` by splitting on these, so names must not contain them.
+ORC_OPTION_SEPARATORS = re.compile(r"[:;,]")
+BUILTIN_MASKS = ("nullify", "redact", "sha256")
+
+
+class PolicyError(ValueError):
+    """The policy or tags file is unreadable or inconsistent; the message names the file and entry."""
+
+
+class LevelPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    key: str
+    mask: str = "nullify"
+
+    @field_validator("key")
+    @classmethod
+    def _key_name(cls, value: str) -> str:
+        if not value or ORC_OPTION_SEPARATORS.search(value) or "@" in value:
+            raise ValueError(f"invalid master key name {value!r}")
+        return value
+
+    @field_validator("mask")
+    @classmethod
+    def _mask(cls, value: str) -> str:
+        # The parameters may contain commas (they are split on them), but never `:` or `;`.
+        if not value or ":" in value or ";" in value:
+            raise ValueError(f"invalid mask {value!r}: expected NAME[,PARAM...] without ':' or ';'")
+        return value.strip()
+
+
+class EncryptionPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key_provider_path: str | None = None
+    levels: list[LevelPolicy] = Field(default_factory=list)
+
+    @field_validator("levels")
+    @classmethod
+    def _unique_levels(cls, levels: list[LevelPolicy]) -> list[LevelPolicy]:
+        seen: set[str] = set()
+        for level in levels:
+            if level.name in seen:
+                raise ValueError(f"level {level.name!r} is listed twice")
+            seen.add(level.name)
+        return levels
+
+    def level_for(self, tags: list[str]) -> LevelPolicy | None:
+        """The most sensitive level among `tags` (the first one in policy order), or None."""
+        tagged = set(tags)
+        return next((level for level in self.levels if level.name in tagged), None)
+
+
+def load_policy(path: Path) -> EncryptionPolicy:
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise PolicyError(f"policy file {path} is not valid YAML: {exc}") from exc
+    try:
+        return EncryptionPolicy.model_validate(raw)
+    except ValidationError as exc:
+        raise PolicyError(f"policy file {path}: {exc}") from exc

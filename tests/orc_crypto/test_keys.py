@@ -1,0 +1,184 @@
+"""Embedded keystore, JCEKS reader, and the local-key formula."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKey
+from orc_crypto.keys.embedded import (
+    EmbeddedKeystore,
+    KeystoreError,
+    KeystoreSettings,
+    passphrase_from_environment,
+)
+from orc_crypto.keys.jceks import JceksError, JceksKeystore
+from orc_crypto.keys.material import aes_ctr, unwrap_local_key
+from tests.orc_crypto.conftest import DATA_DIR
+
+SAMPLE_KEYSTORE = DATA_DIR / "kms.keystore"
+# The two encrypted local keys stored in apache/orc examples/encrypted/sample1.orc
+# (EncryptionVariant.encrypted_key of variants 0 and 1) and the local keys of doc §8.4.
+SAMPLE1_ENCRYPTED_KEYS = {
+    "4c402d4b15b587593c70be548a4664d7afb83c173e5074a72df484a2ce1b14c5": (
+        "59e63216ff2576c8c8c95504f46e8eab9819fe468df62c6e6a32b3f674b9c2ab"
+    ),
+    "794c5a9391fb448fe8cbbc93a186e86c5794dab9f5c9ac11c24270e69e6da8f9": (
+        "9ea48be705f3b93cee3827bfcc421d3b17f8562650f49177d3d33cdf3d0dabd7"
+    ),
+}
+FAST = 2**10  # scrypt cost for tests
+
+
+@pytest.fixture
+def keystore(tmp_path) -> EmbeddedKeystore:
+    return EmbeddedKeystore.create(tmp_path / "ks.json", "s3cret", scrypt_n=FAST)
+
+
+@pytest.fixture(scope="module")
+def sample_jceks() -> JceksKeystore:
+    return JceksKeystore(SAMPLE_KEYSTORE, "ORC_KEY")
+
+
+def test_embedded_keystore_round_trip_and_file_mode(keystore, tmp_path):
+    keystore.create_key("pii", bits=256, description="people", attributes={"owner": "sec"})
+    keystore.create_key("fin", bits=128)
+    path = tmp_path / "ks.json"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    raw = path.read_text()
+    assert keystore.get("pii").versions[0].hex() not in raw  # encrypted at rest
+    assert json.loads(raw)["kdf"]["name"] == "scrypt"
+    reopened = EmbeddedKeystore.open(path, "s3cret")
+    assert reopened.names() == ["fin", "pii"]
+    assert reopened.get("pii").versions == keystore.get("pii").versions
+    meta = reopened.get("pii").metadata()
+    assert meta["cipher"] == "AES/CTR/NoPadding" and meta["length"] == 256 and meta["versions"] == 1
+    assert meta["description"] == "people" and meta["attributes"] == {"owner": "sec"}
+    assert meta["created"] > 2**31  # milliseconds, a Java Long
+    assert len(reopened.get("fin").versions[0]) == 16
+    assert [p.name for p in tmp_path.iterdir()] == ["ks.json"]  # no temp file left behind
+
+
+def test_roll_adds_a_version_and_old_versions_still_decrypt(keystore):
+    keystore.create_key("pii")
+    encrypted = bytes(range(32))
+    before = keystore.decrypt_local_key("pii", 0, encrypted)
+    keystore.roll_key("pii")
+    assert keystore.key_info("pii").version == 1
+    assert keystore.decrypt_local_key("pii", 0, encrypted) == before
+    assert keystore.decrypt_local_key("pii", 1, encrypted) != before
+    with pytest.raises(KeyProviderError, match="no version 2"):
+        keystore.decrypt_local_key("pii", 2, encrypted)
+
+
+def test_wrong_passphrase_and_tampering_are_detected(keystore, tmp_path):
+    keystore.create_key("pii")
+    path = tmp_path / "ks.json"
+    with pytest.raises(KeystoreError, match="wrong passphrase"):
+        EmbeddedKeystore.open(path, "wrong")
+    envelope = json.loads(path.read_text())
+    envelope["kdf"]["n"] = FAST * 2  # the header is authenticated
+    path.write_text(json.dumps(envelope))
+    with pytest.raises(KeystoreError, match=str(path)):
+        EmbeddedKeystore.open(path, "s3cret")
+    with pytest.raises(KeystoreError, match="does not exist"):
+        EmbeddedKeystore.open(tmp_path / "missing.json", "s3cret")
+    with pytest.raises(KeystoreError, match="already exists"):
+        EmbeddedKeystore.create(path, "s3cret")
+
+
+def test_key_names_bits_and_unknown_keys_are_checked(keystore):
+    for bad in ("PII", "a:b", "x@1", ""):
+        with pytest.raises(KeyProviderError, match="invalid key name"):
+            keystore.create_key(bad)
+    with pytest.raises(KeyProviderError, match="bit length"):
+        keystore.create_key("odd", bits=100)
+    keystore.create_key("pii")
+    with pytest.raises(KeyProviderError, match="already exists"):
+        keystore.create_key("pii")
+    with pytest.raises(UnknownKey, match="'nope'"):
+        keystore.key_info("nope")
+
+
+def test_passphrase_comes_from_env_or_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE", raising=False)
+    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
+    with pytest.raises(KeystoreError, match="WATERSHED_KEYSTORE_PASSPHRASE"):
+        passphrase_from_environment()
+    secret_file = tmp_path / "pass"
+    secret_file.write_text("from-file\n")
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", str(secret_file))
+    assert passphrase_from_environment() == "from-file"
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE", "from-env")
+    assert passphrase_from_environment() == "from-env"
+    assert KeystoreSettings().keystore_scrypt_n >= 2**14
+
+
+def test_local_key_formula_is_aes_ctr_over_the_stored_bytes():
+    master, stored = bytes(range(32)), bytes(range(100, 132))
+    local = unwrap_local_key(master, stored)
+    # Two counter blocks: the second keystream block uses the incremented IV.
+    block0 = aes_ctr(master, stored[:16], bytes(16))
+    iv1 = (int.from_bytes(stored[:16], "big") + 1).to_bytes(16, "big")
+    block1 = aes_ctr(master, iv1, bytes(16))
+    assert local == bytes(a ^ b for a, b in zip(stored, block0 + block1, strict=True))
+    assert len(unwrap_local_key(master, stored[:16])) == 16
+
+
+def test_jceks_sample_keystore_metadata_and_material(sample_jceks):
+    assert isinstance(sample_jceks, KeyProvider)
+    assert sample_jceks.names() == ["pii"]
+    record = sample_jceks.get("pii")
+    assert record.metadata() == {
+        "name": "pii",
+        "cipher": "AES/CTR/NoPadding",
+        "length": 256,
+        "description": "ORC_KEY",
+        "attributes": {"key.acl.name": "pii"},
+        "created": 1628446570258,
+        "versions": 1,
+    }
+    assert len(record.versions[0]) == 32
+    info = sample_jceks.key_info("pii")
+    assert (info.version, info.bit_length, info.key_bytes) == (0, 256, 32)
+
+
+def test_jceks_gives_the_sample1_local_keys(sample_jceks):
+    for encrypted, local in SAMPLE1_ENCRYPTED_KEYS.items():
+        assert sample_jceks.decrypt_local_key("pii", 0, bytes.fromhex(encrypted)).hex() == local
+
+
+def test_sample1_file_holds_those_encrypted_keys():
+    sample = DATA_DIR / "sample1.orc"
+    if not sample.exists():
+        pytest.skip("sample1.orc not (yet) in tests/orc_crypto/data")
+    data = sample.read_bytes()
+    for encrypted in SAMPLE1_ENCRYPTED_KEYS:
+        assert bytes.fromhex(encrypted) in data
+
+
+def test_jceks_and_embedded_keystore_with_same_material_agree(sample_jceks, keystore):
+    keystore.create_key("pii", bits=256, material=sample_jceks.get("pii").versions[0])
+    for encrypted, local in SAMPLE1_ENCRYPTED_KEYS.items():
+        e = bytes.fromhex(encrypted)
+        assert keystore.decrypt_local_key("pii", 0, e) == sample_jceks.decrypt_local_key("pii", 0, e)
+        assert keystore.decrypt_local_key("pii", 0, e).hex() == local
+
+
+def test_jceks_password_errors_name_the_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("HADOOP_KEYSTORE_PASSWORD", raising=False)
+    with pytest.raises(JceksError, match=r"kms\.keystore.*password"):
+        JceksKeystore(SAMPLE_KEYSTORE)  # default password `none` is wrong for the sample
+    monkeypatch.setenv("HADOOP_KEYSTORE_PASSWORD", "ORC_KEY")
+    assert JceksKeystore(SAMPLE_KEYSTORE).names() == ["pii"]
+    with pytest.raises(JceksError, match="does not exist"):
+        JceksKeystore(tmp_path / "none.jceks")
+    garbage = tmp_path / "garbage.jceks"
+    garbage.write_bytes(b"\x00" * 40)
+    with pytest.raises(JceksError, match=r"garbage\.jceks"):
+        JceksKeystore(garbage)
+    with pytest.raises(KeyProviderError, match="read-only"):
+        JceksKeystore(SAMPLE_KEYSTORE).roll_key("pii")
