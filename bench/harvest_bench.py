@@ -57,7 +57,7 @@ def main() -> None:
                 catalog=catalog,
                 store=store,
                 out_dir=root / "harvest",
-                batch_size=500,
+                batch_size=1000,
                 progress=lambda _line: None,
             )
             stats = store.stats()

@@ -9,9 +9,12 @@ edges are deleted first).
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from falkordb import FalkorDB
+from falkordb.helpers import stringify_param_value
 from redis.exceptions import ResponseError
 
 from graph import queries
@@ -24,6 +27,36 @@ INDEXES = [
     "CREATE INDEX FOR (n:Task) ON (n.id)",
     "CREATE INDEX FOR (n:HarvestRun) ON (n.id)",
 ]
+
+
+# A JSON object key, always followed by `:`; inside a JSON string every quote is escaped,
+# so this never matches text within a value.
+_JSON_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)":')
+
+
+def cypher_literal(value: Any) -> str:
+    """A parameter value as a Cypher literal for FalkorDB's `CYPHER name=value` header.
+
+    The client's own serialiser walks the value in Python, which took more time
+    than the server spent loading; JSON is built in C and is already a Cypher
+    literal for lists, strings, numbers and null. Map keys lose their quotes.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    return _JSON_KEY.sub(r"\1:", text) if "{" in text else text
+
+
+def _with_params(query: str, params: dict[str, Any] | None) -> str:
+    if not params:
+        return query
+    header = " ".join(f"{name}={cypher_literal(value)}" for name, value in params.items())
+    return f"CYPHER {header} {query}"
+
+
+def _text_list(rendered: str | None) -> list[str]:
+    """A list of names as FalkorDB's verbose format renders it, `[a, b]`, back to a list."""
+    if not rendered or rendered == "[]":
+        return []
+    return rendered.strip("[]").split(", ")
 
 
 class FalkorDBStore(GraphStore):
@@ -44,16 +77,27 @@ class FalkorDBStore(GraphStore):
         return self.graph.query(query, params or {}).result_set
 
     def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+        # One pipelined round trip for the whole load, in order (the deletes of a task's
+        # old edges run before the creates of its new ones).
+        pipeline = self.client.connection.pipeline(transaction=False)
         for query, params in statements:
-            self.graph.query(query, params)
+            pipeline.execute_command("GRAPH.QUERY", self.graph_name, _with_params(query, params))
+        pipeline.execute()
 
     def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:
-        rows = self._run(queries.lineage_subgraph(label, direction, depth, packed=True), {"id": node_id})
-        out = []
-        for packed, functions in rows:
-            source, target, task, kind, key = packed.split("\t", 4)
-            out.append((source, target, task or None, kind or None, key or None, functions))
-        return out
+        # Sent raw, in FalkorDB's verbose reply format: scalars come back as plain RESP
+        # values (parsed in C by hiredis) instead of the compact format's typed pairs
+        # that the client decodes one by one in Python, which took longer than the
+        # traversal itself. Lists come back rendered as text: `[upper, cast]`.
+        query = (
+            f"CYPHER id={stringify_param_value(node_id)} {queries.lineage_subgraph(label, direction, depth)}"
+        )
+        reply = self.client.connection.execute_command("GRAPH.RO_QUERY", self.graph_name, query)
+        rows = reply[1] if len(reply) == 3 else []
+        return [
+            (source, node_type, target, task, kind, key, _text_list(functions))
+            for source, node_type, target, task, kind, key, functions in rows
+        ]
 
     def ensure_schema(self) -> None:
         for statement in INDEXES:
@@ -64,6 +108,7 @@ class FalkorDBStore(GraphStore):
                     raise
 
     def clear(self) -> None:
+        self.forget_columns()
         try:
             self.graph.delete()
         except ResponseError as exc:

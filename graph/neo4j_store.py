@@ -58,6 +58,7 @@ class Neo4jStore(GraphStore):
 
     def clear(self) -> None:
         self._write([("MATCH (n) DETACH DELETE n", {})])
+        self.forget_columns()
 
     def close(self) -> None:
         self.driver.close()

@@ -21,37 +21,48 @@ DELETE_TASK_TABLE_EDGES = (
 DELETE_TASK_OWN_EDGES = "UNWIND $ids AS id MATCH (k:Task {id: id})-[r:READS|WRITES]->() DELETE r"
 DELETE_TASK_NODES = "UNWIND $ids AS id MATCH (k:Task {id: id}) DELETE k"
 
+# Load rows are lists; their layouts are in `graph.rows`.
 MERGE_TABLES = (
-    "UNWIND $rows AS r MERGE (t:Table {id: r.id}) "
-    "SET t.db = r.db, t.name = r.name, t.format = r.format, t.location = r.location, "
-    "t.owner = r.owner, t.layer = r.layer, t.ttl_days = r.ttl_days, "
-    "t.partitioned_by = coalesce(r.partitioned_by, t.partitioned_by)"
+    "UNWIND $rows AS r MERGE (t:Table {id: r[0]}) "
+    "SET t.db = r[1], t.name = r[2], t.format = coalesce(r[3], t.format), "
+    "t.location = coalesce(r[4], t.location), t.owner = coalesce(r[5], t.owner), "
+    "t.layer = coalesce(r[6], t.layer), t.ttl_days = coalesce(r[7], t.ttl_days), "
+    "t.partitioned_by = coalesce(r[8], t.partitioned_by)"
 )
-MERGE_COLUMNS = (
-    "UNWIND $rows AS r MATCH (t:Table {id: r.table}) MERGE (c:Column {id: r.id}) "
-    "SET c.table = r.table, c.name = r.name, c.type = r.type MERGE (t)-[:HAS_COLUMN]->(c)"
+# Columns: create the missing ones with their HAS_COLUMN edge in one statement (atomic, so two
+# loaders never both create one), then set a type only where the catalog gave one that differs.
+# Merging every column and its HAS_COLUMN edge instead took most of a load's server time.
+CREATE_MISSING_COLUMNS = (
+    "UNWIND $rows AS r OPTIONAL MATCH (c:Column {id: r[0]}) WITH r, c WHERE c IS NULL "
+    "MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], name: r[2], type: r[3]})"
+)
+SET_COLUMN_TYPES = (
+    "UNWIND $rows AS r MATCH (c:Column {id: r[0]}) WHERE coalesce(c.type, '') <> r[3] SET c.type = r[3]"
 )
 MERGE_TASKS = (
-    "UNWIND $rows AS r MERGE (k:Task {id: r.id}) "
-    "SET k.version = r.version, k.sql_hash = r.sql_hash, k.owner = r.owner, k.schedule = r.schedule, "
-    "k.dialect = r.dialect, k.errors = r.errors"
+    "UNWIND $rows AS r MERGE (k:Task {id: r[0]}) "
+    "SET k.version = r[1], k.sql_hash = r[2], k.owner = r[3], k.schedule = r[4], "
+    "k.dialect = r[5], k.errors = r[6]"
 )
 # Edges of a (re)loaded task version are created, not merged: its old edges were deleted first.
 CREATE_COLUMN_EDGES = (
-    "UNWIND $rows AS r MATCH (a:Column {id: r.s}) MATCH (b:Column {id: r.t}) "
-    "CREATE (a)-[:FLOWS_TO {task: r.task, kind: r.kind, functions: r.functions, key: r.key}]->(b)"
+    "UNWIND $rows AS r MATCH (a:Column {id: r[0]}) MATCH (b:Column {id: r[1]}) "
+    "CREATE (a)-[:FLOWS_TO {task: r[2], kind: r[3], functions: r[4], key: r[5]}]->(b)"
 )
 CREATE_WEAK_EDGES = (
-    "UNWIND $rows AS r MATCH (a:Column {id: r.s}) MATCH (b:Table {id: r.t}) "
-    "CREATE (a)-[:INFLUENCES {task: r.task, role: r.role}]->(b)"
+    "UNWIND $rows AS r MATCH (a:Column {id: r[0]}) MATCH (b:Table {id: r[1]}) "
+    "CREATE (a)-[:INFLUENCES {task: r[2], role: r[3]}]->(b)"
 )
-CREATE_TABLE_EDGES = "UNWIND $rows AS r MATCH (a:Table {id: r.s}) MATCH (b:Table {id: r.t}) CREATE (a)-[:FLOWS_TO {task: r.task}]->(b)"
+CREATE_TABLE_EDGES = (
+    "UNWIND $rows AS r MATCH (a:Table {id: r[0]}) MATCH (b:Table {id: r[1]}) "
+    "CREATE (a)-[:FLOWS_TO {task: r[2]}]->(b)"
+)
 CREATE_READS = (
-    "UNWIND $rows AS r MATCH (k:Task {id: r.task}) MATCH (t:Table {id: r.table}) "
-    "CREATE (k)-[:READS {predicates: r.predicates, partition_window: r.window, unparsed: r.unparsed}]->(t)"
+    "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) MATCH (t:Table {id: r[1]}) "
+    "CREATE (k)-[:READS {predicates: r[2], partition_window: r[3], unparsed: r[4]}]->(t)"
 )
 CREATE_WRITES = (
-    "UNWIND $rows AS r MATCH (k:Task {id: r.task}) MATCH (t:Table {id: r.table}) CREATE (k)-[:WRITES]->(t)"
+    "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) MATCH (t:Table {id: r[1]}) CREATE (k)-[:WRITES]->(t)"
 )
 
 
@@ -63,36 +74,37 @@ def _pattern(label: str, direction: str, depth: int) -> str:
     return f"(root)-[:FLOWS_TO*1..{depth}]->(n:{label})"
 
 
-def lineage_subgraph(label: str, direction: str, depth: int, packed: bool = False) -> str:
-    """Every FLOWS_TO edge touching the nodes within `depth` hops of one node, in one traversal.
+def lineage_subgraph(label: str, direction: str, depth: int) -> str:
+    """Every FLOWS_TO edge on a path of at most `depth` hops to (upstream) or from (downstream) one node.
 
-    The reached nodes are found first as a distinct set (asking for paths
-    would enumerate every path of a diamond-shaped lineage: exponential), then
-    each is expanded by one hop; the caller keeps the edges whose other end is
-    in the subgraph. `WITH DISTINCT` makes the plan start from the indexed
-    root. With `packed`, ids, task, kind and key come as one tab-separated
-    string per edge: FalkorDB's Python client decodes typed values slowly.
+    Those are the edges whose end nearer the root lies within `depth - 1`
+    hops, so the query collects that distinct node set first (asking for
+    paths would enumerate every path of a diamond-shaped lineage:
+    exponential) and expands each member by one hop; no edge leaves the
+    subgraph, so nothing is fetched to be thrown away. `WITH DISTINCT root`
+    makes the plan start from the indexed node. FLOWS_TO only joins nodes of
+    one label, so the walk needs no label filter (which costs a check per
+    node). Rows: source id, the far node's type, target id, task, kind, key,
+    functions; then one row for the root itself (target null).
     """
+    if not 1 <= depth <= 100:
+        raise ValueError(f"depth must be between 1 and 100, got {depth}")
+    root = f"MATCH (root:{label} {{id: $id}}) WITH DISTINCT root "
     if direction == "upstream":
-        expand = "MATCH (n)-[r:FLOWS_TO]->(m:{label})"
+        walk = f"MATCH (root)<-[:FLOWS_TO*0..{depth - 1}]-(v) WITH DISTINCT v MATCH (u)-[r:FLOWS_TO]->(v) "
+        far = "u"
     else:
-        expand = "MATCH (m:{label})-[r:FLOWS_TO]->(n)"
-    head = (
-        f"MATCH (root:{{label}} {{{{id: $id}}}}) WITH DISTINCT root MATCH {_pattern(label, direction, depth)} "
-        f"WITH DISTINCT n {expand} "
-    ).format(label=label)
-    if direction == "upstream":
-        ends = "n.id + '\\t' + m.id"
-        plain = "n.id, m.id"
-    else:
-        ends = "m.id + '\\t' + n.id"
-        plain = "m.id, n.id"
-    if packed:
-        return (
-            head
-            + f"RETURN {ends} + '\\t' + coalesce(r.task, '') + '\\t' + coalesce(r.kind, '') + '\\t' + coalesce(r.key, ''), r.functions"
-        )
-    return head + f"RETURN {plain}, r.task, r.kind, r.key, r.functions"
+        walk = f"MATCH (root)-[:FLOWS_TO*0..{depth - 1}]->(u) WITH DISTINCT u MATCH (u)-[r:FLOWS_TO]->(v) "
+        far = "v"
+    return (
+        root
+        + walk
+        + f"RETURN u.id AS source, {far}.type AS type, v.id AS target, r.task AS task, r.kind AS kind, "
+        "r.key AS key, r.functions AS functions "
+        "UNION ALL "
+        + f"MATCH (root:{label} {{id: $id}}) RETURN root.id AS source, root.type AS type, null AS target, "
+        "null AS task, null AS kind, null AS key, null AS functions"
+    )
 
 
 def lineage_count(label: str, direction: str, depth: int) -> str:
@@ -100,16 +112,27 @@ def lineage_count(label: str, direction: str, depth: int) -> str:
     return f"MATCH (root:{label} {{id: $id}}) WITH DISTINCT root MATCH {_pattern(label, direction, depth)} RETURN count(DISTINCT n)"
 
 
-NODE_PROPERTIES = "UNWIND $ids AS id MATCH (n {id: id}) RETURN n.id, labels(n)[0], properties(n)"
+# A node is looked up under each label in turn: a match without a label cannot use the id
+# indexes and scans every node.
+NODE_PROPERTIES = (
+    "UNWIND $ids AS id MATCH (n:Column {id: id}) RETURN n.id AS id, 'Column' AS label, properties(n) AS p "
+    "UNION ALL UNWIND $ids AS id MATCH (n:Table {id: id}) RETURN n.id AS id, 'Table' AS label, properties(n) AS p "
+    "UNION ALL UNWIND $ids AS id MATCH (n:Task {id: id}) RETURN n.id AS id, 'Task' AS label, properties(n) AS p"
+)
 
-NEIGHBOURS_IN = (
-    "UNWIND $ids AS id MATCH (n {id: id})<-[r:FLOWS_TO|INFLUENCES]-(s) "
-    "RETURN n.id, s.id, type(r), properties(r)"
-)
-NEIGHBOURS_OUT = (
-    "UNWIND $ids AS id MATCH (n {id: id})-[r:FLOWS_TO|INFLUENCES]->(t) "
-    "RETURN n.id, t.id, type(r), properties(r)"
-)
+
+def _neighbours(pattern: str) -> str:
+    return " UNION ALL ".join(
+        f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}){pattern} "
+        "RETURN n.id AS id, o.id AS other, type(r) AS type, properties(r) AS p"
+        for label in ("Column", "Table")
+    )
+
+
+#: incoming FLOWS_TO and INFLUENCES of a batch of columns and tables
+NEIGHBOURS_IN = _neighbours("<-[r:FLOWS_TO|INFLUENCES]-(o)")
+#: outgoing FLOWS_TO and INFLUENCES of a batch of columns and tables
+NEIGHBOURS_OUT = _neighbours("-[r:FLOWS_TO|INFLUENCES]->(o)")
 
 SEARCH = (
     "MATCH (n:{label}) WHERE n.id STARTS WITH $prefix RETURN n.id, labels(n)[0] ORDER BY n.id LIMIT $limit"

@@ -70,4 +70,4 @@ class GraphSettings(WatershedSettings):
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
     #: rows per UNWIND batch when loading lineage
-    load_batch_size: int = 5000
+    load_batch_size: int = 10000

@@ -41,6 +41,10 @@ def chunks(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
 
 class GraphStore(ABC):
     batch_size: int = 5000
+    #: Column ids this store has written or found in the graph. Columns are never deleted
+    #: (only `clear` empties the graph, and it forgets them), so task loads skip the
+    #: existence check for these; in a harvest, `upsert_catalog` fills it up front.
+    _known_columns: set[str]
 
     # ------------------------------------------------------------ backend
 
@@ -90,7 +94,11 @@ class GraphStore(ABC):
             changed.append(task.task_id)
             rows.add(task, lineage, catalog)
         if changed:
+            known = self.known_columns()
+            new_columns = {i: row for i, row in rows.columns.items() if i not in known}
+            rows.columns = new_columns
             self._write(self._load_statements(changed, rows))
+            known.update(new_columns)
         return LoadResult(
             loaded=len(changed),
             unchanged=unchanged,
@@ -99,6 +107,40 @@ class GraphStore(ABC):
             table_edges=len(rows.table_edges),
             seconds=time.monotonic() - began,
         )
+
+    def upsert_catalog(self, catalog: Catalog) -> int:
+        """Create the catalog's tables and columns (with their properties) ahead of the tasks' lineage.
+
+        Optional: task loads create the nodes they need. A harvest knows its
+        catalog before it extracts anything, and with the nodes in place the
+        task loads only match them by id and create edges. Returns the number
+        of column rows sent.
+        """
+        rows = LoadRows()
+        for table_id, entry in catalog.tables.items():
+            rows.add_table(table_id, catalog)
+            for name in entry.all_columns:
+                rows.add_column(f"{table_id}.{name}", catalog)
+        statements: list[tuple[str, dict[str, Any]]] = []
+        for query, data in (
+            (queries.MERGE_TABLES, list(rows.tables.values())),
+            (queries.CREATE_MISSING_COLUMNS, list(rows.columns.values())),
+            (queries.SET_COLUMN_TYPES, [c for c in rows.columns.values() if c[3] is not None]),
+        ):
+            statements += [(query, {"rows": list(batch)}) for batch in chunks(data, self.batch_size)]
+        if statements:
+            self._write(statements)
+        self.known_columns().update(rows.columns)
+        return len(rows.columns)
+
+    def known_columns(self) -> set[str]:
+        if not hasattr(self, "_known_columns"):
+            self._known_columns = set()
+        return self._known_columns
+
+    def forget_columns(self) -> None:
+        """Drop the cache of known columns (after the graph was emptied)."""
+        self._known_columns = set()
 
     def _load_statements(self, task_ids: list[str], rows: LoadRows) -> list[tuple[str, dict[str, Any]]]:
         statements: list[tuple[str, dict[str, Any]]] = []
@@ -111,7 +153,8 @@ class GraphStore(ABC):
             ]
         for query, data in (
             (queries.MERGE_TABLES, list(rows.tables.values())),
-            (queries.MERGE_COLUMNS, list(rows.columns.values())),
+            (queries.CREATE_MISSING_COLUMNS, list(rows.columns.values())),
+            (queries.SET_COLUMN_TYPES, [c for c in rows.columns.values() if c[3] is not None]),
             (queries.MERGE_TASKS, rows.tasks),
             (queries.CREATE_COLUMN_EDGES, rows.column_edges),
             (queries.CREATE_WEAK_EDGES, rows.weak_edges),
@@ -144,26 +187,46 @@ class GraphStore(ABC):
     def lineage(
         self, node_id: str, direction: Direction, depth: int = 10, level: Level = "column"
     ) -> LineageSubgraph:
+        """The node's lineage within `depth` hops: every FLOWS_TO edge on such a path, with its nodes.
+
+        An unknown node gives an empty subgraph (no nodes).
+        """
         label = "Column" if level == "column" else "Table"
-        rows = self._lineage_rows(label, direction, depth, node_id)
-        # Upstream rows are (reached, consumer); downstream (producer, reached): the reached side is in the subgraph.
-        reached = {row[0] if direction == "upstream" else row[1] for row in rows}
-        members = reached | {node_id}
-        edges = []
-        for source, target, task, kind, key, functions in rows:
-            if (target if direction == "upstream" else source) not in members:
+        node_types: dict[str, str | None] = {}
+        edges: list[GraphEdge] = []
+        for source, node_type, target, task, kind, key, functions in self._lineage_rows(
+            label, direction, depth, node_id
+        ):
+            if target is None:  # the root's own row
+                node_types.setdefault(source, node_type)
                 continue
-            properties = {"task": task, "kind": kind, "functions": list(functions or [])}
+            node_types[source if direction == "upstream" else target] = node_type
+            properties: dict[str, Any] = {"task": task}
+            if kind is not None:
+                properties["kind"] = kind
+                properties["functions"] = list(functions or [])
             if key:
                 properties["key"] = key
             edges.append(GraphEdge(source=source, target=target, type="FLOWS_TO", properties=properties))
-        ids = sorted(members)
+        if level == "column":
+            # Column properties are its id, its table and name (both parts of the id) and its type.
+            nodes = [
+                GraphNode(
+                    id=i,
+                    label="Column",
+                    properties={"id": i, "table": i.rpartition(".")[0], "name": i.rpartition(".")[2]}
+                    | ({"type": t} if t is not None else {}),
+                )
+                for i, t in sorted(node_types.items())
+            ]
+        else:
+            nodes = self.nodes(sorted(node_types))
         return LineageSubgraph(
-            root=node_id, direction=direction, level=level, depth=depth, nodes=self.nodes(ids), edges=edges
+            root=node_id, direction=direction, level=level, depth=depth, nodes=nodes, edges=edges
         )
 
     def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:
-        """(source, target, task, kind, key, functions) of the edges around the subgraph."""
+        """(source, far node type, target, task, kind, key, functions) rows; the root's row has no target."""
         return [
             tuple(row)
             for row in self._run(queries.lineage_subgraph(label, direction, depth), {"id": node_id})

@@ -94,7 +94,7 @@ def run_harvest(
     catalog: Catalog | None = None,
     store=None,
     out_dir: str | Path = "var/harvest",
-    batch_size: int = 500,
+    batch_size: int = 1000,
     prune: bool = True,
     progress: Callable[[str], None] = print,
 ) -> HarvestReport:
@@ -117,6 +117,11 @@ def run_harvest(
     broadcast = spark.sparkContext.broadcast(catalog_data)
     lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast))
 
+    if store is not None and catalog is not None and catalog.tables:
+        # With the catalog's nodes in place, task loads only match ids and create edges.
+        began_catalog = time.monotonic()
+        store.upsert_catalog(catalog)
+        report.load_seconds += time.monotonic() - began_catalog
     extract_began = time.monotonic()
     # Extract every partition in parallel first; the driver then streams the cached rows.
     lines = lines.persist()

@@ -106,3 +106,26 @@ def test_reads_carry_predicates_and_window(graph_store):
     assert rows == [["ods.u", ["dt = '2024-01-31'", "app = 'a'"], 1]]
     table = graph_store.nodes(["ods.u"])[0]
     assert table.properties["ttl_days"] == 30
+
+
+def test_catalog_first_then_tasks_gives_the_same_graph(graph_store):
+    columns = graph_store.upsert_catalog(CATALOG)
+    assert columns == 4  # uid, email, app, dt
+    assert graph_store.nodes(["ods.u.email"])[0].properties["type"] == "string"
+    result = load(graph_store)
+    stats = graph_store.stats()
+    assert stats.column_edges == result.column_edges == 8
+    # each column exists once, however many loads named it
+    rows = graph_store._run("MATCH (c:Column) WITH c.id AS id, count(*) AS n WHERE n > 1 RETURN id")
+    assert rows == []
+
+
+def test_parameters_with_quotes_and_braces_round_trip(graph_store):
+    from graph.falkordb_store import cypher_literal
+
+    tricky = ['say "hi"', "back\\slash", "{a}: b", 'x":', "naïve"]
+    rows = [[t, {"k": t}] for t in tricky]
+    graph_store._write([("UNWIND $rows AS r CREATE (:Probe {v: r[0], m: r[1].k})", {"rows": rows})])
+    stored = sorted(tuple(row) for row in graph_store._run("MATCH (p:Probe) RETURN p.v, p.m"))
+    assert stored == sorted((t, t) for t in tricky)
+    assert cypher_literal({"rows": [["a"]]}) == '{rows: [["a"]]}'

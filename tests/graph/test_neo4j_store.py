@@ -98,16 +98,10 @@ def test_a_load_is_one_write_transaction_with_batched_unwinds():
     _, statements = recorder.transactions[1]
     queries = [q for q, _ in statements]
     assert queries[0].startswith("UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]")
-    edge_batches = [p["rows"] for q, p in statements if "CREATE (a)-[:FLOWS_TO {task: r.task, kind" in q]
+    edge_batches = [p["rows"] for q, p in statements if "CREATE (a)-[:FLOWS_TO {task: r[2], kind" in q]
     assert [len(b) for b in edge_batches] == [2, 1]
-    assert edge_batches[0][0] == {
-        "s": "ods.s.a",
-        "t": "dw.o.a",
-        "task": "t1",
-        "kind": "direct",
-        "functions": [],
-        "key": None,
-    }
+    # [source, target, task, kind, functions, key], the layout in graph.rows
+    assert edge_batches[0][0] == ["ods.s.a", "dw.o.a", "t1", "direct", [], None]
     assert all("$rows" in q or "$ids" in q for q in queries)
 
 
@@ -118,4 +112,7 @@ def test_reads_use_structured_rows():
     (kind, statements), *_ = recorder.transactions
     query, params = statements[0]
     assert kind == "read" and params == {"id": "dw.o.a"}
-    assert "[:FLOWS_TO*1..3]" in query and "RETURN n.id, m.id, r.task, r.kind, r.key, r.functions" in query
+    # depth 3: the nodes within 2 hops, each expanded by its incoming edges; then the root's own row
+    assert "(root)<-[:FLOWS_TO*0..2]-(v) WITH DISTINCT v MATCH (u)-[r:FLOWS_TO]->(v)" in query
+    assert "RETURN u.id AS source, u.type AS type, v.id AS target, r.task AS task" in query
+    assert "UNION ALL MATCH (root:Column {id: $id})" in query
