@@ -219,6 +219,28 @@ def _load(store, pending, catalog, report: HarvestReport, progress) -> None:
     )
 
 
+def catalog_from_spark(spark, databases: list[str] | None = None) -> Catalog:
+    """The Spark session's catalog (the Hive metastore when Spark runs with Hive support) as a Catalog."""
+    from ingest.catalog import CatalogColumn, CatalogTable
+
+    tables: dict[str, CatalogTable] = {}
+    names = databases or [db.name for db in spark.catalog.listDatabases()]
+    for database in names:
+        for table in spark.catalog.listTables(database):
+            if table.isTemporary:
+                continue
+            table_id = f"{database}.{table.name}".lower()
+            columns = spark.catalog.listColumns(table.name, database)
+            tables[table_id] = CatalogTable(
+                name=table_id,
+                columns=[CatalogColumn(name=c.name, type=c.dataType) for c in columns if not c.isPartition],
+                partitioned_by=[
+                    CatalogColumn(name=c.name, type=c.dataType) for c in columns if c.isPartition
+                ],
+            )
+    return Catalog(tables=tables)
+
+
 def spark_session(master: str = "local[*]", app_name: str = "watershed-harvest"):
     import os
 
@@ -245,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", help="directory of .sql files, or a .jsonl/.parquet task export")
     parser.add_argument("--tasks-table", help="a Spark/Hive table with the export's columns")
     parser.add_argument("--catalog", help="JSON catalog file")
+    parser.add_argument(
+        "--spark-catalog", action="store_true", help="take the schemas from the Spark/Hive catalog"
+    )
     parser.add_argument("--out", default="var/harvest", help="where the run's errors.jsonl and run.json go")
     parser.add_argument("--graph", choices=["falkordb", "none"], default="falkordb")
     parser.add_argument(
@@ -253,7 +278,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.tasks and not args.tasks_table:
         parser.error("give --tasks or --tasks-table")
-    catalog = Catalog.load(args.catalog) if args.catalog else None
     store = None
     if args.graph == "falkordb":
         from graph.falkordb_store import FalkorDBStore
@@ -261,6 +285,13 @@ def main(argv: list[str] | None = None) -> int:
         store = FalkorDBStore.from_settings()
         store.ensure_schema()
     spark = spark_session(args.master or "local[*]")
+    catalog = (
+        Catalog.load(args.catalog)
+        if args.catalog
+        else catalog_from_spark(spark)
+        if args.spark_catalog
+        else None
+    )
     report = run_harvest(
         spark, tasks=args.tasks, tasks_table=args.tasks_table, catalog=catalog, store=store, out_dir=args.out
     )

@@ -20,6 +20,9 @@ def harvest_command(
         help="Spark/Hive table with task_id, version, sql, dialect, owner, schedule, vars.",
     ),
     catalog: Path | None = typer.Option(None, "--catalog", "-c", help="JSON schema catalog."),
+    spark_catalog: bool = typer.Option(
+        False, "--spark-catalog", help="Take the schemas from the Spark/Hive catalog."
+    ),
     master: str = typer.Option("local[*]", "--master", help="Spark master."),
     out: Path = typer.Option(
         Path("var/harvest"), "--out", help="Where each run's errors.jsonl and run.json go."
@@ -33,6 +36,9 @@ def harvest_command(
 ) -> None:
     """Extract the lineage of every task with Spark and load it into the graph."""
     from ingest.harvest import run_harvest, spark_session
+
+    if catalog is not None and spark_catalog:
+        fail("give --catalog or --spark-catalog, not both")
 
     if (tasks is None) == (tasks_table is None):
         fail("give exactly one of --tasks or --tasks-table")
@@ -51,6 +57,10 @@ def harvest_command(
         store = open_store()
         store.ensure_schema()
     spark = spark_session(master)
+    if spark_catalog and loaded_catalog is None:
+        from ingest.harvest import catalog_from_spark
+
+        loaded_catalog = catalog_from_spark(spark)
     console.print(f"harvesting {tasks or tasks_table} on {master}")
     report = run_harvest(
         spark,

@@ -91,3 +91,45 @@ def test_harvest_reharvest_change_and_delete(spark, graph_store, warehouse, tmp_
     assert pruned.deleted == 1
     assert graph_store._run("MATCH ()-[r]->() WHERE r.task = $t RETURN count(r)", {"t": task_id})[0][0] == 0
     assert graph_store.stats().tasks == 59
+
+
+def test_tasks_from_a_spark_table_with_the_spark_catalog(spark, graph_store, tmp_path):
+    from ingest.harvest import catalog_from_spark
+
+    spark.sql("CREATE DATABASE IF NOT EXISTS ods")
+    spark.sql(
+        "CREATE TABLE IF NOT EXISTS ods.visits (uid BIGINT, page STRING, dt STRING) USING parquet PARTITIONED BY (dt)"
+    )
+    tasks = spark.createDataFrame(
+        [
+            (
+                "t_star",
+                "1",
+                "INSERT OVERWRITE TABLE dw.v SELECT * FROM ods.visits WHERE dt = '2024-01-31'",
+                "spark",
+                "a",
+                "daily",
+                "{}",
+            ),
+            ("t_bad", "1", "INSERT INTO dw.x SELECT FROM", "spark", "a", "daily", "{}"),
+        ],
+        ["task_id", "version", "sql", "dialect", "owner", "schedule", "vars"],
+    )
+    tasks.createOrReplaceTempView("task_export")
+    catalog = catalog_from_spark(spark, ["ods"])
+    assert catalog.get("ods.visits").partition_column_names == ["dt"]
+    report = run_harvest(
+        spark,
+        tasks_table="task_export",
+        catalog=catalog,
+        store=graph_store,
+        out_dir=tmp_path,
+        progress=lambda _: None,
+    )
+    assert report.tasks == 2 and report.tasks_with_errors == 1 and report.loaded == 2
+    sources = graph_store._run("MATCH (s:Column)-[:FLOWS_TO]->(t:Column {id: 'dw.v.page'}) RETURN s.id")
+    assert sources == [["ods.visits.page"]]  # the star expanded from the Spark catalog
+    window = graph_store._run(
+        "MATCH (:Task {id: 't_star'})-[r:READS]->(:Table {id: 'ods.visits'}) RETURN r.partition_window"
+    )
+    assert window == [[1]]
