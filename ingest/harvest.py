@@ -230,7 +230,7 @@ def catalog_from_spark(spark, databases: list[str] | None = None) -> Catalog:
             if table.isTemporary:
                 continue
             table_id = f"{database}.{table.name}".lower()
-            columns = spark.catalog.listColumns(table.name, database)
+            columns = spark.catalog.listColumns(f"{database}.{table.name}")
             tables[table_id] = CatalogTable(
                 name=table_id,
                 columns=[CatalogColumn(name=c.name, type=c.dataType) for c in columns if not c.isPartition],
