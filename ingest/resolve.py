@@ -797,7 +797,9 @@ class QueryResolver:
                 continue
             targets = [self._occurrences_of(r.column, scope, ctx) for r in raws]
             first = targets[0]
-            if not first or any([(id(o), c) for o, c in t] != [(id(o), c) for o, c in first] for t in targets):
+            if not first or any(
+                [(id(o), c) for o, c in t] != [(id(o), c) for o, c in first] for t in targets
+            ):
                 continue
             for occurrence, column in first:
                 if all(r.op in ("=", "in") for r in raws):

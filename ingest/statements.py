@@ -90,7 +90,10 @@ class StatementExtractor:
             statement["kind"] = "multi-insert"
             self._finish(
                 statement,
-                [self._insert(insert, node.args.get("source"), node.args.get("with_")) for insert in node.expressions],
+                [
+                    self._insert(insert, node.args.get("source"), node.args.get("with_"))
+                    for insert in node.expressions
+                ],
             )
         elif isinstance(node, exp.Create):
             self._create(node, statement)
@@ -172,7 +175,11 @@ class StatementExtractor:
         return Write(tid, columns, ctx)
 
     def _query_with(
-        self, holder: exp.Expression, query: exp.Expression, ctx: ReadContext, shared_with: exp.With | None = None
+        self,
+        holder: exp.Expression,
+        query: exp.Expression,
+        ctx: ReadContext,
+        shared_with: exp.With | None = None,
     ) -> Relation:
         ctes: dict[str, exp.CTE] | None = None
         for with_ in (shared_with, holder.args.get("with_")):
@@ -316,7 +323,9 @@ class StatementExtractor:
                 if values and not columns and then.this is None:
                     # INSERT VALUES without a column list fills the target's columns in order.
                     if target_columns is None:
-                        ctx.problem(f"MERGE into {tid}: INSERT VALUES without a column list needs the catalog")
+                        ctx.problem(
+                            f"MERGE into {tid}: INSERT VALUES without a column list needs the catalog"
+                        )
                     columns = [exp.to_identifier(name) for name in (target_columns or [])]
                 if (not columns and then.this is None and isinstance(then.expression, exp.Star)) or (
                     isinstance(then.this, exp.Star)
