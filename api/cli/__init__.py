@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import ddl, demo, graph, harvest, kms, lineage, services, ttl
+from api.cli import ddl, demo, graph, harvest, kms, lineage, orc, services, ttl
 
 app = typer.Typer(
     name="watershed",
@@ -28,6 +28,7 @@ app.command("generate")(harvest.generate_command)
 app.add_typer(ttl.app, name="ttl")
 app.add_typer(kms.app, name="kms")
 app.command("ddl")(ddl.ddl_command)
+app.add_typer(orc.app, name="orc")
 # Further command groups register here, one line each.
 
 

@@ -1,0 +1,1 @@
+"""ORC file codec: tail, stripe footers, stream layout and compression chunks."""

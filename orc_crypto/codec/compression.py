@@ -1,0 +1,99 @@
+"""ORC compression chunks (3-byte little-endian header: 2 * length + is_original)."""
+
+from __future__ import annotations
+
+import zlib
+
+import cramjam
+
+NONE, ZLIB, SNAPPY, LZO, LZ4, ZSTD, BROTLI = range(7)
+CODEC_NAMES = {
+    NONE: "NONE",
+    ZLIB: "ZLIB",
+    SNAPPY: "SNAPPY",
+    LZO: "LZO",
+    LZ4: "LZ4",
+    ZSTD: "ZSTD",
+    BROTLI: "BROTLI",
+}
+SUPPORTED = {NONE, ZLIB, SNAPPY, LZ4, ZSTD}
+
+
+class ChunkError(ValueError):
+    """Malformed compressed data; the caller adds the file name."""
+
+
+def _decompress_chunk(codec: int, data: bytes, block_size: int) -> bytes:
+    try:
+        if codec == ZLIB:
+            inflater = zlib.decompressobj(-15)
+            out = inflater.decompress(data, block_size)
+            if inflater.unconsumed_tail:
+                raise ChunkError("zlib chunk inflates beyond the compression block size")
+            return out
+        if codec == SNAPPY:
+            return bytes(cramjam.snappy.decompress_raw(data))
+        if codec == ZSTD:
+            return bytes(cramjam.zstd.decompress(data))
+        if codec == LZ4:
+            buffer = bytearray(block_size)
+            written = cramjam.lz4.decompress_block_into(data, buffer)
+            return bytes(buffer[:written])
+    except ChunkError:
+        raise
+    except Exception as exc:  # the codecs raise assorted types for corrupt input
+        raise ChunkError(f"corrupt {CODEC_NAMES[codec]} chunk: {exc}") from exc
+    raise ChunkError(f"unsupported compression {CODEC_NAMES.get(codec, codec)}")
+
+
+def decompress(codec: int, data: bytes, block_size: int) -> bytes:
+    """Plain bytes of a whole compressed stream (all its chunks)."""
+    if codec == NONE:
+        return bytes(data)
+    out = bytearray()
+    position, end = 0, len(data)
+    view = memoryview(data)
+    while position < end:
+        if position + 3 > end:
+            raise ChunkError(f"chunk header cut off at offset {position}")
+        header = data[position] | (data[position + 1] << 8) | (data[position + 2] << 16)
+        length, original = header >> 1, header & 1
+        position += 3
+        if position + length > end:
+            raise ChunkError(f"chunk of {length} bytes at offset {position} runs past the stream end")
+        chunk = view[position : position + length]
+        position += length
+        if original:
+            out += chunk
+        else:
+            out += _decompress_chunk(codec, bytes(chunk), max(block_size, 1))
+    return bytes(out)
+
+
+def _compress_chunk(codec: int, data: bytes) -> bytes:
+    if codec == ZLIB:
+        deflater = zlib.compressobj(6, zlib.DEFLATED, -15)
+        return deflater.compress(data) + deflater.flush()
+    if codec == SNAPPY:
+        return bytes(cramjam.snappy.compress_raw(data))
+    if codec == ZSTD:
+        return bytes(cramjam.zstd.compress(data))
+    if codec == LZ4:
+        return bytes(cramjam.lz4.compress_block(data, store_size=False))
+    raise ChunkError(f"unsupported compression {CODEC_NAMES.get(codec, codec)}")
+
+
+def compress(codec: int, data: bytes, block_size: int) -> bytes:
+    """Chunked compressed form of `data`; a chunk that does not shrink is stored original."""
+    if codec == NONE:
+        return bytes(data)
+    out = bytearray()
+    block_size = max(block_size, 1)
+    for start in range(0, len(data), block_size):
+        plain = data[start : start + block_size]
+        packed = _compress_chunk(codec, plain)
+        if len(packed) < len(plain):
+            out += (len(packed) << 1).to_bytes(3, "little") + packed
+        else:
+            out += ((len(plain) << 1) | 1).to_bytes(3, "little") + plain
+    return bytes(out)

@@ -1,0 +1,1 @@
+"""ORC protobuf messages (only those orc_crypto needs)."""

@@ -1,0 +1,89 @@
+"""Mutated ORC files give OrcCryptoError (or decode), never another exception or a hang.
+
+Duration: WATERSHED_ORC_FUZZ_SECONDS, else 60 s when CI=true, else 20 s.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from orc_crypto.codec.tail import read_tail
+from orc_crypto.decrypt import decrypt_bytes
+from orc_crypto.encrypt import encrypt_bytes
+from orc_crypto.errors import OrcCryptoError
+from orc_crypto.keys.memory import InMemoryKeyProvider
+
+DATA = Path(__file__).parent / "data"
+CI = os.environ.get("CI", "").lower() == "true"
+SECONDS = float(os.environ.get("WATERSHED_ORC_FUZZ_SECONDS", "60" if CI else "20"))
+PROVIDER = InMemoryKeyProvider({"pii": b"p" * 32})
+
+
+def _seeds(tmp: Path) -> list[bytes]:
+    plain = tmp / "plain.orc"
+    table = pa.table({"id": list(range(500)), "s": [f"v{i}" for i in range(500)]})
+    orc.write_table(table, str(plain), compression="zlib", stripe_size=2048)
+    data = plain.read_bytes()
+    encrypted = encrypt_bytes("seed", data, PROVIDER, {"pii": ["s"]})
+    return [(DATA / "sample1.orc").read_bytes(), data, encrypted]
+
+
+def _exercise(data: bytes) -> None:
+    try:
+        tail = read_tail("fuzz.orc", data)
+        for index in range(len(tail.footer.stripes)):
+            stream_places(tail, index, read_stripe_footer(tail, data, index))
+        if tail.is_encrypted:
+            decrypt_bytes("fuzz.orc", data, PROVIDER)
+        else:
+            encrypt_bytes("fuzz.orc", data, PROVIDER, {"pii": ["1"]})
+    except OrcCryptoError as exc:
+        assert "fuzz.orc" in str(exc)
+
+
+def test_fuzz_mutations(tmp_path):
+    seeds = _seeds(tmp_path)
+    deadline = time.monotonic() + SECONDS
+
+    @settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(
+        seed=st.sampled_from(range(len(seeds))),
+        edits=st.lists(
+            st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)), min_size=1, max_size=8
+        ),
+        cut=st.one_of(st.none(), st.floats(0, 1)),
+        tail_focus=st.booleans(),
+    )
+    def run(seed, edits, cut, tail_focus):
+        if time.monotonic() > deadline:
+            return
+        data = bytearray(seeds[seed])
+        for where, value in edits:
+            # Bias half the edits into the last 600 bytes, where the metadata lives.
+            span = min(len(data), 600) if tail_focus else len(data)
+            data[len(data) - span + int(where * span)] = value
+        if cut is not None:
+            data = data[: int(cut * len(data))]
+        started = time.monotonic()
+        _exercise(bytes(data))
+        assert time.monotonic() - started < 5, "a single file took too long"
+
+    rounds = 0
+    while time.monotonic() < deadline:  # hypothesis has no time budget: run bounded batches until it is spent
+        run()
+        rounds += 1
+    assert rounds >= 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_seeds_are_valid(tmp_path, seed):
+    _exercise(_seeds(tmp_path)[seed])
