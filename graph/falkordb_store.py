@@ -26,6 +26,8 @@ INDEXES = [
     "CREATE INDEX FOR (n:Column) ON (n.id)",
     "CREATE INDEX FOR (n:Task) ON (n.id)",
     "CREATE INDEX FOR (n:HarvestRun) ON (n.id)",
+    "CREATE INDEX FOR (n:Tag) ON (n.id)",
+    "CREATE INDEX FOR (n:PropagationFence) ON (n.id)",
 ]
 
 
@@ -74,6 +76,9 @@ class FalkorDBStore(GraphStore):
         )
 
     def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        return self.graph.query(query, params or {}).result_set
+
+    def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         return self.graph.query(query, params or {}).result_set
 
     def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:

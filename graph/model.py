@@ -18,6 +18,11 @@ Direction = Literal["upstream", "downstream"]
 Level = Literal["column", "table"]
 
 
+def node_label(node_id: str) -> Literal["Table", "Column"]:
+    """Table ids are `db.table`, column ids `db.table.column`: the label follows from the id."""
+    return "Table" if node_id.count(".") == 1 else "Column"
+
+
 class GraphNode(BaseModel):
     id: str
     label: NodeLabel

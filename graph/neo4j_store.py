@@ -18,6 +18,8 @@ CONSTRAINTS = [
     "CREATE CONSTRAINT watershed_column_id IF NOT EXISTS FOR (n:Column) REQUIRE n.id IS UNIQUE",
     "CREATE CONSTRAINT watershed_task_id IF NOT EXISTS FOR (n:Task) REQUIRE n.id IS UNIQUE",
     "CREATE CONSTRAINT watershed_run_id IF NOT EXISTS FOR (n:HarvestRun) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT watershed_tag_id IF NOT EXISTS FOR (n:Tag) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT watershed_fence_id IF NOT EXISTS FOR (n:PropagationFence) REQUIRE n.id IS UNIQUE",
     "CREATE INDEX watershed_flows_task IF NOT EXISTS FOR ()-[r:FLOWS_TO]-() ON (r.task)",
 ]
 
@@ -50,6 +52,13 @@ class Neo4jStore(GraphStore):
 
         with self.driver.session(database=self.database) as session:
             session.execute_write(write)
+
+    def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        def write(tx):
+            return [list(record.values()) for record in tx.run(query, params or {})]
+
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(write)
 
     def ensure_schema(self) -> None:
         with self.driver.session(database=self.database) as session:

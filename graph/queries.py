@@ -34,7 +34,7 @@ MERGE_TABLES = (
 # Merging every column and its HAS_COLUMN edge instead took most of a load's server time.
 CREATE_MISSING_COLUMNS = (
     "UNWIND $rows AS r OPTIONAL MATCH (c:Column {id: r[0]}) WITH r, c WHERE c IS NULL "
-    "MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], name: r[2], type: r[3]})"
+    "MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], name: r[2], type: r[3], created_at: timestamp()})"
 )
 SET_COLUMN_TYPES = (
     "UNWIND $rows AS r MATCH (c:Column {id: r[0]}) WHERE coalesce(c.type, '') <> r[3] SET c.type = r[3]"
@@ -59,10 +59,16 @@ CREATE_TABLE_EDGES = (
 )
 CREATE_READS = (
     "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) MATCH (t:Table {id: r[1]}) "
-    "CREATE (k)-[:READS {predicates: r[2], partition_window: r[3], unparsed: r[4]}]->(t)"
+    "CREATE (k)-[:READS {predicates: r[2], partition_window: r[3], unparsed: r[4], filters: r[5]}]->(t)"
 )
 CREATE_WRITES = (
-    "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) MATCH (t:Table {id: r[1]}) CREATE (k)-[:WRITES]->(t)"
+    "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) MATCH (t:Table {id: r[1]}) CREATE (k)-[:WRITES]->(t) "
+    "SET t.lineage_changed_at = timestamp()"
+)
+# Before a task's edges go (a new version or a deletion), the tables it wrote are marked: their
+# columns may lose inputs, and an incremental propagation starts from what changed since its last run.
+MARK_TASK_WRITES_CHANGED = (
+    "UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]->(t:Table) SET t.lineage_changed_at = timestamp()"
 )
 
 

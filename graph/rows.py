@@ -11,12 +11,16 @@ index them by):
 - column edge: [source, target, task, kind, functions, key]
 - weak edge:   [column, table, task, role]
 - table edge:  [source, target, task]
-- read:        [task, table, predicates, partition_window, unparsed_partition_predicates]
+- read:        [task, table, predicates, partition_window, unparsed_partition_predicates, filters]
+
+`filters` is the read's predicates as JSON, `[[column, op, [values]], ...]`: what
+propagation narrows business values by (graph properties cannot nest lists).
 - write:       [task, table]
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +100,7 @@ class LoadRows:
                     [p.text for p in read.predicates],
                     read.partition_window_days,
                     list(read.unparsed_partition_predicates),
+                    json.dumps([[p.column, p.op, list(p.values)] for p in read.predicates]),
                 ]
             )
         for column in lineage.columns:

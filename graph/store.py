@@ -57,6 +57,10 @@ class GraphStore(ABC):
         """Run several write statements as one unit (a transaction where the backend has them)."""
 
     @abstractmethod
+    def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """Run one write statement atomically and return its rows (conditional writes report what they did)."""
+
+    @abstractmethod
     def ensure_schema(self) -> None:
         """Create the indexes/constraints the queries rely on (idempotent)."""
 
@@ -147,6 +151,7 @@ class GraphStore(ABC):
         for ids in chunks(task_ids, self.batch_size):
             ids = list(ids)
             statements += [
+                (queries.MARK_TASK_WRITES_CHANGED, {"ids": ids}),
                 (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_OWN_EDGES, {"ids": ids}),
@@ -169,6 +174,7 @@ class GraphStore(ABC):
         ids = list(task_ids)
         self._write(
             [
+                (queries.MARK_TASK_WRITES_CHANGED, {"ids": ids}),
                 (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_OWN_EDGES, {"ids": ids}),

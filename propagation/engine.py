@@ -24,6 +24,10 @@ from propagation.policy import Policy
 from propagation.rules import MANUAL, PROPAGATED, SEED, Incoming, TagValue, derive
 
 
+class StaleTokenError(RuntimeError):
+    """A write carried a fencing token that is no longer the newest: a newer run has started."""
+
+
 @dataclass(frozen=True, slots=True)
 class EdgeIn:
     """One lineage edge into a node, as the store knows it."""
@@ -45,14 +49,24 @@ class OwnTags:
     blocks: frozenset[str] = frozenset()
 
 
+@dataclass(slots=True)
+class BatchInputs:
+    """Everything recomputing a batch needs, read in one go."""
+
+    #: node -> its incoming lineage edges
+    edges: dict[str, list[EdgeIn]]
+    #: node or source -> its stored tags
+    tags: dict[str, dict[str, TagValue]]
+    #: node -> what stewards and rules set on it
+    own: dict[str, OwnTags]
+
+
 class TagStore(Protocol):
-    def incoming(self, nodes: Sequence[str]) -> dict[str, list[EdgeIn]]: ...
+    def read_batch(self, nodes: Sequence[str]) -> BatchInputs:
+        """The incoming edges of `nodes`, the stored tags of the nodes and their sources, their own tags."""
+        ...
 
     def downstream(self, nodes: Iterable[str]) -> set[str]: ...
-
-    def tags_of(self, nodes: Iterable[str]) -> dict[str, dict[str, TagValue]]: ...
-
-    def own_of(self, nodes: Iterable[str]) -> dict[str, OwnTags]: ...
 
     def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int) -> None: ...
 
@@ -78,15 +92,13 @@ def compute_batch(
     store: TagStore, policy: Policy, nodes: Sequence[str], run_id: str, token: int
 ) -> list[str]:
     """Recompute `nodes` from all their inputs; write and return those that changed."""
-    edges = store.incoming(nodes)
-    sources = {edge.source for node_edges in edges.values() for edge in node_edges}
-    current = store.tags_of([*nodes, *sources])
-    own = store.own_of(nodes)
+    inputs = store.read_batch(nodes)
+    current, own = inputs.tags, inputs.own
     changes: dict[str, dict[str, TagValue]] = {}
     for node in nodes:
         incoming = [
             Incoming(e.source, current.get(e.source, {}), e.task, e.kind, e.functions, e.weak, e.filters)
-            for e in edges.get(node, [])
+            for e in inputs.edges.get(node, [])
         ]
         mine = own.get(node, OwnTags())
         new = derive(incoming, policy, seeds=mine.seeds, manual=mine.manual, blocks=mine.blocks)
@@ -128,6 +140,9 @@ def batches_of(nodes: list[str], size: int) -> list[list[str]]:
     return [nodes[i : i + size] for i in range(0, len(nodes), size)]
 
 
+LayerCallback = Callable[[LayerReport, list[str]], None]
+
+
 def run_layers(
     store: TagStore,
     start: Iterable[str],
@@ -136,10 +151,14 @@ def run_layers(
     run_id: str,
     batch_size: int = 500,
     max_layers: int = 1000,
-    on_layer: Callable[[LayerReport], None] | None = None,
+    on_layer: LayerCallback | None = None,
     first_layer: int = 0,
 ) -> RunReport:
-    """Propagate from `start` until no tag changes (or `max_layers`)."""
+    """Propagate from `start` until no tag changes (or `max_layers`).
+
+    `on_layer` gets each layer's report and the next layer's frontier, so a
+    caller can persist where the run is and resume it from there.
+    """
     report = RunReport(run_id)
     targets = sorted(set(start))
     layer = first_layer
@@ -150,11 +169,13 @@ def run_layers(
         began = time.monotonic()
         batches = batches_of(targets, batch_size)
         changed = sorted({node for result in run_batches(batches) for node in result})
-        entry = LayerReport(layer, len(targets), len(changed), len(batches), time.monotonic() - began)
+        targets = sorted(store.downstream(changed)) if changed else []
+        entry = LayerReport(
+            layer, sum(map(len, batches)), len(changed), len(batches), time.monotonic() - began
+        )
         report.layers.append(entry)
         if on_layer is not None:
-            on_layer(entry)
-        targets = sorted(store.downstream(changed)) if changed else []
+            on_layer(entry, targets)
         layer += 1
     return report
 
@@ -169,6 +190,20 @@ def downstream_cone(store: TagStore, nodes: Iterable[str], limit: int = 10_000_0
     return cone
 
 
+def start_full(store: TagStore, run_id: str, token: int) -> list[str]:
+    """Clear every stored tag; the first layer is everything downstream of the seeds."""
+    cone = downstream_cone(store, store.seeded_nodes())
+    store.clear_tags(cone | store.tagged_nodes(), run_id, token)
+    return sorted(cone)
+
+
+def start_incremental(store: TagStore, changed: Iterable[str], run_id: str, token: int) -> list[str]:
+    """Delete-and-rederive: clear the downstream cone of `changed` (nodes whose inputs or own tags changed)."""
+    cone = downstream_cone(store, changed)
+    store.clear_tags(cone, run_id, token)
+    return sorted(cone)
+
+
 def propagate_full(
     store: TagStore,
     run_batches: BatchRunner,
@@ -177,15 +212,13 @@ def propagate_full(
     token: int,
     batch_size: int = 500,
     max_layers: int = 1000,
-    on_layer: Callable[[LayerReport], None] | None = None,
+    on_layer: LayerCallback | None = None,
 ) -> RunReport:
     """Clear every stored tag, then recompute everything downstream of the seeds."""
-    seeded = store.seeded_nodes()
-    cone = downstream_cone(store, seeded)
-    store.clear_tags(cone | store.tagged_nodes(), run_id, token)
+    start = start_full(store, run_id, token)
     return run_layers(
         store,
-        cone,
+        start,
         run_batches,
         run_id=run_id,
         batch_size=batch_size,
@@ -203,24 +236,20 @@ def propagate_incremental(
     token: int,
     batch_size: int = 500,
     max_layers: int = 1000,
-    on_layer: Callable[[LayerReport], None] | None = None,
+    on_layer: LayerCallback | None = None,
 ) -> tuple[RunReport, int]:
-    """Delete-and-rederive over the downstream cone of `changed` (nodes whose inputs or seeds changed).
-
-    Returns the report and the size of the cone that was touched.
-    """
-    cone = downstream_cone(store, changed)
-    store.clear_tags(cone, run_id, token)
+    """Delete-and-rederive over the downstream cone of `changed`; returns the report and the cone's size."""
+    start = start_incremental(store, changed, run_id, token)
     report = run_layers(
         store,
-        cone,
+        start,
         run_batches,
         run_id=run_id,
         batch_size=batch_size,
         max_layers=max_layers,
         on_layer=on_layer,
     )
-    return report, len(cone)
+    return report, len(start)
 
 
 def local_batches(store: TagStore, policy: Policy, run_id: str, token: int) -> BatchRunner:
@@ -246,4 +275,6 @@ __all__ = [
     "propagate_full",
     "propagate_incremental",
     "run_layers",
+    "start_full",
+    "start_incremental",
 ]

@@ -10,13 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ingest.model import TaskLineage
-from propagation.engine import EdgeIn, OwnTags
+from propagation.engine import BatchInputs, EdgeIn, OwnTags, StaleTokenError
 from propagation.policy import Policy
 from propagation.rules import MANUAL, SEED, TABLE_EDGE, TagValue, filter_values
-
-
-class StaleTokenError(RuntimeError):
-    """A write carried a fencing token older than the current run's."""
 
 
 class MemoryTagStore:
@@ -103,20 +99,18 @@ class MemoryTagStore:
 
     # ------------------------------------------------------------ TagStore
 
-    def incoming(self, nodes: Sequence[str]) -> dict[str, list[EdgeIn]]:
-        return {node: list(self._in.get(node, [])) for node in nodes}
+    def read_batch(self, nodes: Sequence[str]) -> BatchInputs:
+        edges = {node: list(self._in.get(node, [])) for node in nodes}
+        wanted = {*nodes, *(edge.source for node_edges in edges.values() for edge in node_edges)}
+        tags = {node: dict(self.tags[node]) for node in wanted if node in self.tags}
+        own = {node: self.own[node] for node in nodes if node in self.own}
+        return BatchInputs(edges, tags, own)
 
     def downstream(self, nodes: Iterable[str]) -> set[str]:
         out: set[str] = set()
         for node in nodes:
             out |= self._out.get(node, set())
         return out
-
-    def tags_of(self, nodes: Iterable[str]) -> dict[str, dict[str, TagValue]]:
-        return {node: dict(self.tags[node]) for node in nodes if node in self.tags}
-
-    def own_of(self, nodes: Iterable[str]) -> dict[str, OwnTags]:
-        return {node: self.own[node] for node in nodes if node in self.own}
 
     def _fence(self, token: int) -> None:
         if token < self.token:

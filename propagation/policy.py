@@ -257,3 +257,8 @@ seeds:
 
 def default_policy() -> Policy:
     return Policy.from_data(yaml.safe_load(DEFAULT_POLICY_YAML), source="<default policy>")
+
+
+def load_policy(path: str | Path | None) -> Policy:
+    """The policy file at `path`, or the built-in default policy when there is none."""
+    return default_policy() if path is None else Policy.load(path)

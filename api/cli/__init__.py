@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import ddl, demo, graph, harvest, kms, lineage, orc, services, ttl
+from api.cli import ddl, demo, graph, harvest, kms, lineage, orc, propagate, services, tag, ttl
 
 app = typer.Typer(
     name="watershed",
@@ -29,6 +29,9 @@ app.add_typer(ttl.app, name="ttl")
 app.add_typer(kms.app, name="kms")
 app.command("ddl")(ddl.ddl_command)
 app.add_typer(orc.app, name="orc")
+app.command("propagate")(propagate.propagate_command)
+app.command("worker")(propagate.worker_command)
+app.add_typer(tag.app, name="tag")
 # Further command groups register here, one line each.
 
 

@@ -12,17 +12,24 @@ app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args
 
 
 def open_store():
-    from graph.falkordb_store import FalkorDBStore
+    """The configured graph, checked to answer; an unreachable one is an error saying how to start it."""
+    from graph.backends import UnknownBackendError
+    from graph.backends import open_store as open_backend
     from graph.settings import GraphSettings
 
     settings = GraphSettings()
-    store = FalkorDBStore.from_settings(settings)
     try:
+        store = open_backend(settings)
         store._run("RETURN 1")
+    except UnknownBackendError as exc:
+        fail(str(exc))
     except Exception as exc:
-        fail(
-            f"cannot reach FalkorDB on {settings.falkordb_host}:{settings.falkordb_port} ({exc}); run `watershed services up`"
+        where = (
+            settings.neo4j_uri
+            if settings.backend == "neo4j"
+            else f"FalkorDB on {settings.falkordb_host}:{settings.falkordb_port}"
         )
+        fail(f"cannot reach {where} ({exc}); run `watershed services up`")
     return store
 
 

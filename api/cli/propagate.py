@@ -1,0 +1,165 @@
+"""`watershed propagate` and `watershed worker`: tag propagation runs and the Celery workers that do them."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from api.cli.output import console, fail
+
+POLICY_HELP = "The YAML tag policy (default: WATERSHED_POLICY_FILE, else the built-in policy)."
+
+
+def _policy(path: Path | None):
+    from propagation.policy import PolicyError, load_policy
+    from propagation.settings import PropagationSettings
+
+    try:
+        return load_policy(path or PropagationSettings().policy_file)
+    except PolicyError as exc:
+        fail(str(exc))
+
+
+def _state(settings):
+    import redis
+
+    from propagation.run_state import RunState
+
+    state = RunState.from_url(settings.broker_url(), settings.graph_name)
+    try:
+        state.client.ping()
+    except redis.RedisError as exc:
+        fail(f"cannot reach the Celery Redis at {settings.broker_url()} ({exc}); run `watershed services up`")
+    return state
+
+
+def _workers_alive(settings) -> int:
+    from propagation.celery_app import app
+
+    replies = app.control.ping(timeout=2.0) or []
+    return len(replies)
+
+
+def propagate_command(
+    full: bool = typer.Option(
+        False,
+        "--full",
+        help="Recompute every tag (default: only the cone of what changed since the last run).",
+    ),
+    local: bool = typer.Option(
+        False, "--local", help="Run the batches in this process instead of on Celery workers."
+    ),
+    policy_file: Path | None = typer.Option(None, "--policy", help=POLICY_HELP),
+    batch_size: int | None = typer.Option(
+        None,
+        "--batch-size",
+        min=1,
+        help="Nodes per Celery task (default WATERSHED_PROPAGATION_BATCH_SIZE, 500).",
+    ),
+    wait: float = typer.Option(
+        0.0, "--wait", min=0, help="Seconds to wait for another run's lock (a dead run's lock expires)."
+    ),
+    status: bool = typer.Option(False, "--status", help="Print the current or last run's record and exit."),
+    output: str = typer.Option("table", "--format", "-f", help="table or json (the run record)."),
+) -> None:
+    """Propagate tags through the lineage graph, layer by layer, to a fixpoint.
+
+    An interrupted run (a killed coordinator) is resumed from its last finished layer.
+    """
+    from api.cli.graph import open_store
+    from propagation.coordinator import Progress, celery_runner, local_runner, propagate
+    from propagation.run_state import RunInProgressError
+    from propagation.settings import PropagationSettings
+
+    settings = PropagationSettings()
+    state = _state(settings)
+    if status:
+        record = state.current()
+        if record is None:
+            fail("no propagation run yet")
+        console.print_json(record.model_dump_json(exclude={"frontier"}))
+        return
+    policy = _policy(policy_file)
+    graph = open_store()
+    if not local and _workers_alive(settings) == 0:
+        fail(
+            f"no Celery worker answers on {settings.broker_url()}; start one with `watershed worker` "
+            "(or run in this process with --local)"
+        )
+
+    def on_layer(layer, record) -> None:
+        if output == "table":
+            console.print(
+                f"layer {layer.layer:>3}: {layer.nodes:>8} nodes in {layer.batches:>5} batches, "
+                f"{layer.changed:>8} changed, {layer.seconds:7.2f} s"
+            )
+
+    def say(message: str) -> None:
+        if output == "table":
+            console.print(message)
+
+    def resent(count: int) -> None:
+        say(f"[yellow]{count} batches had no answer in time; sent again[/]")
+
+    runner = local_runner if local else celery_runner(settings, policy, on_resend=resent)
+    deadline = time.monotonic() + wait
+    began = time.monotonic()
+    while True:
+        try:
+            record = propagate(
+                graph,
+                policy,
+                state,
+                runner,
+                full=full,
+                settings=settings,
+                progress=Progress(on_layer=on_layer, on_message=say),
+                batch_size=batch_size,
+            )
+            break
+        except RunInProgressError as exc:
+            if time.monotonic() >= deadline:
+                fail(str(exc))
+            time.sleep(1.0)
+    if output == "json":
+        console.print_json(record.model_dump_json(exclude={"frontier"}))
+        return
+    console.print(
+        f"[bold]{record.mode} run {record.run_id}[/]: {len(record.layers)} layers, "
+        f"{record.nodes_processed} nodes processed, {record.tags_changed} nodes' tags changed, "
+        f"cone {record.cone}, {time.monotonic() - began:.1f} s"
+        + (" [yellow](stopped at the layer cap)[/]" if record.stopped_at_cap else "")
+    )
+
+
+def worker_command(
+    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Worker processes."),
+    loglevel: str = typer.Option("WARNING", "--loglevel", help="Celery log level."),
+) -> None:
+    """Start a Celery worker for propagation tasks on the configured Redis broker."""
+    from propagation.settings import PropagationSettings
+
+    settings = PropagationSettings()
+    console.print(f"worker on {settings.broker_url()}, {concurrency} processes (Ctrl-C stops it)")
+    os.execv(
+        sys.executable,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "propagation.celery_app",
+            "worker",
+            f"--concurrency={concurrency}",
+            f"--loglevel={loglevel}",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+    )
+
+
+__all__ = ["propagate_command", "worker_command"]

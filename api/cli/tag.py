@@ -1,0 +1,225 @@
+"""`watershed tag`: stewards' tags and blocks, and what a node's tags are and why."""
+
+from __future__ import annotations
+
+import getpass
+
+import typer
+from rich.table import Table
+from rich.tree import Tree
+
+from api.cli.output import console, fail
+from api.cli.propagate import POLICY_HELP, _policy
+
+app = typer.Typer(help="Set, block and explain tags on columns and tables.", no_args_is_help=True)
+
+NODE_HELP = "A column (db.table.column) or a table (db.table)."
+BY_HELP = "Who sets it (default: the OS user)."
+
+
+def _store(policy_file=None):
+    from api.cli.graph import open_store
+    from propagation.graph_store import GraphTagStore
+
+    return GraphTagStore(open_store(), _policy(policy_file))
+
+
+def _check_tag(policy, key: str, values: list[str]) -> None:
+    """A tag must be one the policy defines, with values it allows: a typo would otherwise propagate."""
+    family = policy.sensitivity.get(key)
+    if family is not None:
+        if len(values) != 1 or values[0] not in family.levels:
+            fail(f"{key}={','.join(values)}: a {key} tag is one level of {family.levels}")
+        return
+    typed = policy.family_of_type_key(key)
+    if typed is not None:
+        unknown = [v for v in values if typed[1].types and v not in typed[1].types]
+        if unknown:
+            fail(f"{key}={','.join(unknown)}: not a {key} of the policy ({', '.join(typed[1].types)})")
+        return
+    dimension = policy.business.get(key)
+    if dimension is not None:
+        unknown = [v for v in values if dimension.values and v not in dimension.values]
+        if unknown:
+            fail(
+                f"{key}={','.join(unknown)}: not a value of {key} in the policy ({', '.join(dimension.values)})"
+            )
+        return
+    known = [
+        *policy.sensitivity,
+        *(f.types_key for f in policy.sensitivity.values() if f.types_key),
+        *policy.business,
+    ]
+    fail(f"{key}: not a tag of the policy (known: {', '.join(known)})")
+
+
+def _node(node: str) -> str:
+    node = node.strip().lower()
+    if node.count(".") not in (1, 2) or not all(node.split(".")):
+        fail(f"{node!r}: expected db.table or db.table.column")
+    return node
+
+
+@app.command("set")
+def set_command(
+    node: str = typer.Argument(..., help=NODE_HELP),
+    tags: list[str] = typer.Argument(
+        ..., help="KEY=VALUE[,VALUE...], e.g. pii=L3 pii_type=ssn app=douyin,toutiao."
+    ),
+    by: str = typer.Option(None, "--by", help=BY_HELP),
+    policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
+) -> None:
+    """Set a steward's tag on a node (it wins over propagated tags there and propagates downstream)."""
+    from propagation.graph_store import UnknownNodeError
+
+    node = _node(node)
+    store = _store(policy_file)
+    parsed: dict[str, list[str]] = {}
+    for item in tags:
+        key, sep, raw = item.partition("=")
+        values = sorted({v.strip() for v in raw.split(",") if v.strip()})
+        if not sep or not key.strip() or not values:
+            fail(f"{item!r}: expected KEY=VALUE[,VALUE...]")
+        _check_tag(store.policy, key.strip(), values)
+        parsed[key.strip()] = values
+    try:
+        for key, values in parsed.items():
+            store.set_tag(node, key, values, by=by or getpass.getuser())
+    except UnknownNodeError as exc:
+        fail(str(exc))
+    summary = ", ".join(f"{key}={','.join(values)}" for key, values in parsed.items())
+    console.print(f"{node}: set {summary}; run `watershed propagate`")
+
+
+@app.command("unset")
+def unset_command(
+    node: str = typer.Argument(..., help=NODE_HELP),
+    keys: list[str] = typer.Argument(..., help="Tag keys to remove, e.g. pii pii_type."),
+) -> None:
+    """Remove a steward's tags from a node (propagated tags that depended on them are retracted by the next run)."""
+    from propagation.graph_store import UnknownNodeError
+
+    node = _node(node)
+    store = _store()
+    try:
+        removed = [key for key in keys if store.unset_tag(node, key)]
+    except UnknownNodeError as exc:
+        fail(str(exc))
+    missing = sorted(set(keys) - set(removed))
+    if missing:
+        fail(
+            f"{node}: no steward's tag {', '.join(missing)} to remove"
+            + (f" (removed {', '.join(removed)})" if removed else "")
+        )
+    console.print(f"{node}: removed {', '.join(removed)}; run `watershed propagate`")
+
+
+@app.command("block")
+def block_command(
+    node: str = typer.Argument(..., help=NODE_HELP),
+    key: str = typer.Argument(..., help="The tag key to block, e.g. pii."),
+    by: str = typer.Option(None, "--by", help=BY_HELP),
+) -> None:
+    """Block a tag key on a node: it neither holds nor passes on that key."""
+    from propagation.graph_store import UnknownNodeError
+
+    node = _node(node)
+    try:
+        _store().block(node, key, by=by or getpass.getuser())
+    except UnknownNodeError as exc:
+        fail(str(exc))
+    console.print(f"{node}: {key} blocked; run `watershed propagate`")
+
+
+@app.command("unblock")
+def unblock_command(
+    node: str = typer.Argument(..., help=NODE_HELP),
+    key: str = typer.Argument(..., help="The blocked tag key."),
+) -> None:
+    """Lift a block."""
+    from propagation.graph_store import UnknownNodeError
+
+    node = _node(node)
+    try:
+        lifted = _store().unblock(node, key)
+    except UnknownNodeError as exc:
+        fail(str(exc))
+    if not lifted:
+        fail(f"{node}: {key} is not blocked")
+    console.print(f"{node}: {key} unblocked; run `watershed propagate`")
+
+
+@app.command("show")
+def show_command(node: str = typer.Argument(..., help=NODE_HELP)) -> None:
+    """A node's tags with their origin, and what stewards and rules set on it."""
+    from propagation.graph_store import UnknownNodeError
+
+    node = _node(node)
+    store = _store()
+    try:
+        own = store.own_tags(node)
+    except UnknownNodeError as exc:
+        fail(str(exc))
+    tags = store.tags_of([node]).get(node, {})
+    table = Table(title=node)
+    for column in ("tag", "values", "origin", "hops", "from"):
+        table.add_column(column)
+    for key, tag in sorted(tags.items()):
+        sources = sorted({f"{p.source} ({p.task}, {p.rule})" for p in tag.provenance if p.source != node})
+        table.add_row(key, ", ".join(sorted(tag.values)), tag.origin, str(tag.hops), "\n".join(sources))
+    if tags:
+        console.print(table)
+    else:
+        console.print(f"{node}: no tags (run `watershed propagate` after changes)")
+    for entry in own:
+        what = (
+            f"blocks {entry['key']}"
+            if entry["type"] == "BLOCKS"
+            else f"{entry['key']}={entry['value']} ({entry['origin']})"
+        )
+        rule = f", rule {entry['rule']}" if entry.get("rule") else ""
+        console.print(f"  set here: {what} by {entry['by']} at {entry['at']}{rule}")
+
+
+@app.command("why")
+def why_command(
+    node: str = typer.Argument(..., help=NODE_HELP),
+    key: str = typer.Argument(..., help="The tag key to explain, e.g. pii."),
+    max_paths: int = typer.Option(200, "--max-paths", min=1, help="Stop after this many paths."),
+) -> None:
+    """Every path from the seed(s) to the node's tag, with the task, edge kind and rule at each hop."""
+    node = _node(node)
+    store = _store()
+    tags = store.tags_of([node]).get(node, {})
+    if key not in tags:
+        fail(f"{node} has no {key} tag")
+    cache: dict[str, dict] = {node: tags}
+    paths = 0
+
+    def tag_of(name: str):
+        if name not in cache:
+            cache[name] = store.tags_of([name]).get(name, {})
+        return cache[name].get(key)
+
+    def label(name: str, tag) -> str:
+        values = ", ".join(sorted(tag.values)) if tag is not None else "?"
+        origin = tag.origin if tag is not None else "gone"
+        return f"[bold]{name}[/] {key}={values} ({origin})"
+
+    def grow(branch: Tree, name: str, path: set[str]) -> None:
+        nonlocal paths
+        tag = tag_of(name)
+        if tag is None or tag.origin != "propagated":
+            paths += 1
+            return
+        for p in tag.provenance:
+            if p.source in path or paths >= max_paths:
+                continue  # a cycle (or self-overwrite) adds no new path to a seed
+            child = branch.add(f"{label(p.source, tag_of(p.source))}  via {p.task} [{p.kind}] rule {p.rule}")
+            grow(child, p.source, path | {p.source})
+
+    root_tag = tags[key]
+    tree = Tree(label(node, root_tag))
+    grow(tree, node, {node})
+    console.print(tree)
+    console.print(f"{paths} path(s) to a seed" + (" (stopped at --max-paths)" if paths >= max_paths else ""))

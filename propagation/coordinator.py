@@ -1,0 +1,259 @@
+"""The run coordinator: one propagation run at a time, layer by layer, resumable.
+
+A run takes the lock (and with it a fencing token newer than every earlier
+run's), raises the graph's fence to that token, syncs the policy's rule seeds,
+clears what it will recompute (everything for a full run, the downstream cone
+of what changed since the last completed run for an incremental one), then
+runs layers until no tag changes. Batches go to Celery workers
+(`celery_runner`) or run in this process (`local_runner`). After every layer
+the run record (layer, frontier, counts) is saved, so a run whose coordinator
+died is resumed from its last finished layer by the next `propagate`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from graph.store import GraphStore
+from propagation import queries
+from propagation.engine import (
+    BatchRunner,
+    LayerReport,
+    StaleTokenError,
+    local_batches,
+    run_layers,
+    start_full,
+    start_incremental,
+)
+from propagation.graph_store import GraphTagStore
+from propagation.policy import Policy
+from propagation.run_state import LayerRecord, LockKeeper, RunRecord, RunState
+from propagation.settings import PropagationSettings
+
+
+class BatchFailedError(RuntimeError):
+    """A worker raised while recomputing a batch."""
+
+
+RunnerFactory = Callable[[GraphTagStore, str, int], BatchRunner]
+
+
+def local_runner(store: GraphTagStore, run_id: str, token: int) -> BatchRunner:
+    """Batches run here, one after another (no workers needed)."""
+    return local_batches(store, store.policy, run_id, token)
+
+
+def celery_runner(
+    settings: PropagationSettings, policy: Policy, on_resend: Callable[[int], None] | None = None
+) -> RunnerFactory:
+    """Batches fan out to Celery workers; a layer's batches still missing after a stall are sent again."""
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    from propagation.celery_app import app, compute_batch_task
+
+    spec = settings.graph_spec()
+    policy_data = policy.model_dump(mode="json")
+
+    def factory(store: GraphTagStore, run_id: str, token: int) -> BatchRunner:
+        def run(batches: list[list[str]]) -> list[list[str]]:
+            results: list[list[str] | None] = [None] * len(batches)
+            waiting: dict[str, int] = {}
+
+            def send(indexes: list[int]) -> None:
+                for i in indexes:
+                    sent = compute_batch_task.apply_async(args=[spec, policy_data, batches[i], run_id, token])
+                    waiting[sent.id] = i
+
+            send(list(range(len(batches))))
+            while waiting:
+                try:
+                    for task_id, meta in app.backend.get_many(
+                        set(waiting), timeout=settings.propagation_stall_seconds, interval=0.02
+                    ):
+                        i = waiting.pop(task_id, None)
+                        if i is None or results[i] is not None:
+                            continue
+                        if meta["status"] != "SUCCESS":
+                            failure = meta.get("result") or {}
+                            kind = failure.get("exc_type", "error") if isinstance(failure, dict) else "error"
+                            message = (
+                                failure.get("exc_message", failure) if isinstance(failure, dict) else failure
+                            )
+                            if kind == "StaleTokenError":
+                                raise StaleTokenError(f"run {run_id}: {message}")
+                            raise BatchFailedError(
+                                f"run {run_id}: a batch of {len(batches[i])} nodes failed: {kind}: {message}"
+                            )
+                        results[i] = meta["result"]
+                        for other in [t for t, j in waiting.items() if j == i]:
+                            waiting.pop(other)
+                except CeleryTimeout:
+                    missing = sorted({i for i in waiting.values() if results[i] is None})
+                    if on_resend is not None:
+                        on_resend(len(missing))
+                    waiting.clear()
+                    send(missing)
+            return [r or [] for r in results]
+
+        return run
+
+    return factory
+
+
+@dataclass
+class Progress:
+    """What the coordinator reports as it goes."""
+
+    on_layer: Callable[[LayerRecord, RunRecord], None] | None = None
+    on_message: Callable[[str], None] | None = None
+
+    def say(self, message: str) -> None:
+        if self.on_message is not None:
+            self.on_message(message)
+
+
+def _new_run_id() -> str:
+    return f"prop-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def propagate(
+    graph: GraphStore,
+    policy: Policy,
+    state: RunState,
+    runner: RunnerFactory,
+    *,
+    full: bool = False,
+    settings: PropagationSettings | None = None,
+    progress: Progress | None = None,
+    batch_size: int | None = None,
+) -> RunRecord:
+    """Run (or resume) one propagation run to its fixpoint; returns its record."""
+    settings = settings or PropagationSettings()
+    progress = progress or Progress()
+    batch_size = batch_size or settings.propagation_batch_size
+    store = GraphTagStore(graph, policy)
+    ttl = settings.propagation_lock_ttl_seconds
+    token = state.acquire(ttl)
+    record: RunRecord | None = None
+    try:
+        with LockKeeper(state, token, ttl) as keeper:
+            store.raise_fence(token)
+            record = _resume_or_begin(store, state, token, full, progress)
+            state.save(record)
+            if record.status == "starting":
+                _start(store, record, progress)
+                record.status = "running"
+                state.save(record)
+            _record_in_graph(graph, record)
+
+            def on_layer(entry: LayerReport, frontier: list[str]) -> None:
+                keeper.check()
+                layer = LayerRecord(
+                    layer=entry.layer,
+                    nodes=entry.nodes,
+                    changed=entry.changed,
+                    batches=entry.batches,
+                    seconds=round(entry.seconds, 3),
+                )
+                record.layers.append(layer)
+                record.layer = entry.layer + 1
+                record.frontier = frontier
+                state.save(record)
+                if progress.on_layer is not None:
+                    progress.on_layer(layer, record)
+
+            report = run_layers(
+                store,
+                record.frontier,
+                runner(store, record.run_id, token),
+                run_id=record.run_id,
+                batch_size=batch_size,
+                max_layers=settings.propagation_max_layers,
+                on_layer=on_layer,
+                first_layer=record.layer,
+            )
+            record.stopped_at_cap = report.stopped_at_cap
+            record.status = "done"
+            record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+            state.finish(record)
+            _record_in_graph(graph, record)
+            return record
+    except BaseException as exc:
+        if record is not None and record.status != "done":
+            # The record stays resumable: the next `propagate` continues from its last finished layer.
+            record.error = f"{type(exc).__name__}: {exc}"
+            state.save(record)
+        raise
+    finally:
+        state.release(token)
+
+
+def _resume_or_begin(
+    store: GraphTagStore, state: RunState, token: int, full: bool, progress: Progress
+) -> RunRecord:
+    current = state.current()
+    if current is not None and current.status in ("starting", "running"):
+        if full:
+            progress.say(f"discarding interrupted run {current.run_id}: a full run recomputes everything")
+        else:
+            current.token = token
+            current.resumed += 1
+            current.error = None
+            progress.say(
+                f"resuming interrupted {current.mode} run {current.run_id} at layer {current.layer} "
+                f"({len(current.frontier)} nodes)"
+            )
+            return current
+    last = state.last_completed()
+    mode = "full" if full or last is None else "incremental"
+    return RunRecord(
+        run_id=_new_run_id(),
+        token=token,
+        mode=mode,
+        graph_started_at=store.now(),
+        since=None if mode == "full" else last.graph_started_at,
+    )
+
+
+def _start(store: GraphTagStore, record: RunRecord, progress: Progress) -> None:
+    began = time.monotonic()
+    # The run's own rule-seed writes are part of this run, not changes for the next one: the
+    # run's start on the graph clock is taken after them. Anything marked later is picked up next time.
+    if record.mode == "full":
+        record.rule_seeds_changed = store.sync_rule_seeds()
+        record.graph_started_at = store.now()
+        start = start_full(store, record.run_id, record.token)
+    else:
+        _, created = store.changed_since(record.since)
+        record.rule_seeds_changed = store.sync_rule_seeds(created)
+        record.graph_started_at = store.now()
+        changed, _ = store.changed_since(record.since)
+        start = start_incremental(store, changed, record.run_id, record.token)
+    record.frontier = start
+    record.cone = len(start)
+    record.layer = 0
+    progress.say(
+        f"{record.mode} run {record.run_id}: {len(start)} nodes to recompute, "
+        f"{record.rule_seeds_changed} rule seeds changed ({time.monotonic() - began:.1f} s)"
+    )
+
+
+def _record_in_graph(graph: GraphStore, record: RunRecord) -> None:
+    params: dict[str, Any] = {
+        "id": record.run_id,
+        "mode": record.mode,
+        "status": record.status,
+        "started_at": record.started_at,
+        "finished_at": record.finished_at,
+        "layers": len(record.layers),
+        "nodes": record.nodes_processed,
+        "changed": record.tags_changed,
+        "cone": record.cone,
+        "resumed": record.resumed,
+    }
+    graph.execute(queries.RECORD_RUN, params)

@@ -1,0 +1,112 @@
+"""Propagation fixtures: the Celery broker Redis and real worker processes, started once per session."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from graph.server import ServerSpec, free_port, start, stop
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def celery_redis(tmp_path_factory):
+    """A plain Redis for Celery's broker, results and the run state; the test process's Celery app uses it."""
+    spec = ServerSpec(
+        "redis", "127.0.0.1", free_port(), tmp_path_factory.mktemp("celery-redis"), with_falkordb=False
+    )
+    start(spec)
+    # propagation.celery_app reads its broker when first imported, which happens after this.
+    os.environ["WATERSHED_CELERY_BROKER"] = f"redis://127.0.0.1:{spec.port}/0"
+    yield spec
+    stop(spec)
+
+
+class Workers:
+    """Celery worker processes for propagation; each is its own process group so it can be SIGKILLed whole."""
+
+    def __init__(self, redis_port: int, falkordb_port: int, log_dir: Path) -> None:
+        self.env = {
+            **os.environ,
+            "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{redis_port}/0",
+            "WATERSHED_FALKORDB_PORT": str(falkordb_port),
+            # a killed worker's unacknowledged task goes to another worker after this long
+            "WATERSHED_PROPAGATION_VISIBILITY_SECONDS": "5",
+            "PYTHONPATH": str(REPO),
+        }
+        self.log_dir = log_dir
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self, count: int = 1) -> list[subprocess.Popen]:
+        started = []
+        for _ in range(count):
+            name = f"w{len(self.processes)}@%h"
+            log = (self.log_dir / f"worker-{len(self.processes)}.log").open("w")
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "propagation.celery_app",
+                    "worker",
+                    "--pool=solo",
+                    "--loglevel=WARNING",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "-n",
+                    name,
+                ],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=REPO,
+                start_new_session=True,
+            )
+            self.processes.append(process)
+            started.append(process)
+        self.wait_ready(len(self.live()))
+        return started
+
+    def live(self) -> list[subprocess.Popen]:
+        return [p for p in self.processes if p.poll() is None]
+
+    def wait_ready(self, count: int, timeout: float = 60.0) -> None:
+        from propagation.celery_app import app
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(app.control.ping(timeout=0.5) or []) >= count:
+                return
+        raise RuntimeError(f"{count} Celery workers did not answer within {timeout} s; see {self.log_dir}")
+
+    def kill(self, process: subprocess.Popen) -> None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        for process in self.live():
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        self.processes = []
+
+
+@pytest.fixture(scope="session")
+def workers(celery_redis, falkordb_server, tmp_path_factory):
+    """One propagation worker for the session; tests may start more (and must stop those)."""
+    pool = Workers(celery_redis.port, falkordb_server.port, tmp_path_factory.mktemp("workers"))
+    pool.start(1)
+    yield pool
+    pool.stop_all()
