@@ -70,9 +70,9 @@ def run(graph_store, celery_redis, *, full=False, batch_size=2):
 def warehouse(graph_store, celery_redis, workers):
     """The hand-made warehouse, seeded (policy name rules for ssn/email/phone, stewards' app values) and propagated.
 
-Derived columns have names the policy's rules (`*ssn*`, `*email*`, `*phone*`) do not match, so
-their tags can only come from propagation.
-"""
+    Derived columns have names the policy's rules (`*ssn*`, `*email*`, `*phone*`) do not match, so
+    their tags can only come from propagation.
+    """
     load(graph_store)
     tags = GraphTagStore(graph_store, POLICY)
     tags.set_tag("ods.users", "app", ["douyin", "toutiao", "xigua"], by="steward")
