@@ -56,7 +56,9 @@ def _tag_store(spec: dict[str, Any], policy: dict[str, Any]) -> GraphTagStore:
 
 
 @app.task(name="propagation.compute_batch")
-def compute_batch_task(spec: dict, policy: dict, nodes: list[str], run_id: str, token: int) -> list[str]:
+def compute_batch_task(
+    spec: dict, policy: dict, nodes: list[str], run_id: str, token: int, layer: int
+) -> list[str]:
     """Recompute `nodes` from all their inputs and write the changes (fenced by `token`); returns the changed nodes."""
     store = _tag_store(spec, policy)
-    return compute_batch(store, store.policy, nodes, run_id, token)
+    return compute_batch(store, store.policy, nodes, run_id, token, layer)

@@ -60,13 +60,15 @@ def celery_runner(
     policy_data = policy.model_dump(mode="json")
 
     def factory(store: GraphTagStore, run_id: str, token: int) -> BatchRunner:
-        def run(batches: list[list[str]]) -> list[list[str]]:
+        def run(batches: list[list[str]], layer: int) -> list[list[str]]:
             results: list[list[str] | None] = [None] * len(batches)
             waiting: dict[str, int] = {}
 
             def send(indexes: list[int]) -> None:
                 for i in indexes:
-                    sent = compute_batch_task.apply_async(args=[spec, policy_data, batches[i], run_id, token])
+                    sent = compute_batch_task.apply_async(
+                        args=[spec, policy_data, batches[i], run_id, token, layer]
+                    )
                     waiting[sent.id] = i
 
             send(list(range(len(batches))))
@@ -79,11 +81,7 @@ def celery_runner(
                         if i is None or results[i] is not None:
                             continue
                         if meta["status"] != "SUCCESS":
-                            failure = meta.get("result") or {}
-                            kind = failure.get("exc_type", "error") if isinstance(failure, dict) else "error"
-                            message = (
-                                failure.get("exc_message", failure) if isinstance(failure, dict) else failure
-                            )
+                            kind, message = _failure(meta.get("result"))
                             if kind == "StaleTokenError":
                                 raise StaleTokenError(f"run {run_id}: {message}")
                             raise BatchFailedError(
@@ -103,6 +101,15 @@ def celery_runner(
         return run
 
     return factory
+
+
+def _failure(result: object) -> tuple[str, str]:
+    """The exception type and message of a failed task, as the result backend hands it back."""
+    if isinstance(result, BaseException):
+        return type(result).__name__, str(result)
+    if isinstance(result, dict):
+        return str(result.get("exc_type", "error")), str(result.get("exc_message", result))
+    return "error", str(result)
 
 
 @dataclass

@@ -59,6 +59,12 @@ class BatchInputs:
     tags: dict[str, dict[str, TagValue]]
     #: node -> what stewards and rules set on it
     own: dict[str, OwnTags]
+    #: node -> the stamp (`write_stamp`) of the write that last changed its tags
+    stamps: dict[str, str] = field(default_factory=dict)
+
+
+def write_stamp(run_id: str, layer: int) -> str:
+    return f"{run_id}#{layer}"
 
 
 class TagStore(Protocol):
@@ -68,7 +74,9 @@ class TagStore(Protocol):
 
     def downstream(self, nodes: Iterable[str]) -> set[str]: ...
 
-    def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int) -> None: ...
+    def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int, stamp: str) -> None:
+        """Store the nodes' new tags, marked with `stamp`; refused when `token` is not the newest run's."""
+        ...
 
     def clear_tags(self, nodes: Iterable[str], run_id: str, token: int) -> None:
         """Forget the stored tags of `nodes`; recomputing a node restores its own tags."""
@@ -89,27 +97,39 @@ def _same(a: dict[str, TagValue], b: dict[str, TagValue]) -> bool:
 
 
 def compute_batch(
-    store: TagStore, policy: Policy, nodes: Sequence[str], run_id: str, token: int
+    store: TagStore, policy: Policy, nodes: Sequence[str], run_id: str, token: int, layer: int = 0
 ) -> list[str]:
-    """Recompute `nodes` from all their inputs; write and return those that changed."""
+    """Recompute `nodes` from all their inputs; write and return those that changed in this layer.
+
+    A batch may run twice (a worker died after writing, the coordinator sent
+    it again, a resumed run repeats its unfinished layer): a node this layer
+    already changed compares equal the second time, so the write's stamp is
+    what says it changed, and the answer is the same both times.
+    """
+    stamp = write_stamp(run_id, layer)
     inputs = store.read_batch(nodes)
     current, own = inputs.tags, inputs.own
     changes: dict[str, dict[str, TagValue]] = {}
     for node in nodes:
+        # A self-overwriting table's edge from a node to itself adds nothing the node does not
+        # already hold; following it would only let a value outlive its real support.
         incoming = [
             Incoming(e.source, current.get(e.source, {}), e.task, e.kind, e.functions, e.weak, e.filters)
             for e in inputs.edges.get(node, [])
+            if e.source != node
         ]
         mine = own.get(node, OwnTags())
         new = derive(incoming, policy, seeds=mine.seeds, manual=mine.manual, blocks=mine.blocks)
         if not _same(new, current.get(node, {})):
             changes[node] = new
     if changes:
-        store.write_tags(changes, run_id, token)
-    return sorted(changes)
+        store.write_tags(changes, run_id, token, stamp)
+    repeated = [node for node in nodes if node not in changes and inputs.stamps.get(node) == stamp]
+    return sorted([*changes, *repeated])
 
 
-BatchRunner = Callable[[list[list[str]]], list[list[str]]]
+#: runs one layer's batches (and the layer's number); returns each batch's changed nodes
+BatchRunner = Callable[[list[list[str]], int], list[list[str]]]
 
 
 @dataclass
@@ -168,7 +188,7 @@ def run_layers(
             break
         began = time.monotonic()
         batches = batches_of(targets, batch_size)
-        changed = sorted({node for result in run_batches(batches) for node in result})
+        changed = sorted({node for result in run_batches(batches, layer) for node in result})
         targets = sorted(store.downstream(changed)) if changed else []
         entry = LayerReport(
             layer, sum(map(len, batches)), len(changed), len(batches), time.monotonic() - began
@@ -255,8 +275,8 @@ def propagate_incremental(
 def local_batches(store: TagStore, policy: Policy, run_id: str, token: int) -> BatchRunner:
     """Run batches in this process, one after another (tests, small graphs, the reference)."""
 
-    def run(batches: list[list[str]]) -> list[list[str]]:
-        return [compute_batch(store, policy, batch, run_id, token) for batch in batches]
+    def run(batches: list[list[str]], layer: int) -> list[list[str]]:
+        return [compute_batch(store, policy, batch, run_id, token, layer) for batch in batches]
 
     return run
 

@@ -130,11 +130,14 @@ class GraphTagStore:
         edges: dict[str, list[EdgeIn]] = {node: [] for node in nodes}
         tags: dict[str, dict[str, TagValue]] = {}
         own: dict[str, OwnTags] = {}
+        stamps: dict[str, str] = {}
         for row, node, source, task, kind, functions, tags_text, extra in rows:
             if row == "node":
                 if tags_text:
                     tags[node] = decode_tags(tags_text)
                 own[node] = self._own(extra)
+                if task:
+                    stamps[node] = task  # a node row carries its write stamp in the task column
                 continue
             if tags_text and source not in tags:
                 tags[source] = decode_tags(tags_text)
@@ -146,7 +149,7 @@ class GraphTagStore:
                 edges[node].append(
                     EdgeIn(source, task, kind, tuple(functions or ()), False, self._filters_of(extra))
                 )
-        return BatchInputs(edges, tags, own)
+        return BatchInputs(edges, tags, own, stamps)
 
     @staticmethod
     def _own(entries: list[list[Any]] | None) -> OwnTags:
@@ -175,14 +178,17 @@ class GraphTagStore:
             )
         return out
 
-    def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int) -> None:
+    def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int, stamp: str) -> None:
         by_label: dict[str, list[list[Any]]] = {"Column": [], "Table": []}
         for node, node_tags in tags.items():
             by_label[node_label(node)].append([node, encode_tags(node_tags), _tag_rows(node_tags)])
         for label, rows in by_label.items():
             for batch in chunks(rows, self.batch_size):
                 self._fenced(
-                    queries.write_tags(label), {"rows": list(batch), "run": run_id}, token, len(batch)
+                    queries.write_tags(label),
+                    {"rows": list(batch), "run": run_id, "stamp": stamp},
+                    token,
+                    len(batch),
                 )
 
     def clear_tags(self, nodes: Iterable[str], run_id: str, token: int) -> None:

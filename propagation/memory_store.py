@@ -20,6 +20,7 @@ class MemoryTagStore:
         self._in: dict[str, list[EdgeIn]] = {}
         self._out: dict[str, set[str]] = {}
         self.tags: dict[str, dict[str, TagValue]] = {}
+        self.stamps: dict[str, str] = {}
         self.own: dict[str, OwnTags] = {}
         self.token = 0
         self.writes = 0
@@ -104,7 +105,8 @@ class MemoryTagStore:
         wanted = {*nodes, *(edge.source for node_edges in edges.values() for edge in node_edges)}
         tags = {node: dict(self.tags[node]) for node in wanted if node in self.tags}
         own = {node: self.own[node] for node in nodes if node in self.own}
-        return BatchInputs(edges, tags, own)
+        stamps = {node: self.stamps[node] for node in nodes if node in self.stamps}
+        return BatchInputs(edges, tags, own, stamps)
 
     def downstream(self, nodes: Iterable[str]) -> set[str]:
         out: set[str] = set()
@@ -117,9 +119,10 @@ class MemoryTagStore:
             raise StaleTokenError(f"write with fencing token {token} after token {self.token}")
         self.token = token
 
-    def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int) -> None:
+    def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int, stamp: str) -> None:
         self._fence(token)
         for node, node_tags in tags.items():
+            self.stamps[node] = stamp
             if node_tags:
                 self.tags[node] = dict(node_tags)
             else:

@@ -35,7 +35,8 @@ def read_batch() -> str:
 
     Rows: kind (`edge`, `weak`, `table`, `node`), node, source, task, edge
     kind or role, functions, the source's (or node's) tags JSON, filters JSON
-    (for `node` rows: the own tags as [type, origin, key, value] lists).
+    (for `node` rows: the own tags as [type, origin, key, value] lists, and
+    the write stamp in the task column).
     """
     returns = "AS row, n.id AS node, {source} AS source, {task} AS task, {kind} AS kind, {functions} AS functions, {tags} AS tags, {extra} AS extra"
     parts = [
@@ -70,7 +71,7 @@ def read_batch() -> str:
             "WITH n, collect([type(g), g.origin, t.key, t.value]) AS own "
             "RETURN 'node' "
             + returns.format(
-                source="null", task="null", kind="null", functions="[]", tags="n.tags", extra="own"
+                source="null", task="n.tag_stamp", kind="null", functions="[]", tags="n.tags", extra="own"
             )
         )
     return " UNION ALL ".join(parts)
@@ -89,7 +90,7 @@ def write_tags(label: str) -> str:
     """Replace the propagated tags of a batch of nodes; rows: [id, tags JSON, [[tag id, key, value, from, via_task, kind, rule, hops]]]."""
     return (
         _FENCED + f"UNWIND $rows AS r MATCH (n:{label} {{id: r[0]}}) "
-        "SET n.tags = r[1], n.tag_run = $run "
+        "SET n.tags = r[1], n.tag_run = $run, n.tag_stamp = $stamp "
         "WITH n, r OPTIONAL MATCH (n)-[g:TAGGED {origin: 'propagated'}]->() DELETE g "
         "WITH DISTINCT n, r "
         "FOREACH (t IN r[2] | MERGE (tag:Tag {id: t[0]}) ON CREATE SET tag.key = t[1], tag.value = t[2] "

@@ -206,23 +206,21 @@ def _sorted(provenance: list[Provenance]) -> tuple[Provenance, ...]:
 def _table_edge(edge: Incoming, policy: Policy, sets: dict[str, list[_Candidate]]) -> None:
     """A table-level edge carries business values only: the input table's, narrowed by the task's filters.
 
-    An input table without a tag for a dimension the task filters on
-    contributes the filter's values: the filter proves which rows remain.
+    An input without a value for a dimension contributes nothing for it, even
+    when the task filters on it: letting the filter's values stand in for the
+    missing tag would make a table's values shrink once its input is tagged,
+    and a lineage cycle would then keep values that lost their support.
     """
     for key in policy.business:
         tag = edge.source_tags.get(key)
-        allowed = edge.filters.get(key)
-        if tag is None and allowed is None:
-            continue
         if tag is None:
-            values, rule, hops = allowed, f"filter:{key} in {sorted(allowed)}", 1
-        else:
-            values = tag.values & allowed if allowed is not None else tag.values
-            rule = f"narrow:{key} in {sorted(allowed)}" if allowed is not None else "union"
-            hops = tag.hops + 1
+            continue
+        allowed = edge.filters.get(key)
+        values = tag.values & allowed if allowed is not None else tag.values
+        rule = f"narrow:{key} in {sorted(allowed)}" if allowed is not None else "union"
         if values:
             sets.setdefault(key, []).append(
-                _Candidate(values, [Provenance(edge.source, edge.task, TABLE_EDGE, rule, hops)])
+                _Candidate(values, [Provenance(edge.source, edge.task, TABLE_EDGE, rule, tag.hops + 1)])
             )
 
 

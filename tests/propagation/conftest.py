@@ -88,6 +88,10 @@ class Workers:
                 return
         raise RuntimeError(f"{count} Celery workers did not answer within {timeout} s; see {self.log_dir}")
 
+    def stop(self, process: subprocess.Popen) -> None:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+
     def kill(self, process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)

@@ -8,7 +8,7 @@ import pytest
 
 from ingest.extract import extract_lineage
 from ingest.model import SqlTask
-from propagation.engine import local_batches, propagate_full, propagate_incremental
+from propagation.engine import compute_batch, local_batches, propagate_full, propagate_incremental, start_full
 from propagation.memory_store import MemoryTagStore
 from propagation.policy import default_policy
 from propagation.rules import MANUAL
@@ -47,10 +47,10 @@ def run_full(store, batch_size=500, shuffle_seed=None):
     if shuffle_seed is not None:
         rng = random.Random(shuffle_seed)
 
-        def shuffled(batches):
+        def shuffled(batches, layer):
             order = list(range(len(batches)))
             rng.shuffle(order)
-            results = {i: runner([batches[i]])[0] for i in order}
+            results = {i: runner([batches[i]], layer)[0] for i in order}
             return [results[i] for i in range(len(batches))]
 
         return propagate_full(store, shuffled, run_id="run-1", token=1, batch_size=batch_size)
@@ -162,3 +162,13 @@ def test_full_run_forgets_tags_whose_seed_is_gone():
     store.unset_own("ods.user.phone", "pii")
     run_full(store)
     assert all("pii" not in tags for tags in store.tags.values())
+
+
+def test_a_batch_run_twice_in_a_layer_gives_the_same_answer():
+    """A worker may die after writing, or a resumed run repeats its layer: a change must not get lost."""
+    store = build()
+    start = start_full(store, "run-1", 1)
+    first = compute_batch(store, POLICY, start, "run-1", 1, layer=0)
+    again = compute_batch(store, POLICY, start, "run-1", 1, layer=0)
+    # the second run also sees what the first wrote (batches of a layer see each other's writes)
+    assert first and set(first) <= set(again)

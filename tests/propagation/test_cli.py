@@ -1,0 +1,88 @@
+"""`watershed tag` and `watershed propagate` against FalkorDB and the Celery Redis."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from api.cli import app
+from tests.propagation.test_celery_rules import load
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli_env(graph_store, celery_redis, monkeypatch):
+    load(graph_store)
+    port = graph_store.client.connection.connection_pool.connection_kwargs["port"]
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph_store.graph_name)
+    monkeypatch.setenv("WATERSHED_CELERY_BROKER", f"redis://127.0.0.1:{celery_redis.port}/0")
+    return graph_store
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def test_set_propagate_show_and_why(cli_env):
+    result = invoke("tag", "set", "ods.users.uid", "pii=L2", "pii_type=id_card", "--by", "alice")
+    assert result.exit_code == 0, result.output
+    result = invoke("propagate", "--local")
+    assert result.exit_code == 0, result.output
+    assert "full run" in result.output and "layer   0" in result.output
+
+    shown = invoke("tag", "show", "dws.all_apps.uid")
+    assert shown.exit_code == 0, shown.output
+    assert "pii" in shown.output and "L2" in shown.output and "propagated" in shown.output
+
+    why = invoke("tag", "why", "dws.all_apps.uid", "pii")
+    assert why.exit_code == 0, why.output
+    for hop in ("ods.users.uid", "dwd.douyin.uid", "dwd.xigua.uid", "t_union", "t_eq", "(manual)"):
+        assert hop in why.output
+    assert "2 path(s) to a seed" in why.output
+
+    own = invoke("tag", "show", "ods.users.uid")
+    assert "by alice" in own.output and "pii=L2 (manual)" in own.output
+
+
+def test_incremental_run_after_unset(cli_env):
+    invoke("tag", "set", "ods.users.uid", "pii=L2")
+    invoke("propagate", "--local")
+    assert invoke("tag", "unset", "ods.users.uid", "pii").exit_code == 0
+    result = invoke("propagate", "--local", "--format", "json")
+    assert result.exit_code == 0 and '"mode": "incremental"' in result.output
+    assert invoke("tag", "why", "dws.all_apps.uid", "pii").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("tag", "set", "ods.users.uid", "pii=L9"), "a pii tag is one level of"),
+        (("tag", "set", "ods.users.uid", "colour=red"), "colour: not a tag of the policy"),
+        (("tag", "set", "ods.users.uid", "app=tiktok"), "tiktok: not a value of app"),
+        (("tag", "set", "ods.users.uid", "pii"), "expected KEY=VALUE"),
+        (("tag", "set", "ods.nope.uid", "pii=L2"), "ods.nope.uid: no such column"),
+        (("tag", "set", "nodots", "pii=L2"), "expected db.table or db.table.column"),
+        (("tag", "unset", "ods.users.uid", "pii"), "no steward's tag pii"),
+        (("tag", "unblock", "ods.users.uid", "pii"), "pii is not blocked"),
+        (("tag", "why", "ods.users.uid", "pii"), "has no pii tag"),
+    ],
+)
+def test_bad_input_is_a_clear_error(cli_env, args, message):
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+
+
+def test_bad_policy_file_names_the_key(cli_env, tmp_path):
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("sensitivity:\n  pii:\n    levels: [L1, L1]\n")
+    result = invoke("propagate", "--local", "--policy", str(policy))
+    assert result.exit_code == 2 and "sensitivity.pii" in result.output
+
+
+def test_propagate_without_workers_says_how_to_start_one(cli_env, monkeypatch):
+    monkeypatch.setattr("api.cli.propagate._workers_alive", lambda settings: 0)
+    result = invoke("propagate")
+    assert result.exit_code == 2 and "watershed worker" in result.output
