@@ -28,7 +28,7 @@ def demo_command(
         False, "--details", help="With --lineage-only, print every task's full lineage."
     ),
 ) -> None:
-    """Start the services, generate a warehouse, harvest it with Spark into FalkorDB, and show lineage."""
+    """Start the services, generate a warehouse, harvest it with Spark into FalkorDB, show lineage, propagate tags."""
     if lineage_only:
         sample_lineage(details)
         return
@@ -102,6 +102,88 @@ def full_demo(tasks: int) -> None:
     if root:
         downstream = store.lineage(root[0][0], "downstream", depth=10)
         console.print(lineage_tree(downstream))
+    propagation_demo(store, catalog)
+
+
+def propagation_demo(store, catalog: Catalog) -> None:
+    """Seed app values on the ODS tables, propagate on a Celery worker, and explain one PII tag."""
+    import os
+    import subprocess
+    import sys
+
+    from api.cli.tag import why_tree
+    from bench.propagation_bench import seed_apps
+    from propagation.coordinator import Progress, celery_runner, propagate
+    from propagation.graph_store import GraphTagStore
+    from propagation.policy import default_policy
+    from propagation.run_state import RunState
+    from propagation.settings import PropagationSettings
+
+    settings = PropagationSettings()
+    policy = default_policy()
+    tags = GraphTagStore(store, policy)
+    seeded = seed_apps(tags, catalog)
+    console.print(
+        f"stewards' app values set on {seeded} ODS tables; policy rules seed every *email*/*phone*/*ssn* column"
+    )
+    log = (settings.data_dir / "demo" / "worker.log").open("w")
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "propagation.celery_app",
+            "worker",
+            "--concurrency=2",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"demo{os.getpid()}@%h",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        state = RunState.from_url(settings.broker_url(), settings.graph_name)
+
+        def show(layer, record) -> None:
+            console.print(
+                f"  layer {layer.layer}: {layer.nodes} nodes in {layer.batches} batches, "
+                f"{layer.changed} changed, {layer.seconds:.2f} s"
+            )
+
+        record = propagate(
+            store,
+            policy,
+            state,
+            celery_runner(settings, policy),
+            full=True,
+            settings=settings,
+            progress=Progress(on_layer=show, on_message=lambda m: console.print("  " + m)),
+        )
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+    counts = store._run(
+        "MATCH (n)-[g:TAGGED]->(t:Tag) WITH t.key AS key, g.origin AS origin, count(DISTINCT n) AS nodes "
+        "RETURN key, origin, nodes ORDER BY key, origin"
+    )
+    table = Table(title=f"tags after {record.run_id} ({len(record.layers)} layers)", title_justify="left")
+    for header in ("tag", "origin", "nodes"):
+        table.add_column(header)
+    for key, origin, nodes in counts:
+        table.add_row(key, origin, str(nodes))
+    console.print(table)
+    deepest = store._run(
+        "MATCH (n:Column)-[g:TAGGED {origin: 'propagated'}]->(:Tag {key: 'pii'}) "
+        "RETURN n.id ORDER BY g.hops DESC, n.id LIMIT 1"
+    )
+    if deepest:
+        tree, _ = why_tree(tags, deepest[0][0], "pii", max_paths=5)
+        console.print(f"why is {deepest[0][0]} pii? (`watershed tag why {deepest[0][0]} pii`)")
+        console.print(tree)
 
 
 def sample_lineage(details: bool) -> None:

@@ -190,9 +190,16 @@ def why_command(
     """Every path from the seed(s) to the node's tag, with the task, edge kind and rule at each hop."""
     node = _node(node)
     store = _store()
-    tags = store.tags_of([node]).get(node, {})
-    if key not in tags:
+    if key not in store.tags_of([node]).get(node, {}):
         fail(f"{node} has no {key} tag")
+    tree, paths = why_tree(store, node, key, max_paths)
+    console.print(tree)
+    console.print(f"{paths} path(s) to a seed" + (" (stopped at --max-paths)" if paths >= max_paths else ""))
+
+
+def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, int]:
+    """The paths back from a node's tag to its seeds, as a tree, and how many there are."""
+    tags = store.tags_of([node]).get(node, {})
     cache: dict[str, dict] = {node: tags}
     paths = 0
 
@@ -214,12 +221,10 @@ def why_command(
             return
         for p in tag.provenance:
             if p.source in path or paths >= max_paths:
-                continue  # a cycle (or self-overwrite) adds no new path to a seed
+                continue  # a cycle adds no new path to a seed
             child = branch.add(f"{label(p.source, tag_of(p.source))}  via {p.task} [{p.kind}] rule {p.rule}")
             grow(child, p.source, path | {p.source})
 
-    root_tag = tags[key]
-    tree = Tree(label(node, root_tag))
+    tree = Tree(label(node, tags.get(key)))
     grow(tree, node, {node})
-    console.print(tree)
-    console.print(f"{paths} path(s) to a seed" + (" (stopped at --max-paths)" if paths >= max_paths else ""))
+    return tree, paths
