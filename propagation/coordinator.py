@@ -236,8 +236,10 @@ def _start(store: GraphTagStore, record: RunRecord, progress: Progress) -> None:
         record.graph_started_at = store.now()
         start = start_full(store, record.run_id, record.token)
     else:
-        _, created = store.changed_since(record.since)
-        record.rule_seeds_changed = store.sync_rule_seeds(created)
+        # New columns, and columns of tables whose lineage changed (a source column may have
+        # become a computed one), get their name-rule seeds brought up to date.
+        touched, created = store.changed_since(record.since)
+        record.rule_seeds_changed = store.sync_rule_seeds(created | {n for n in touched if n.count(".") == 2})
         record.graph_started_at = store.now()
         changed, _ = store.changed_since(record.since)
         start = start_incremental(store, changed, record.run_id, record.token)

@@ -260,7 +260,7 @@ class GraphTagStore:
     # ------------------------------------------------------------ rule seeds and changes
 
     def sync_rule_seeds(self, columns: Iterable[str] | None = None) -> int:
-        """Make the policy's name-pattern seeds of `columns` (default: every column) match the policy.
+        """Make the policy's name-pattern seeds of `columns` (default: every column) match the policy and lineage.
 
         Returns how many (column, key) seeds were written or removed.
         """
@@ -272,8 +272,12 @@ class GraphTagStore:
             if node in scope:
                 values, _ = stored.get((node, key), (frozenset(), rule))
                 stored[(node, key)] = (values | {value}, rule)
+        # Name rules seed source columns only: a column computed by SQL gets its tags from the
+        # SQL (`md5(email) AS email_md5` is pseudonymised, whatever its name says). That also
+        # keeps the rules monotone: which columns are sources depends on lineage, not on tags.
+        derived = {row[0] for row in self.graph._run(queries.DERIVED_COLUMNS, {"ids": sorted(scope)})}
         wanted: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {}
-        for node in scope:
+        for node in scope - derived:
             for rule in self.policy.seeds:
                 if rule.matches(node):
                     for key, value in rule.tags.items():
