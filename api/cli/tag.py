@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -166,7 +167,9 @@ def show_command(node: str = typer.Argument(..., help=NODE_HELP)) -> None:
         table.add_column(column)
     for key, tag in sorted(tags.items()):
         sources = sorted({f"{p.source} ({p.task}, {p.rule})" for p in tag.provenance if p.source != node})
-        table.add_row(key, ", ".join(sorted(tag.values)), tag.origin, str(tag.hops), "\n".join(sources))
+        table.add_row(
+            key, ", ".join(sorted(tag.values)), tag.origin, str(tag.hops), escape("\n".join(sources))
+        )
     if tags:
         console.print(table)
     else:
@@ -178,7 +181,7 @@ def show_command(node: str = typer.Argument(..., help=NODE_HELP)) -> None:
             else f"{entry['key']}={entry['value']} ({entry['origin']})"
         )
         rule = f", rule {entry['rule']}" if entry.get("rule") else ""
-        console.print(f"  set here: {what} by {entry['by']} at {entry['at']}{rule}")
+        console.print(f"  set here: {what} by {entry['by']} at {entry['at']}{rule}", markup=False)
 
 
 @app.command("why")
@@ -211,7 +214,7 @@ def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, in
     def label(name: str, tag) -> str:
         values = ", ".join(sorted(tag.values)) if tag is not None else "?"
         origin = tag.origin if tag is not None else "gone"
-        return f"[bold]{name}[/] {key}={values} ({origin})"
+        return f"[bold]{escape(name)}[/] {escape(key)}={escape(values)} ({origin})"
 
     def grow(branch: Tree, name: str, path: set[str]) -> None:
         nonlocal paths
@@ -222,7 +225,8 @@ def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, in
         for p in tag.provenance:
             if p.source in path or paths >= max_paths:
                 continue  # a cycle adds no new path to a seed
-            child = branch.add(f"{label(p.source, tag_of(p.source))}  via {p.task} [{p.kind}] rule {p.rule}")
+            hop = escape(f"via {p.task} [{p.kind}] rule {p.rule}")
+            child = branch.add(f"{label(p.source, tag_of(p.source))}  {hop}")
             grow(child, p.source, path | {p.source})
 
     tree = Tree(label(node, tags.get(key)))

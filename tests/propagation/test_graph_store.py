@@ -107,6 +107,10 @@ def test_rule_seeds_follow_the_policy(graph_store):
     assert {(o["origin"], o["key"], o["value"], o["rule"]) for o in own} >= {
         ("seed", "pii_type", "phone", "*phone*")
     }
+    # a computed column gets its tags from its SQL, not from its name
+    assert store.own_tags("dwd.user.email") == []
+    full(store)
+    assert store.tags_of(["dwd.user.phone_h"])["dwd.user.phone_h"]["pii"].values == {"L1"}
 
 
 def test_tag_json_round_trip():
