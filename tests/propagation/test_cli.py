@@ -41,7 +41,7 @@ def test_set_propagate_show_and_why(cli_env):
     for hop in ("ods.users.uid", "dwd.douyin.uid", "dwd.xigua.uid", "t_union", "t_eq", "(manual)"):
         assert hop in why.output
     assert "2 path(s) to a seed" in why.output
-    assert "[direct]" in why.output and "rule inherit" in why.output
+    assert "[direct]" in why.output and "rule keep" in why.output
 
     own = invoke("tag", "show", "ods.users.uid")
     assert "by alice" in own.output and "pii=L2 (manual)" in own.output
