@@ -32,6 +32,7 @@ from graph.store import GraphStore  # noqa: E402
 from ingest.catalog import Catalog  # noqa: E402
 from ingest.extract import extract_lineage  # noqa: E402
 from ingest.sources import read_jsonl  # noqa: E402
+from propagation.workers import worker_argv  # noqa: E402
 
 APPS = ["douyin", "toutiao", "xigua", "lark"]
 
@@ -72,20 +73,7 @@ def start_workers(count: int, concurrency: int, redis_port: int, falkordb_port: 
         log = (log_dir / f"worker-{i}.log").open("w")
         processes.append(
             subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "propagation.celery_app",
-                    "worker",
-                    f"--concurrency={concurrency}",
-                    "--loglevel=WARNING",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "-n",
-                    f"bench{i}@%h",
-                ],
+                worker_argv(concurrency, name=f"bench{i}@%h"),
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -109,7 +109,6 @@ def propagation_demo(store, catalog: Catalog) -> None:
     """Seed app values on the ODS tables, propagate on a Celery worker, and explain one PII tag."""
     import os
     import subprocess
-    import sys
 
     from api.cli.tag import why_tree
     from bench.propagation_bench import seed_apps
@@ -118,6 +117,7 @@ def propagation_demo(store, catalog: Catalog) -> None:
     from propagation.policy import default_policy
     from propagation.run_state import RunState
     from propagation.settings import PropagationSettings
+    from propagation.workers import worker_argv
 
     settings = PropagationSettings()
     policy = default_policy()
@@ -128,20 +128,7 @@ def propagation_demo(store, catalog: Catalog) -> None:
     )
     log = (settings.data_dir / "demo" / "worker.log").open("w")
     worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "propagation.celery_app",
-            "worker",
-            "--concurrency=2",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "-n",
-            f"demo{os.getpid()}@%h",
-        ],
+        worker_argv(2, name=f"demo{os.getpid()}@%h"),
         stdout=log,
         stderr=subprocess.STDOUT,
     )

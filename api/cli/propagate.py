@@ -142,23 +142,13 @@ def worker_command(
 ) -> None:
     """Start a Celery worker for propagation tasks on the configured Redis broker."""
     from propagation.settings import PropagationSettings
+    from propagation.workers import worker_argv
 
     settings = PropagationSettings()
     console.print(f"worker on {settings.broker_url()}, {concurrency} processes (Ctrl-C stops it)")
     os.execv(
         sys.executable,
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "propagation.celery_app",
-            "worker",
-            f"--concurrency={concurrency}",
-            f"--loglevel={loglevel}",
-            "--without-gossip",
-            "--without-mingle",
-        ],
+        worker_argv(concurrency, loglevel=loglevel),
     )
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from graph.server import ServerSpec, free_port, start, stop
+from propagation.workers import worker_argv
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,21 +50,7 @@ class Workers:
             name = f"w{len(self.processes)}@%h"
             log = (self.log_dir / f"worker-{len(self.processes)}.log").open("w")
             process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "propagation.celery_app",
-                    "worker",
-                    "--pool=solo",
-                    "--loglevel=WARNING",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                    "-n",
-                    name,
-                ],
+                [*worker_argv(1, name=name, pool="solo"), "--without-heartbeat"],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
