@@ -131,8 +131,9 @@ def main() -> None:
             celery_broker=os.environ["WATERSHED_CELERY_BROKER"],
         )
         state = RunState.from_url(settings.broker_url(), "bench")
-        from propagation.celery_app import app
+        from propagation.celery_app import app_for
 
+        app = app_for(settings)
         deadline = time.monotonic() + 60
         while len(app.control.ping(timeout=0.5) or []) < args.workers and time.monotonic() < deadline:
             pass

@@ -24,20 +24,37 @@ from propagation.graph_store import GraphTagStore
 from propagation.policy import Policy
 from propagation.settings import PropagationSettings
 
-_settings = PropagationSettings()
+TASK_NAME = "propagation.compute_batch"
 
-app = Celery("watershed_propagation", broker=_settings.broker_url(), backend=_settings.broker_url())
-app.conf.update(
-    task_acks_late=True,
-    task_reject_on_worker_lost=True,
-    worker_prefetch_multiplier=1,
-    task_serializer="json",
-    result_serializer="json",
-    accept_content=["json"],
-    result_expires=3600,
-    broker_transport_options={"visibility_timeout": _settings.propagation_visibility_seconds},
-    broker_connection_retry_on_startup=True,
-)
+
+def make_app(broker_url: str, visibility_seconds: float) -> Celery:
+    """A Celery app on `broker_url` (broker and result backend) that knows the propagation task."""
+    celery = Celery("watershed_propagation", broker=broker_url, backend=broker_url)
+    celery.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_expires=3600,
+        broker_transport_options={"visibility_timeout": visibility_seconds},
+        broker_connection_retry_on_startup=True,
+    )
+    celery.task(name=TASK_NAME)(compute_batch_task)
+    return celery
+
+
+_clients: dict[tuple[str, float], Celery] = {}
+
+
+def app_for(settings: PropagationSettings) -> Celery:
+    """The app a coordinator sends with: one per broker, so settings read at call time are honoured."""
+    key = (settings.broker_url(), settings.propagation_visibility_seconds)
+    if key not in _clients:
+        _clients[key] = make_app(*key)
+    return _clients[key]
+
 
 # A worker keeps one connection per graph and one parsed policy per policy text.
 _stores: dict[tuple[str, str], GraphTagStore] = {}
@@ -55,10 +72,13 @@ def _tag_store(spec: dict[str, Any], policy: dict[str, Any]) -> GraphTagStore:
     return store
 
 
-@app.task(name="propagation.compute_batch")
 def compute_batch_task(
     spec: dict, policy: dict, nodes: list[str], run_id: str, token: int, layer: int
 ) -> list[str]:
     """Recompute `nodes` from all their inputs and write the changes (fenced by `token`); returns the changed nodes."""
     store = _tag_store(spec, policy)
     return compute_batch(store, store.policy, nodes, run_id, token, layer)
+
+
+# What `celery -A propagation.celery_app worker` runs: the broker from this process's settings.
+app = app_for(PropagationSettings())

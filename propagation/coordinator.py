@@ -54,8 +54,9 @@ def celery_runner(
     """Batches fan out to Celery workers; a layer's batches still missing after a stall are sent again."""
     from celery.exceptions import TimeoutError as CeleryTimeout
 
-    from propagation.celery_app import app, compute_batch_task
+    from propagation.celery_app import TASK_NAME, app_for
 
+    app = app_for(settings)
     spec = settings.graph_spec()
     policy_data = policy.model_dump(mode="json")
 
@@ -66,8 +67,8 @@ def celery_runner(
 
             def send(indexes: list[int]) -> None:
                 for i in indexes:
-                    sent = compute_batch_task.apply_async(
-                        args=[spec, policy_data, batches[i], run_id, token, layer]
+                    sent = app.send_task(
+                        TASK_NAME, args=[spec, policy_data, batches[i], run_id, token, layer]
                     )
                     waiting[sent.id] = i
 

@@ -38,9 +38,9 @@ def _state(settings):
 
 
 def _workers_alive(settings) -> int:
-    from propagation.celery_app import app
+    from propagation.celery_app import app_for
 
-    replies = app.control.ping(timeout=2.0) or []
+    replies = app_for(settings).control.ping(timeout=2.0) or []
     return len(replies)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -23,8 +24,6 @@ def celery_redis(tmp_path_factory):
         "redis", "127.0.0.1", free_port(), tmp_path_factory.mktemp("celery-redis"), with_falkordb=False
     )
     start(spec)
-    # propagation.celery_app reads its broker when first imported, which happens after this.
-    os.environ["WATERSHED_CELERY_BROKER"] = f"redis://127.0.0.1:{spec.port}/0"
     yield spec
     stop(spec)
 
@@ -59,15 +58,21 @@ class Workers:
             )
             self.processes.append(process)
             started.append(process)
-        self.wait_ready(len(self.live()))
+        try:
+            self.wait_ready(len(self.live()))
+        except BaseException:
+            self.stop_all()  # never leave worker processes behind a failed start
+            raise
         return started
 
     def live(self) -> list[subprocess.Popen]:
         return [p for p in self.processes if p.poll() is None]
 
     def wait_ready(self, count: int, timeout: float = 60.0) -> None:
-        from propagation.celery_app import app
+        from propagation.celery_app import app_for
+        from propagation.settings import PropagationSettings
 
+        app = app_for(PropagationSettings(celery_broker=self.env["WATERSHED_CELERY_BROKER"]))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if len(app.control.ping(timeout=0.5) or []) >= count:
@@ -84,7 +89,8 @@ class Workers:
 
     def stop_all(self) -> None:
         for process in self.live():
-            os.killpg(process.pid, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
         for process in self.processes:
             try:
                 process.wait(timeout=20)
@@ -97,6 +103,8 @@ class Workers:
 def workers(celery_redis, falkordb_server, tmp_path_factory):
     """One propagation worker for the session; tests may start more (and must stop those)."""
     pool = Workers(celery_redis.port, falkordb_server.port, tmp_path_factory.mktemp("workers"))
-    pool.start(1)
-    yield pool
-    pool.stop_all()
+    try:
+        pool.start(1)
+        yield pool
+    finally:
+        pool.stop_all()
