@@ -202,13 +202,22 @@ def _reorder(tail, s, stripe_footer, encrypted_columns, keys, stripe_id, data, n
     return bytes(index_area), bytes(data_area)
 
 
-def write_atomically(target: str | Path, payload: bytes) -> None:
-    """Write to a temp file in the target directory, then rename; no partial output on failure."""
+def write_atomically(target: str | Path, payload) -> None:
+    """Write to a temp file in the target directory, fsync it, then rename over the target.
+
+    `payload` is bytes or a list of byte chunks. A failure or a crash leaves the
+    previous target (or none) in place, never a partial file.
+    """
     target = Path(target)
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            if isinstance(payload, (bytes, bytearray, memoryview)):
+                handle.write(payload)
+            else:
+                handle.writelines(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(temp, target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

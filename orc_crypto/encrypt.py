@@ -126,6 +126,18 @@ def encrypt_bytes(
     random_bytes=os.urandom,
 ) -> bytes:
     """The encrypted ORC file for the plaintext ORC file `data` (named `path` in errors)."""
+    return b"".join(encrypt_parts(path, data, provider, encrypt, masks, random_bytes))
+
+
+def encrypt_parts(
+    path: str,
+    data: bytes,
+    provider: KeyProvider,
+    encrypt: dict[str, list[str]],
+    masks: dict[str, str] | None = None,
+    random_bytes=os.urandom,
+) -> list:
+    """The encrypted file as a list of byte chunks, in order (unchanged streams are views of `data`)."""
     try:
         return _encrypt_bytes(path, data, provider, encrypt, masks or {}, random_bytes)
     except OrcCryptoError:
@@ -190,7 +202,11 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
     metadata = pb.Metadata()
     metadata.CopyFrom(tail.metadata)
     masked_bytes_file: dict[int, int] = {}
-    out = bytearray(b"ORC")
+    # The output is kept as chunks: copying a large file's streams into one buffer, piece by
+    # piece, cost more than encrypting them. Untouched streams are views of the input.
+    view = memoryview(data)
+    out: list = [b"ORC"]
+    position = 3
     for s, stripe in enumerate(tail.footer.stripes):
         stripe_id = s + 1
         if stripe.numberOfRows > MAX_STRIPE_ROWS:
@@ -204,7 +220,7 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
         variant_data = [[] for _ in variants]
         present_columns = set()
         for place in stream_places(tail, s, stripe_footer):
-            raw = data[place.offset : place.offset + place.length]
+            raw = view[place.offset : place.offset + place.length]
             stream = pb.Stream(kind=place.kind, column=place.column, length=place.length)
             v = variant_of.get(place.column)
             if v is None:
@@ -256,24 +272,25 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
         if enc_data:
             new_footer.streams.add(kind=ENCRYPTED_DATA, length=sum(len(b) for _, b in enc_data))
         new_footer.encryption.extend(encryption_footers)
-        index_bytes = b"".join(b for _, b in plain_index + enc_index)
-        data_bytes = b"".join(b for _, b in plain_data + enc_data)
+        index_chunks = [b for _, b in plain_index + enc_index]
+        data_chunks = [b for _, b in plain_data + enc_data]
         footer_bytes = compression.compress(codec, new_footer.SerializeToString(), block)
         info = footer.stripes[s]
-        info.offset = len(out)
-        info.indexLength = len(index_bytes)
-        info.dataLength = len(data_bytes)
+        info.offset = position
+        info.indexLength = sum(len(b) for b in index_chunks)
+        info.dataLength = sum(len(b) for b in data_chunks)
         info.footerLength = len(footer_bytes)
         if s == 0:
             info.encryptStripeId = 1
             info.encryptedLocalKeys.extend(var.encrypted_key for var in variants)
-        out += index_bytes + data_bytes + footer_bytes
+        out += [*index_chunks, *data_chunks, footer_bytes]
+        position += info.indexLength + info.dataLength + info.footerLength
         if s < len(metadata.stripeStats):
             stats = metadata.stripeStats[s].colStats
             for column, size in masked_stripe_stats.items():
                 if column < len(stats):
                     stats[column].CopyFrom(_masked_stats(tail.metadata.stripeStats[s].colStats[column], size))
-    content_length = len(out)
+    content_length = position
 
     # True statistics, encrypted; the clear footer and metadata get the masked ones.
     encryption = footer.encryption
@@ -310,7 +327,7 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
                 footer.statistics[column].CopyFrom(
                     _masked_stats(tail.footer.statistics[column], masked_bytes_file.get(column, 0))
                 )
-    out += stripe_stats_area
+    out.append(bytes(stripe_stats_area))
     footer.contentLength = content_length
     metadata_bytes = compression.compress(codec, metadata.SerializeToString(), block)
     footer_bytes = compression.compress(codec, footer.SerializeToString(), block)
@@ -322,8 +339,8 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
     ps_bytes = postscript.SerializeToString()
     if len(ps_bytes) > 255:
         raise OrcFormatError(path, "PostScript too long")
-    out += metadata_bytes + footer_bytes + ps_bytes + bytes([len(ps_bytes)])
-    return bytes(out)
+    out += [metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])]
+    return out
 
 
 def encrypt_file(
@@ -339,4 +356,4 @@ def encrypt_file(
         data = Path(source).read_bytes()
     except OSError as exc:
         raise OrcFormatError(source, f"cannot read: {exc.strerror or exc}") from exc
-    write_atomically(target, encrypt_bytes(source, data, provider, encrypt, masks))
+    write_atomically(target, encrypt_parts(source, data, provider, encrypt, masks))
