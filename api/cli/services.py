@@ -11,12 +11,18 @@ from graph.services import down, status, up
 from graph.settings import GraphSettings
 
 app = typer.Typer(
-    help="Start, stop and inspect the embedded services (FalkorDB graph, Redis for Celery).",
+    help="Start, stop and inspect the embedded services (FalkorDB graph, Redis for Celery, the KMS).",
     no_args_is_help=True,
 )
 
 
-def _print(statuses) -> None:
+def _kms(settings: GraphSettings):
+    from orc_crypto.kms.service import KmsService
+
+    return KmsService.from_settings(settings.data_dir)
+
+
+def _print(statuses, kms=None) -> None:
     table = Table(title_justify="left")
     for header in ("service", "port", "running", "answering"):
         table.add_column(header)
@@ -24,29 +30,45 @@ def _print(statuses) -> None:
         table.add_row(
             item.name, str(item.port), "yes" if item.running else "no", "yes" if item.answering else "no"
         )
+    if kms is not None:
+        running = kms.pid() is not None
+        table.add_row(
+            "kms", str(kms.port), "yes" if running else "no", "yes" if running and kms.answers() else "no"
+        )
     console.print(table)
 
 
 @app.command("up")
 def up_command() -> None:
-    """Start FalkorDB and Redis on loopback (ports and data directory from settings); harmless when running."""
+    """Start FalkorDB, Redis and (when a keystore is set up) the KMS on loopback; harmless when running."""
+    from orc_crypto.kms.service import KmsServiceError
+
     settings = GraphSettings()
+    kms = _kms(settings)
     try:
         statuses = up(settings)
-    except ServerError as exc:
+        kms.start()
+    except (ServerError, KmsServiceError) as exc:
         fail(str(exc))
     console.print(f"data directory: {settings.data_dir.resolve()}")
-    _print(statuses)
+    _print(statuses, kms)
+    reason = kms.why_not_started()
+    if reason is not None and kms.pid() is None:
+        console.print(f"kms not started: {reason}")
+    else:
+        console.print(f"kms: hadoop.security.key.provider.path = kms://http@{kms.host}:{kms.port}/kms")
 
 
 @app.command("down")
 def down_command() -> None:
     """Stop the services that `up` started from this data directory."""
-    stopped = down(GraphSettings())
+    settings = GraphSettings()
+    stopped = down(settings) + (["kms"] if _kms(settings).stop() else [])
     console.print(f"stopped: {', '.join(stopped) if stopped else 'nothing was running'}")
 
 
 @app.command("status")
 def status_command() -> None:
     """Show whether each service runs and answers."""
-    _print(status(GraphSettings()))
+    settings = GraphSettings()
+    _print(status(settings), _kms(settings))

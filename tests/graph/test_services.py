@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 
 import pytest
@@ -18,6 +19,9 @@ def service_env(tmp_path, monkeypatch):
     monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
     monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
     monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keystore.json"))
+    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE", raising=False)
     yield tmp_path / "var"
     runner.invoke(app, ["services", "down"])
 
@@ -59,3 +63,26 @@ def test_persistence_survives_a_restart(service_env):
     runner.invoke(app, ["services", "down"])
     runner.invoke(app, ["services", "up"], catch_exceptions=False)
     assert FalkorDBStore.from_settings().search("db.kept") == [("db.kept", "Table")]
+
+
+def test_the_kms_starts_with_the_services_once_a_keystore_exists(service_env, tmp_path, monkeypatch):
+    from orc_crypto.keys.embedded import EmbeddedKeystore
+    from orc_crypto.keys.kms_client import KmsClient
+
+    first = runner.invoke(app, ["services", "up"], catch_exceptions=False)
+    assert "kms not started: no keystore" in " ".join(first.output.split())
+    runner.invoke(app, ["services", "down"])
+
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE", "services-test")
+    keystore = EmbeddedKeystore.create(tmp_path / "keystore.json", "services-test", scrypt_n=2**10)
+    keystore.create_key("pii", bits=256)
+    up = runner.invoke(app, ["services", "up"], catch_exceptions=False)
+    assert up.exit_code == 0, up.output
+    assert (service_env / "kms" / "kms.pid").exists()
+    port = int(os.environ["WATERSHED_KMS_PORT"])
+    with KmsClient(f"kms://http@127.0.0.1:{port}/kms") as client:
+        assert client.key_info("pii").bit_length == 256
+    status = runner.invoke(app, ["services", "status"])
+    assert status.output.count("yes") == 6  # falkordb, redis and kms: running and answering
+    down = runner.invoke(app, ["services", "down"])
+    assert "kms" in down.output and not (service_env / "kms" / "kms.pid").exists()
