@@ -2,7 +2,8 @@
 
 Untouched columns' streams are copied byte for byte. Each encrypted subtree's original
 streams move (encrypted) into its variant; an unencrypted masked copy takes their place.
-Masks implemented: nullify (every encrypted column without a mask gets nullify).
+Masks: nullify (every encrypted column without a mask gets it), and sha256 and redact on
+top-level string (redact: also integer) columns, built by `orc_crypto.masks`.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from orc_crypto.codec.tail import OrcTail, column_subtree_max, read_tail
 from orc_crypto.decrypt import write_atomically
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
+from orc_crypto.masks import VALUE_MASKS, ColumnMasker, check_mask
 from orc_crypto.proto import orc_proto_pb2 as pb
 
 PRESENT = 0
 HADOOP_KEY_PROVIDER = 1
 #: sanity bound against damaged row counts (the masked PRESENT stream is sized by it)
 MAX_STRIPE_ROWS = 1 << 31
-SUPPORTED_MASKS = {"nullify"}
+SUPPORTED_MASKS = {"nullify", *VALUE_MASKS}
 _BYTES_STATS = (
     "intStatistics",
     "doubleStatistics",
@@ -182,7 +184,17 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
             continue  # ORC ignores masks on unencrypted columns
         if mask.split(",", 1)[0] not in SUPPORTED_MASKS:
             raise UnsupportedOrcError(path, f"mask {mask!r} on {column_name!r} is not implemented yet")
+        if mask.split(",", 1)[0] in VALUE_MASKS and not any(column in roots for roots in roots_by_key):
+            raise UnsupportedOrcError(
+                path, f"mask {mask!r} on {column_name!r}: mask the encrypted column itself"
+            )
+        check_mask(path, tail, column, column_name, mask)
         mask_by_root[column] = mask
+    maskers = {
+        column: ColumnMasker(path, data, tail, column, mask)
+        for column, mask in mask_by_root.items()
+        if mask.split(",", 1)[0] in VALUE_MASKS
+    }
 
     variants: list[_Variant] = []
     for key_index, roots in enumerate(roots_by_key):
@@ -235,9 +247,22 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
             (variant_index[v] if place.kind in INDEX_KINDS else variant_data[v]).append((stream, encrypted))
             if place.kind not in INDEX_KINDS and place.kind != PRESENT:
                 present_columns.add((place.column, place.kind))
-        # The nullify-masked copy: an all-false PRESENT on the root, empty streams elsewhere.
-        masked_stripe_stats = {}
+        # The masked copy: for sha256/redact, the masked values as the ORC library writes them;
+        # for nullify, an all-false PRESENT on the root and empty streams elsewhere.
+        masked_stripe_stats: dict[int, int | pb.ColumnStatistics] = {}
         for var in variants:
+            masker = maskers.get(var.root)
+            if masker is not None:
+                masked = masker.stripe(s)
+                for kind, raw in masked.streams:
+                    stream = pb.Stream(kind=kind, column=var.root, length=len(raw))
+                    (plain_index if kind in INDEX_KINDS else plain_data).append((stream, raw))
+                new_footer.columns[var.root].CopyFrom(masked.encoding)
+                size = sum(len(raw) for _, raw in masked.streams)
+                masked_bytes_file[var.root] = masked_bytes_file.get(var.root, 0) + size
+                masked.statistics.bytesOnDisk = size
+                masked_stripe_stats[var.root] = masked.statistics
+                continue
             present = compression.compress(codec, _boolean_rle_all_false(stripe.numberOfRows), block)
             plain_data.append((pb.Stream(kind=PRESENT, column=var.root, length=len(present)), present))
             for column, kind in sorted(k for k in present_columns if var.root <= k[0] <= var.last):
@@ -290,7 +315,9 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
             stats = metadata.stripeStats[s].colStats
             for column, size in masked_stripe_stats.items():
                 if column < len(stats):
-                    stats[column].CopyFrom(_masked_stats(tail.metadata.stripeStats[s].colStats[column], size))
+                    if isinstance(size, int):
+                        size = _masked_stats(tail.metadata.stripeStats[s].colStats[column], size)
+                    stats[column].CopyFrom(size)
     content_length = position
 
     # True statistics, encrypted; the clear footer and metadata get the masked ones.
@@ -324,7 +351,13 @@ def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
             message.stripeStatistics.add(kind=STRIPE_STATISTICS_KIND, column=column, length=len(sealed))
             stripe_stats_area += sealed
         for column in range(var.root, var.last + 1):
-            if column < len(footer.statistics):
+            if column >= len(footer.statistics):
+                continue
+            if column in maskers:
+                masked_file_stats = maskers[column].file_statistics()
+                masked_file_stats.bytesOnDisk = masked_bytes_file.get(column, 0)
+                footer.statistics[column].CopyFrom(masked_file_stats)
+            else:
                 footer.statistics[column].CopyFrom(
                     _masked_stats(tail.footer.statistics[column], masked_bytes_file.get(column, 0))
                 )
