@@ -10,10 +10,13 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 _F = descriptor_pb2.FieldDescriptorProto
 _OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
-_U64, _U32, _S64, _STR, _BYTES, _BOOL, _MSG = (
+_U64, _U32, _S64, _S32, _I32, _DBL, _STR, _BYTES, _BOOL, _MSG = (
     _F.TYPE_UINT64,
     _F.TYPE_UINT32,
     _F.TYPE_SINT64,
+    _F.TYPE_SINT32,
+    _F.TYPE_INT32,
+    _F.TYPE_DOUBLE,
     _F.TYPE_STRING,
     _F.TYPE_BYTES,
     _F.TYPE_BOOL,
@@ -59,6 +62,27 @@ _MESSAGES: dict[str, list[tuple]] = {
         ("lowerBound", 4, _OPT, _STR),
         ("upperBound", 5, _OPT, _STR),
     ],
+    # The typed statistics below travel as opaque bytes inside ColumnStatistics; they are
+    # parsed only where statistics are merged (orc_crypto.codec.statistics).
+    "IntegerStatistics": [("minimum", 1, _OPT, _S64), ("maximum", 2, _OPT, _S64), ("sum", 3, _OPT, _S64)],
+    "DoubleStatistics": [("minimum", 1, _OPT, _DBL), ("maximum", 2, _OPT, _DBL), ("sum", 3, _OPT, _DBL)],
+    "BucketStatistics": [("count", 1, _REP, _U64, None, True)],
+    "DecimalStatistics": [("minimum", 1, _OPT, _STR), ("maximum", 2, _OPT, _STR), ("sum", 3, _OPT, _STR)],
+    "DateStatistics": [("minimum", 1, _OPT, _S32), ("maximum", 2, _OPT, _S32)],
+    "TimestampStatistics": [
+        ("minimum", 1, _OPT, _S64),
+        ("maximum", 2, _OPT, _S64),
+        ("minimumUtc", 3, _OPT, _S64),
+        ("maximumUtc", 4, _OPT, _S64),
+        ("minimumNanos", 5, _OPT, _I32),
+        ("maximumNanos", 6, _OPT, _I32),
+    ],
+    "BinaryStatistics": [("sum", 1, _OPT, _S64)],
+    "CollectionStatistics": [
+        ("minChildren", 1, _OPT, _U64),
+        ("maxChildren", 2, _OPT, _U64),
+        ("totalChildren", 3, _OPT, _U64),
+    ],
     "ColumnStatistics": [
         ("numberOfValues", 1, _OPT, _U64),
         ("intStatistics", 2, _OPT, _BYTES),
@@ -73,6 +97,11 @@ _MESSAGES: dict[str, list[tuple]] = {
         ("bytesOnDisk", 11, _OPT, _U64),
         ("collectionStatistics", 12, _OPT, _BYTES),
     ],
+    "RowIndexEntry": [
+        ("positions", 1, _REP, _U64, None, True),
+        ("statistics", 2, _OPT, _MSG, "ColumnStatistics"),
+    ],
+    "RowIndex": [("entry", 1, _REP, _MSG, "RowIndexEntry")],
     "StripeStatistics": [("colStats", 1, _REP, _MSG, "ColumnStatistics")],
     "Metadata": [("stripeStats", 1, _REP, _MSG, "StripeStatistics")],
     "ColumnarStripeStatistics": [("colStats", 1, _REP, _MSG, "ColumnStatistics")],
@@ -165,6 +194,16 @@ StripeInformation = _CLASSES["StripeInformation"]
 Type = _CLASSES["Type"]
 ColumnStatistics = _CLASSES["ColumnStatistics"]
 StringStatistics = _CLASSES["StringStatistics"]
+IntegerStatistics = _CLASSES["IntegerStatistics"]
+DoubleStatistics = _CLASSES["DoubleStatistics"]
+BucketStatistics = _CLASSES["BucketStatistics"]
+DecimalStatistics = _CLASSES["DecimalStatistics"]
+DateStatistics = _CLASSES["DateStatistics"]
+TimestampStatistics = _CLASSES["TimestampStatistics"]
+BinaryStatistics = _CLASSES["BinaryStatistics"]
+CollectionStatistics = _CLASSES["CollectionStatistics"]
+RowIndexEntry = _CLASSES["RowIndexEntry"]
+RowIndex = _CLASSES["RowIndex"]
 ColumnarStripeStatistics = _CLASSES["ColumnarStripeStatistics"]
 FileStatistics = _CLASSES["FileStatistics"]
 Stream = _CLASSES["Stream"]
