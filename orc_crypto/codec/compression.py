@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from typing import NamedTuple
 
 import cramjam
 
@@ -70,30 +71,56 @@ def decompress(codec: int, data: bytes, block_size: int) -> bytes:
     return bytes(out)
 
 
-def _compress_chunk(codec: int, data: bytes) -> bytes:
+def _compress_chunk(codec: int, data):
+    """The compressed chunk, as bytes or a cramjam buffer (not copied into bytes: large streams
+    are written piece by piece)."""
     if codec == ZLIB:
         deflater = zlib.compressobj(6, zlib.DEFLATED, -15)
         return deflater.compress(data) + deflater.flush()
     if codec == SNAPPY:
-        return bytes(cramjam.snappy.compress_raw(data))
+        return cramjam.snappy.compress_raw(data)
     if codec == ZSTD:
-        return bytes(cramjam.zstd.compress(data))
+        return cramjam.zstd.compress(data)
     if codec == LZ4:
-        return bytes(cramjam.lz4.compress_block(data, store_size=False))
+        return cramjam.lz4.compress_block(data, store_size=False)
     raise ChunkError(f"unsupported compression {CODEC_NAMES.get(codec, codec)}")
 
 
 def compress(codec: int, data: bytes, block_size: int) -> bytes:
     """Chunked compressed form of `data`; a chunk that does not shrink is stored original."""
+    return b"".join(compress_chunks(codec, data, block_size).parts)
+
+
+class Compressed(NamedTuple):
+    """A compressed stream as pieces (written one after the other without joining them)."""
+
+    parts: list
+    length: int
+    #: where each compression chunk starts in the stream (empty for codec NONE)
+    chunk_starts: list[int]
+
+
+def compress_chunks(codec: int, data, block_size: int) -> Compressed:
+    """The chunked compressed form of `data`, and where each chunk starts in it.
+
+    Chunk k holds bytes [k * block_size, (k + 1) * block_size) of `data`, as ORC's
+    writers cut them, so a position in `data` maps to (chunk start, offset in chunk).
+    """
+    view = memoryview(data)
     if codec == NONE:
-        return bytes(data)
-    out = bytearray()
+        return Compressed([view], len(view), [])
+    parts: list = []
+    starts: list[int] = []
+    position = 0
     block_size = max(block_size, 1)
-    for start in range(0, len(data), block_size):
-        plain = data[start : start + block_size]
+    for start in range(0, len(view), block_size):
+        plain = view[start : start + block_size]
         packed = _compress_chunk(codec, plain)
+        starts.append(position)
         if len(packed) < len(plain):
-            out += (len(packed) << 1).to_bytes(3, "little") + packed
+            parts += [(len(packed) << 1).to_bytes(3, "little"), packed]
+            position += 3 + len(packed)
         else:
-            out += ((len(plain) << 1) | 1).to_bytes(3, "little") + plain
-    return bytes(out)
+            parts += [((len(plain) << 1) | 1).to_bytes(3, "little"), plain]
+            position += 3 + len(plain)
+    return Compressed(parts, position, starts)

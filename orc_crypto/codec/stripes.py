@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from orc_crypto.codec.kinds import ENCRYPTED_DATA, ENCRYPTED_INDEX, INDEX_KINDS
 from orc_crypto.codec.tail import OrcTail, _parse, decompress
 from orc_crypto.errors import OrcFormatError
 from orc_crypto.proto import orc_proto_pb2 as pb
-
-ENCRYPTED_INDEX, ENCRYPTED_DATA = 9, 10
-INDEX_KINDS = {4, 6, 7, 8, ENCRYPTED_INDEX}
 
 
 @dataclass(frozen=True)
