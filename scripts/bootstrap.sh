@@ -14,6 +14,12 @@ if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
     exit 1
 fi
 
+if ! command -v cc >/dev/null 2>&1 || [ ! -f /usr/include/openssl/sha.h ]; then
+    echo "error: building the SHA-256 mask extension needs a C compiler and OpenSSL's headers:" >&2
+    echo "       'apt-get install -y build-essential libssl-dev' on Debian/Ubuntu." >&2
+    exit 1
+fi
+
 if ! command -v java >/dev/null 2>&1; then
     echo "error: java not found. PySpark needs Java 17: on Debian/Ubuntu run" >&2
     echo "       'apt-get install -y openjdk-17-jdk-headless' (or set JAVA_HOME)." >&2
@@ -31,8 +37,10 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.watershed-installed
-# Reinstall when pyproject.toml changed, or when the install is gone (a venv rebuilt by hand).
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ ! -x .venv/bin/watershed ]; then
+# Reinstall when pyproject.toml or the C extension changed, or when the install is gone (a venv
+# rebuilt by hand, an extension module deleted).
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] || [ orc_crypto/masking/_sha256.c -nt "$stamp" ] \
+    || [ ! -x .venv/bin/watershed ] || ! ls orc_crypto/masking/_sha256.*.so >/dev/null 2>&1; then
     echo "installing watershed and its dependencies into .venv (first run takes a few minutes)"
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[dev]'
