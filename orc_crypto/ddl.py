@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orc_crypto.policy import ORC_OPTION_SEPARATORS, EncryptionPolicy, PolicyError
+from orc_crypto.options import quote_name
+from orc_crypto.policy import EncryptionPolicy, PolicyError
 
 _PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Spark's ANSI reserved words that would break an unquoted identifier
@@ -117,12 +118,9 @@ def plan_encryption(tags: TableTags, policy: EncryptionPolicy) -> EncryptionPlan
         level = policy.level_for(column.tags)
         if level is None:
             continue
-        if ORC_OPTION_SEPARATORS.search(column.name):
-            raise PolicyError(
-                f"column {column.name!r} cannot be encrypted: ORC's orc.encrypt cannot name columns with ':', ';' or ','"
-            )
-        encrypt.setdefault(level.key, []).append(column.name)
-        mask.setdefault(level.mask, []).append(column.name)
+        # ORC's option syntax back-quotes names that are not plain (a `.` would read as a path)
+        encrypt.setdefault(level.key, []).append(quote_name(column.name))
+        mask.setdefault(level.mask, []).append(quote_name(column.name))
     return EncryptionPlan(
         encrypt={k: encrypt[k] for k in sorted(encrypt)}, mask={m: mask[m] for m in sorted(mask)}
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from orc_crypto.ciphers import FILE_STATISTICS_KIND, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
@@ -17,6 +15,7 @@ from orc_crypto.codec.stripes import (
 )
 from orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, decompress, read_tail
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
+from orc_crypto.files import write_atomically
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
 from orc_crypto.proto import orc_proto_pb2 as pb
 
@@ -202,28 +201,6 @@ def _reorder(tail, s, stripe_footer, encrypted_columns, keys, stripe_id, data, n
     return bytes(index_area), bytes(data_area)
 
 
-def write_atomically(target: str | Path, payload) -> None:
-    """Write to a temp file in the target directory, fsync it, then rename over the target.
-
-    `payload` is bytes or a list of byte chunks. A failure or a crash leaves the
-    previous target (or none) in place, never a partial file.
-    """
-    target = Path(target)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if isinstance(payload, (bytes, bytearray, memoryview)):
-                handle.write(payload)
-            else:
-                handle.writelines(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def decrypt_file(source: str | Path, target: str | Path, provider: KeyProvider) -> None:
     """Write the plaintext form of the encrypted ORC file `source` to `target` (atomically)."""
     source = str(source)
@@ -255,4 +232,4 @@ def read_table(source: str | Path, provider: KeyProvider | None = None):
         raise OrcFormatError(source, f"cannot decode: {exc}") from exc
 
 
-__all__ = ["OrcCryptoError", "decrypt_bytes", "decrypt_file", "read_table", "write_atomically"]
+__all__ = ["OrcCryptoError", "decrypt_bytes", "decrypt_file", "read_table"]

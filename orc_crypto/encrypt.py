@@ -1,49 +1,70 @@
 """Rewrite a plaintext ORC file so that chosen column subtrees are encrypted as ORC Java writes them.
 
-Untouched columns' streams are copied byte for byte. Each encrypted subtree's original
-streams move (encrypted) into its variant; an unencrypted masked copy takes their place.
-Masks: nullify (every encrypted column without a mask gets it), and sha256 and redact on
-top-level string (redact: also integer) columns, built by `orc_crypto.masks`.
+Untouched columns' streams are copied byte for byte without decoding. Each encrypted
+subtree's original streams move, AES-CTR encrypted under a fresh local key, into its
+encryption variant (with its row index, and its true stripe and file statistics in
+the encrypted tail); the unencrypted masked copy the mask asks for takes their place
+(`orc_crypto.masking.copy`), with the masked statistics in the clear footer.
+
+Stripes are rewritten in a small pool of threads (the heavy parts, the ORC library,
+hashing, compression and the file writes, run without the GIL) and written out in
+order as they are ready, into a temp file that is renamed over the target at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import mmap
 import os
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from orc_crypto.ciphers import FILE_STATISTICS_KIND, KEY_LENGTHS, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
-from orc_crypto.codec import compression
-from orc_crypto.codec.stripes import (
+from orc_crypto.codec import compression, kinds
+from orc_crypto.codec.kinds import (
+    BLOOM_FILTER,
+    BLOOM_FILTER_UTF8,
     ENCRYPTED_DATA,
     ENCRYPTED_INDEX,
     INDEX_KINDS,
-    read_stripe_footer,
-    stream_places,
 )
+from orc_crypto.codec.statistics import merge_statistics
+from orc_crypto.codec.stripes import read_stripe_footer, stream_places
 from orc_crypto.codec.tail import OrcTail, column_subtree_max, read_tail
-from orc_crypto.decrypt import write_atomically
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
+from orc_crypto.files import atomic_output
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
-from orc_crypto.masks import VALUE_MASKS, ColumnMasker, check_mask
+from orc_crypto.masking.copy import MaskedCopy, MaskedStripe
+from orc_crypto.masking.values import NULLIFY, MaskError, SubtreeMasker
+from orc_crypto.options import (
+    MaskSpec,
+    OptionError,
+    parse_encrypt_option,
+    parse_mask,
+    parse_mask_option,
+    split_field,
+)
 from orc_crypto.proto import orc_proto_pb2 as pb
 
-PRESENT = 0
+__all__ = [
+    "encrypt_bytes",
+    "encrypt_file",
+    "parse_encrypt_option",
+    "parse_mask_option",
+    "resolve_column",
+]
+
 HADOOP_KEY_PROVIDER = 1
-#: sanity bound against damaged row counts (the masked PRESENT stream is sized by it)
+ORC_CPP_WRITER = 1
+#: sanity bound against damaged row counts
 MAX_STRIPE_ROWS = 1 << 31
-SUPPORTED_MASKS = {"nullify", *VALUE_MASKS}
-_BYTES_STATS = (
-    "intStatistics",
-    "doubleStatistics",
-    "bucketStatistics",
-    "decimalStatistics",
-    "dateStatistics",
-    "binaryStatistics",
-    "timestampStatistics",
-    "collectionStatistics",
-)
+
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -53,71 +74,390 @@ class _Variant:
     last: int
     encrypted_key: bytes
     local_key: bytes
+    masked: MaskedCopy
 
 
-def parse_encrypt_option(text: str) -> dict[str, list[str]]:
-    """`key:col,col;key2:col` -> {key: [columns]} (the orc.encrypt syntax, unquoted names)."""
-    result: dict[str, list[str]] = {}
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        if ":" not in part:
-            raise ValueError(f"bad encrypt entry {part!r}: expected key:column[,column]")
-        key, columns = part.split(":", 1)
-        result.setdefault(key.strip(), []).extend(c.strip() for c in columns.split(",") if c.strip())
-    return result
+@dataclass
+class _Plan:
+    keys: list[pb.EncryptionKey]
+    variants: list[_Variant]
+    masks: list[pb.DataMask]
+    #: column -> index of the variant whose subtree holds it
+    variant_of: dict[int, int]
 
 
-def parse_mask_option(text: str) -> dict[str, str]:
-    """`mask[,param]:col,col;mask2:col` -> {column: full mask string}."""
-    result: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in (text or "").split(";"))):
-        if ":" not in part:
-            raise ValueError(f"bad mask entry {part!r}: expected mask[,params]:column[,column]")
-        mask, columns = part.rsplit(":", 1)
-        for column in filter(None, (c.strip() for c in columns.split(","))):
-            result[column] = mask.strip()
-    return result
+@dataclass
+class _RewrittenStripe:
+    chunks: list  # bytes and views of the source, in file order
+    index_length: int
+    data_length: int
+    footer_length: int
+    masked: list[MaskedStripe] = field(default_factory=list)
 
 
 def resolve_column(tail: OrcTail, name: str) -> int:
-    """Column id of a top-level name, a dotted path of struct fields, or a column number."""
+    """Column id of a field as ORC's options name it: a column number, or a dotted path of
+    struct field names (back-quoted where needed), `_elem` of a list, `_key`/`_value` of a
+    map, or a union's child number."""
     types = tail.footer.types
-    if name.isdigit():
-        column = int(name)
+    text = name.strip()
+    if text.isdigit():
+        column = int(text)
         if column >= len(types):
             raise UnsupportedOrcError(tail.path, f"column number {column} does not exist")
         return column
+    try:
+        parts = split_field(text)
+    except OptionError as exc:
+        raise UnsupportedOrcError(tail.path, str(exc)) from exc
     column = 0
-    for part in name.split("."):
+    for part in parts:
         node = types[column]
-        if part not in node.fieldNames:
+        children = list(node.subtypes)
+        if node.kind == kinds.STRUCT and part in node.fieldNames:
+            column = children[list(node.fieldNames).index(part)]
+        elif node.kind == kinds.LIST and part == "_elem" and children:
+            column = children[0]
+        elif node.kind == kinds.MAP and part in ("_key", "_value") and len(children) == 2:
+            column = children[part == "_value"]
+        elif node.kind == kinds.UNION and part.isdigit() and int(part) < len(children):
+            column = children[int(part)]
+        else:
             raise UnsupportedOrcError(tail.path, f"column {name!r} does not exist (no field {part!r})")
-        column = node.subtypes[list(node.fieldNames).index(part)]
     return column
 
 
-def _boolean_rle_all_false(rows: int) -> bytes:
-    """ORC boolean RLE (byte RLE over packed bits) of `rows` false values."""
-    remaining = (rows + 7) // 8
-    out = bytearray()
-    while remaining >= 3:
-        run = min(remaining, 130)
-        out += bytes([run - 3, 0])
-        remaining -= run
-    if remaining:
-        out += bytes([256 - remaining]) + bytes(remaining)
-    return bytes(out)
+def _plan(
+    path: str,
+    data,
+    tail: OrcTail,
+    provider: KeyProvider,
+    encrypt: dict[str, list[str]],
+    masks: dict[str, str],
+    random_bytes: Callable[[int], bytes],
+) -> _Plan:
+    """Keys, variants and masks in ORC Java's order: keys by name, variants by key then root,
+    masks by their text."""
+    types = tail.footer.types
+    keys: list[pb.EncryptionKey] = []
+    roots_by_key: list[list[int]] = []
+    owner: dict[int, str] = {}
+    for key_name in sorted(encrypt):
+        roots = sorted({resolve_column(tail, name) for name in encrypt[key_name]})
+        for root in roots:
+            if root == 0:
+                raise UnsupportedOrcError(path, "the root struct cannot be encrypted")
+            for column in range(root, column_subtree_max(types, root) + 1):
+                if column in owner:
+                    raise UnsupportedOrcError(
+                        path,
+                        f"column {column} is encrypted twice (nested encryption: {owner[column]}, {key_name})",
+                    )
+                owner[column] = key_name
+        try:
+            info = provider.key_info(key_name)
+        except KeyProviderError as exc:
+            raise OrcKeyError(path, f"key {key_name!r}: {exc}") from exc
+        algorithm = 1 if info.bit_length == 128 else 2
+        keys.append(pb.EncryptionKey(keyName=key_name, keyVersion=info.version, algorithm=algorithm))
+        roots_by_key.append(roots)
+
+    specs: dict[int, MaskSpec] = {}
+    for field_name, mask_text in masks.items():
+        column = resolve_column(tail, field_name)
+        if column not in owner:
+            continue  # ORC ignores masks on columns that are not encrypted
+        try:
+            specs[column] = parse_mask(mask_text)
+        except OptionError as exc:
+            raise UnsupportedOrcError(path, f"mask on {field_name!r}: {exc}") from exc
+
+    variants: list[_Variant] = []
+    mask_columns: dict[str, list[int]] = {}
+    spec_by_text: dict[str, MaskSpec] = {}
+    for key_index, roots in enumerate(roots_by_key):
+        key = keys[key_index]
+        for root in roots:
+            last = column_subtree_max(types, root)
+            subtree_masks = {c: s for c, s in specs.items() if root <= c <= last}
+            subtree_masks.setdefault(root, NULLIFY)
+            for column, spec in subtree_masks.items():
+                mask_columns.setdefault(spec.text, []).append(column)
+                spec_by_text[spec.text] = spec
+            try:
+                masker = SubtreeMasker(types, root, subtree_masks)
+            except MaskError as exc:
+                raise UnsupportedOrcError(path, f"column {root}: {exc}") from exc
+            masked = MaskedCopy(path, data, tail, root, masker)
+            encrypted_key = random_bytes(KEY_LENGTHS[key.algorithm])
+            try:
+                local = provider.decrypt_local_key(key.keyName, key.keyVersion, encrypted_key)
+            except KeyProviderError as exc:
+                raise OrcKeyError(path, f"key {key.keyName!r}: {exc}") from exc
+            variants.append(_Variant(key_index, root, last, encrypted_key, local, masked))
+    records = [
+        pb.DataMask(
+            name=spec_by_text[text].name,
+            maskParameters=spec_by_text[text].parameters,
+            columns=sorted(mask_columns[text]),
+        )
+        for text in sorted(mask_columns)
+    ]
+    variant_of = {c: v for v, var in enumerate(variants) for c in range(var.root, var.last + 1)}
+    return _Plan(keys, variants, records, variant_of)
 
 
-def _masked_stats(original: pb.ColumnStatistics, bytes_on_disk: int) -> pb.ColumnStatistics:
-    stats = pb.ColumnStatistics(numberOfValues=0, hasNull=True)
-    if original.HasField("stringStatistics"):
-        stats.stringStatistics.SetInParent()
-    for name in _BYTES_STATS:
-        if original.HasField(name):
-            setattr(stats, name, b"")
-    if bytes_on_disk:
-        stats.bytesOnDisk = bytes_on_disk
-    return stats
+def _rewrite_stripe(plan: _Plan, tail: OrcTail, data, s: int) -> _RewrittenStripe:
+    """Stripe `s` with its encrypted columns moved into their variants and masked copies in place."""
+    path = tail.path
+    stripe = tail.footer.stripes[s]
+    stripe_id = s + 1
+    if stripe.numberOfRows > MAX_STRIPE_ROWS:
+        raise OrcFormatError(path, f"stripe {s} claims {stripe.numberOfRows} rows")
+    source_footer = read_stripe_footer(tail, data, s)
+    view = memoryview(data)
+    # Streams as (column, kind, pieces): views of the source, encrypted bytes, compressed pieces.
+    plain_index: list[tuple[int, int, list]] = []
+    plain_data: list[tuple[int, int, list]] = []
+    variant_index: list[list[tuple[int, int, list]]] = [[] for _ in plan.variants]
+    variant_data: list[list[tuple[int, int, list]]] = [[] for _ in plan.variants]
+    for place in stream_places(tail, s, source_footer):
+        raw = view[place.offset : place.offset + place.length]
+        v = plan.variant_of.get(place.column)
+        is_index = place.kind in INDEX_KINDS
+        if v is None:
+            (plain_index if is_index else plain_data).append((place.column, place.kind, [raw]))
+        elif place.kind not in (BLOOM_FILTER, BLOOM_FILTER_UTF8):
+            # Bloom filters of encrypted columns are dropped: ORC Java would keep them in the clear.
+            encrypted = aes_ctr(
+                plan.variants[v].local_key, stream_iv(place.column, place.kind, stripe_id), raw
+            )
+            (variant_index[v] if is_index else variant_data[v]).append(
+                (place.column, place.kind, [encrypted])
+            )
+
+    new_footer = pb.StripeFooter()
+    new_footer.CopyFrom(source_footer)
+    del new_footer.streams[:]
+    masked_stripes = []
+    for v, variant in enumerate(plan.variants):
+        masked = variant.masked.stripe(s)
+        masked_stripes.append(masked)
+        for column, kind, raw in masked.streams:
+            (plain_index if kind in INDEX_KINDS else plain_data).append((column, kind, raw))
+        sev = new_footer.encryption.add()
+        for column in range(variant.root, variant.last + 1):
+            sev.encoding.add().CopyFrom(source_footer.columns[column])
+            new_footer.columns[column].CopyFrom(masked.encodings[column])
+        order = sorted(variant_index[v], key=_stream_order) + sorted(variant_data[v], key=_stream_order)
+        sev.streams.extend(
+            pb.Stream(kind=kind, column=column, length=_size(parts)) for column, kind, parts in order
+        )
+
+    plain_index.sort(key=_stream_order)
+    plain_data.sort(key=_stream_order)
+    enc_index = [x for streams in variant_index for x in sorted(streams, key=_stream_order)]
+    enc_data = [x for streams in variant_data for x in sorted(streams, key=_stream_order)]
+    new_footer.streams.extend(pb.Stream(kind=k, column=c, length=_size(p)) for c, k, p in plain_index)
+    if enc_index:
+        new_footer.streams.add(kind=ENCRYPTED_INDEX, length=sum(_size(p) for _, _, p in enc_index))
+    new_footer.streams.extend(pb.Stream(kind=k, column=c, length=_size(p)) for c, k, p in plain_data)
+    if enc_data:
+        new_footer.streams.add(kind=ENCRYPTED_DATA, length=sum(_size(p) for _, _, p in enc_data))
+    index_chunks = [piece for _, _, parts in plain_index + enc_index for piece in parts]
+    data_chunks = [piece for _, _, parts in plain_data + enc_data for piece in parts]
+    footer_bytes = compression.compress(tail.codec, new_footer.SerializeToString(), tail.block_size)
+    return _RewrittenStripe(
+        chunks=[*index_chunks, *data_chunks, footer_bytes],
+        index_length=sum(len(b) for b in index_chunks),
+        data_length=sum(len(b) for b in data_chunks),
+        footer_length=len(footer_bytes),
+        masked=masked_stripes,
+    )
+
+
+def _stream_order(item: tuple[int, int, list]) -> tuple[int, int]:
+    return item[0], item[1]
+
+
+def _size(parts: list) -> int:
+    return sum(len(piece) for piece in parts)
+
+
+def _tail(plan: _Plan, tail: OrcTail, stripes: list[_RewrittenStripe], content_length: int) -> list[bytes]:
+    """Encrypted stripe statistics, Metadata, Footer and PostScript of the rewritten file."""
+    codec, block = tail.codec, tail.block_size
+    footer_stripe_id = len(tail.footer.stripes) + 1
+    footer = pb.Footer()
+    footer.CopyFrom(tail.footer)
+    metadata = pb.Metadata()
+    metadata.CopyFrom(tail.metadata)
+    position = 3
+    for s, rewritten in enumerate(stripes):
+        info = footer.stripes[s]
+        info.offset = position
+        info.indexLength, info.dataLength = rewritten.index_length, rewritten.data_length
+        info.footerLength = rewritten.footer_length
+        position += rewritten.index_length + rewritten.data_length + rewritten.footer_length
+        if s == 0:
+            info.encryptStripeId = 1
+            info.encryptedLocalKeys.extend(var.encrypted_key for var in plan.variants)
+        if s < len(metadata.stripeStats):
+            column_stats = metadata.stripeStats[s].colStats
+            for masked in rewritten.masked:
+                for column, statistics in masked.statistics.items():
+                    if column < len(column_stats):
+                        column_stats[column].CopyFrom(statistics)
+
+    encryption = footer.encryption
+    encryption.keyProvider = HADOOP_KEY_PROVIDER
+    encryption.key.extend(plan.keys)
+    encryption.mask.extend(plan.masks)
+    stripe_stats_area: list[bytes] = []
+    for v, variant in enumerate(plan.variants):
+        # The true statistics go into the variant, encrypted; the clear ones describe the masked copy.
+        message = encryption.variants.add(
+            root=variant.root, key=variant.key_index, encryptedKey=variant.encrypted_key
+        )
+        file_stats = pb.FileStatistics()
+        file_stats.column.extend(tail.footer.statistics[variant.root : variant.last + 1])
+        packed = compression.compress(codec, file_stats.SerializeToString(), block)
+        message.fileStatistics = aes_ctr(
+            variant.local_key, stream_iv(variant.root, FILE_STATISTICS_KIND, footer_stripe_id), packed
+        )
+        for column in range(variant.root, variant.last + 1):
+            columnar = pb.ColumnarStripeStatistics()
+            columnar.colStats.extend(
+                st.colStats[column] for st in tail.metadata.stripeStats if column < len(st.colStats)
+            )
+            packed = compression.compress(codec, columnar.SerializeToString(), block)
+            sealed = aes_ctr(
+                variant.local_key, stream_iv(column, STRIPE_STATISTICS_KIND, footer_stripe_id), packed
+            )
+            message.stripeStatistics.add(kind=STRIPE_STATISTICS_KIND, column=column, length=len(sealed))
+            stripe_stats_area.append(sealed)
+            if column >= len(footer.statistics):
+                continue
+            if not stripes:
+                footer.statistics[column].CopyFrom(pb.ColumnStatistics(numberOfValues=0, hasNull=False))
+            else:
+                per_stripe = [rewritten.masked[v].statistics[column] for rewritten in stripes]
+                # the masked copy's statistics come from the ORC C++ writer (pyarrow)
+                merged = merge_statistics(
+                    per_stripe, column_type=tail.footer.types[column], writer=ORC_CPP_WRITER
+                )
+                on_disk = sum(st.bytesOnDisk for st in per_stripe)
+                if on_disk:
+                    merged.bytesOnDisk = on_disk
+                footer.statistics[column].CopyFrom(merged)
+    footer.contentLength = content_length
+    encrypted_stats = b"".join(stripe_stats_area)
+    metadata_bytes = compression.compress(codec, metadata.SerializeToString(), block)
+    footer_bytes = compression.compress(codec, footer.SerializeToString(), block)
+    postscript = pb.PostScript()
+    postscript.CopyFrom(tail.postscript)
+    postscript.metadataLength = len(metadata_bytes)
+    postscript.footerLength = len(footer_bytes)
+    postscript.stripeStatisticsLength = len(encrypted_stats)
+    ps_bytes = postscript.SerializeToString()
+    if len(ps_bytes) > 255:
+        raise OrcFormatError(tail.path, "PostScript too long")
+    return [encrypted_stats, metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])]
+
+
+def _in_order(
+    work: Callable[[int], _RewrittenStripe], count: int, workers: int
+) -> Iterator[_RewrittenStripe]:
+    """work(0..count-1) run by `workers` threads, yielded in order, at most workers + 1 ahead."""
+    if workers <= 1:
+        yield from map(work, range(count))
+        return
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="orc-encrypt")
+    try:
+        pending: deque = deque()
+        submitted = 0
+        while submitted < min(count, workers + 1):
+            pending.append(pool.submit(work, submitted))
+            submitted += 1
+        while pending:
+            result = pending.popleft().result()
+            if submitted < count:
+                pending.append(pool.submit(work, submitted))
+                submitted += 1
+            yield result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def encrypt_to(
+    path: str,
+    data,
+    out: BinaryIO,
+    provider: KeyProvider,
+    encrypt: dict[str, list[str]],
+    masks: dict[str, str] | None = None,
+    *,
+    random_bytes: Callable[[int], bytes] = os.urandom,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """Write the encrypted form of the plaintext ORC file `data` (named `path` in errors) to `out`."""
+    try:
+        _encrypt_to(path, data, out, provider, encrypt, masks or {}, random_bytes, workers, progress)
+    except OrcCryptoError:
+        raise
+    except (IndexError, KeyError, ValueError, OverflowError) as exc:
+        raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
+
+
+def _encrypt_to(path, data, out, provider, encrypt, masks, random_bytes, workers, progress) -> None:
+    tail = read_tail(path, data)
+    if tail.is_encrypted:
+        raise UnsupportedOrcError(path, "the file is already encrypted")
+    if not encrypt:
+        raise UnsupportedOrcError(path, "no columns to encrypt")
+    _check_row_counts(tail)
+    plan = _plan(path, data, tail, provider, encrypt, masks, random_bytes)
+    count = len(tail.footer.stripes)
+    workers = workers or min(4, os.cpu_count() or 1)
+    rewritten: list[_RewrittenStripe] = []
+    position = 3
+    out.write(b"ORC")
+    try:
+        for done, stripe in enumerate(
+            _in_order(lambda s: _rewrite_stripe(plan, tail, data, s), count, workers), 1
+        ):
+            out.writelines(stripe.chunks)
+            position += stripe.index_length + stripe.data_length + stripe.footer_length
+            stripe.chunks = []  # the source views and encrypted bytes are written; keep only statistics
+            rewritten.append(stripe)
+            if progress:
+                progress(done, count)
+        for chunk in _tail(plan, tail, rewritten, position):
+            out.write(chunk)
+    finally:
+        for variant in plan.variants:
+            variant.masked.close()
+
+
+def _check_row_counts(tail: OrcTail) -> None:
+    """The masked copies are sized by the stripes' row counts: they must agree with the file's
+    other records of them (a damaged count would otherwise size a huge copy)."""
+    footer = tail.footer
+    total = 0
+    for s, stripe in enumerate(footer.stripes):
+        rows = stripe.numberOfRows
+        if rows > MAX_STRIPE_ROWS:
+            raise OrcFormatError(tail.path, f"stripe {s} claims {rows} rows")
+        stats = tail.metadata.stripeStats[s].colStats if s < len(tail.metadata.stripeStats) else []
+        counted = stats[0].numberOfValues if stats and stats[0].HasField("numberOfValues") else rows
+        if counted != rows:
+            raise OrcFormatError(tail.path, f"stripe {s} has {rows} rows but its statistics count {counted}")
+        total += rows
+    if footer.HasField("numberOfRows") and footer.numberOfRows != total:
+        raise OrcFormatError(
+            tail.path, f"the stripes hold {total} rows, the footer says {footer.numberOfRows}"
+        )
 
 
 def encrypt_bytes(
@@ -126,255 +466,12 @@ def encrypt_bytes(
     provider: KeyProvider,
     encrypt: dict[str, list[str]],
     masks: dict[str, str] | None = None,
-    random_bytes=os.urandom,
+    random_bytes: Callable[[int], bytes] = os.urandom,
 ) -> bytes:
     """The encrypted ORC file for the plaintext ORC file `data` (named `path` in errors)."""
-    return b"".join(encrypt_parts(path, data, provider, encrypt, masks, random_bytes))
-
-
-def encrypt_parts(
-    path: str,
-    data: bytes,
-    provider: KeyProvider,
-    encrypt: dict[str, list[str]],
-    masks: dict[str, str] | None = None,
-    random_bytes=os.urandom,
-) -> list:
-    """The encrypted file as a list of byte chunks, in order (unchanged streams are views of `data`)."""
-    try:
-        return _encrypt_bytes(path, data, provider, encrypt, masks or {}, random_bytes)
-    except OrcCryptoError:
-        raise
-    except (IndexError, KeyError, ValueError, OverflowError) as exc:
-        raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
-
-
-def _encrypt_bytes(path, data, provider, encrypt, masks, random_bytes) -> bytes:
-    tail = read_tail(path, data)
-    if tail.is_encrypted:
-        raise UnsupportedOrcError(path, "the file is already encrypted")
-    types = tail.footer.types
-    codec, block = tail.codec, tail.block_size
-    masks = masks or {}
-
-    # Keys sorted by name; variants grouped by key and sorted by root (ORC Java's order).
-    key_messages: list[pb.EncryptionKey] = []
-    roots_by_key: list[list[int]] = []
-    seen_columns: dict[int, str] = {}
-    for key_name in sorted(encrypt):
-        try:
-            info = provider.key_info(key_name)
-        except KeyProviderError as exc:
-            raise OrcKeyError(path, f"key {key_name!r}: {exc}") from exc
-        algorithm = 1 if info.bit_length == 128 else 2
-        key_messages.append(pb.EncryptionKey(keyName=key_name, keyVersion=info.version, algorithm=algorithm))
-        roots = sorted({resolve_column(tail, name) for name in encrypt[key_name]})
-        roots_by_key.append(roots)
-        for root in roots:
-            if root == 0:
-                raise UnsupportedOrcError(path, "the root struct cannot be encrypted")
-            for column in range(root, column_subtree_max(types, root) + 1):
-                if column in seen_columns:
-                    raise UnsupportedOrcError(path, f"column {column} is encrypted twice (nested encryption)")
-                seen_columns[column] = key_name
-    mask_by_root: dict[int, str] = {}
-    for column_name, mask in masks.items():
-        column = resolve_column(tail, column_name)
-        if column not in seen_columns:
-            continue  # ORC ignores masks on unencrypted columns
-        if mask.split(",", 1)[0] not in SUPPORTED_MASKS:
-            raise UnsupportedOrcError(path, f"mask {mask!r} on {column_name!r} is not implemented yet")
-        if mask.split(",", 1)[0] in VALUE_MASKS and not any(column in roots for roots in roots_by_key):
-            raise UnsupportedOrcError(
-                path, f"mask {mask!r} on {column_name!r}: mask the encrypted column itself"
-            )
-        check_mask(path, tail, column, column_name, mask)
-        mask_by_root[column] = mask
-    maskers = {
-        column: ColumnMasker(path, data, tail, column, mask)
-        for column, mask in mask_by_root.items()
-        if mask.split(",", 1)[0] in VALUE_MASKS
-    }
-
-    variants: list[_Variant] = []
-    for key_index, roots in enumerate(roots_by_key):
-        key = key_messages[key_index]
-        for root in roots:
-            encrypted_key = random_bytes(KEY_LENGTHS[key.algorithm])
-            try:
-                local = provider.decrypt_local_key(key.keyName, key.keyVersion, encrypted_key)
-            except KeyProviderError as exc:
-                raise OrcKeyError(path, f"key {key.keyName!r}: {exc}") from exc
-            variants.append(_Variant(key_index, root, column_subtree_max(types, root), encrypted_key, local))
-    variant_of = {c: v for v, var in enumerate(variants) for c in range(var.root, var.last + 1)}
-
-    n_stripes = len(tail.footer.stripes)
-    footer_stripe_id = n_stripes + 1
-    footer = pb.Footer()
-    footer.CopyFrom(tail.footer)
-    metadata = pb.Metadata()
-    metadata.CopyFrom(tail.metadata)
-    masked_bytes_file: dict[int, int] = {}
-    # The output is kept as chunks: copying a large file's streams into one buffer, piece by
-    # piece, cost more than encrypting them. Untouched streams are views of the input.
-    view = memoryview(data)
-    out: list = [b"ORC"]
-    position = 3
-    for s, stripe in enumerate(tail.footer.stripes):
-        stripe_id = s + 1
-        if stripe.numberOfRows > MAX_STRIPE_ROWS:
-            raise OrcFormatError(path, f"stripe {s} claims {stripe.numberOfRows} rows")
-        stripe_footer = read_stripe_footer(tail, data, s)
-        new_footer = pb.StripeFooter()
-        new_footer.CopyFrom(stripe_footer)
-        del new_footer.streams[:]
-        plain_index, plain_data = [], []  # (Stream, bytes)
-        variant_index = [[] for _ in variants]
-        variant_data = [[] for _ in variants]
-        present_columns = set()
-        for place in stream_places(tail, s, stripe_footer):
-            raw = view[place.offset : place.offset + place.length]
-            stream = pb.Stream(kind=place.kind, column=place.column, length=place.length)
-            v = variant_of.get(place.column)
-            if v is None:
-                (plain_index if place.kind in INDEX_KINDS else plain_data).append((stream, raw))
-                continue
-            if place.kind in (7, 8):
-                raise UnsupportedOrcError(
-                    path, f"column {place.column} has bloom filters; encrypting it would leak them"
-                )
-            encrypted = aes_ctr(variants[v].local_key, stream_iv(place.column, place.kind, stripe_id), raw)
-            (variant_index[v] if place.kind in INDEX_KINDS else variant_data[v]).append((stream, encrypted))
-            if place.kind not in INDEX_KINDS and place.kind != PRESENT:
-                present_columns.add((place.column, place.kind))
-        # The masked copy: for sha256/redact, the masked values as the ORC library writes them;
-        # for nullify, an all-false PRESENT on the root and empty streams elsewhere.
-        masked_stripe_stats: dict[int, int | pb.ColumnStatistics] = {}
-        for var in variants:
-            masker = maskers.get(var.root)
-            if masker is not None:
-                masked = masker.stripe(s)
-                for kind, raw in masked.streams:
-                    stream = pb.Stream(kind=kind, column=var.root, length=len(raw))
-                    (plain_index if kind in INDEX_KINDS else plain_data).append((stream, raw))
-                new_footer.columns[var.root].CopyFrom(masked.encoding)
-                size = sum(len(raw) for _, raw in masked.streams)
-                masked_bytes_file[var.root] = masked_bytes_file.get(var.root, 0) + size
-                masked.statistics.bytesOnDisk = size
-                masked_stripe_stats[var.root] = masked.statistics
-                continue
-            present = compression.compress(codec, _boolean_rle_all_false(stripe.numberOfRows), block)
-            plain_data.append((pb.Stream(kind=PRESENT, column=var.root, length=len(present)), present))
-            for column, kind in sorted(k for k in present_columns if var.root <= k[0] <= var.last):
-                plain_data.append((pb.Stream(kind=kind, column=column, length=0), b""))
-            for column in range(var.root, var.last + 1):
-                size = len(present) if column == var.root else 0
-                masked_bytes_file[column] = masked_bytes_file.get(column, 0) + size
-                masked_stripe_stats[column] = size
-        encryption_footers = []
-        for v, var in enumerate(variants):
-            sev = pb.StripeEncryptionVariant()
-            sev.streams.extend(
-                st for st, _ in sorted(variant_index[v], key=lambda x: (x[0].column, x[0].kind))
-            )
-            sev.streams.extend(
-                st for st, _ in sorted(variant_data[v], key=lambda x: (x[0].column, x[0].kind))
-            )
-            for column in range(var.root, var.last + 1):
-                sev.encoding.add().CopyFrom(stripe_footer.columns[column])
-                masked = new_footer.columns[column]
-                if masked.HasField("dictionarySize"):
-                    masked.dictionarySize = 0
-            encryption_footers.append(sev)
-        order = lambda item: (item[0].column, item[0].kind)  # noqa: E731
-        plain_index.sort(key=order)
-        plain_data.sort(key=order)
-        enc_index = [x for v in range(len(variants)) for x in sorted(variant_index[v], key=order)]
-        enc_data = [x for v in range(len(variants)) for x in sorted(variant_data[v], key=order)]
-        new_footer.streams.extend(st for st, _ in plain_index)
-        if enc_index:
-            new_footer.streams.add(kind=ENCRYPTED_INDEX, length=sum(len(b) for _, b in enc_index))
-        new_footer.streams.extend(st for st, _ in plain_data)
-        if enc_data:
-            new_footer.streams.add(kind=ENCRYPTED_DATA, length=sum(len(b) for _, b in enc_data))
-        new_footer.encryption.extend(encryption_footers)
-        index_chunks = [b for _, b in plain_index + enc_index]
-        data_chunks = [b for _, b in plain_data + enc_data]
-        footer_bytes = compression.compress(codec, new_footer.SerializeToString(), block)
-        info = footer.stripes[s]
-        info.offset = position
-        info.indexLength = sum(len(b) for b in index_chunks)
-        info.dataLength = sum(len(b) for b in data_chunks)
-        info.footerLength = len(footer_bytes)
-        if s == 0:
-            info.encryptStripeId = 1
-            info.encryptedLocalKeys.extend(var.encrypted_key for var in variants)
-        out += [*index_chunks, *data_chunks, footer_bytes]
-        position += info.indexLength + info.dataLength + info.footerLength
-        if s < len(metadata.stripeStats):
-            stats = metadata.stripeStats[s].colStats
-            for column, size in masked_stripe_stats.items():
-                if column < len(stats):
-                    if isinstance(size, int):
-                        size = _masked_stats(tail.metadata.stripeStats[s].colStats[column], size)
-                    stats[column].CopyFrom(size)
-    content_length = position
-
-    # True statistics, encrypted; the clear footer and metadata get the masked ones.
-    encryption = footer.encryption
-    encryption.keyProvider = HADOOP_KEY_PROVIDER
-    encryption.key.extend(key_messages)
-    mask_columns: dict[str, list[int]] = {}
-    for var in variants:
-        mask_columns.setdefault(mask_by_root.get(var.root, "nullify"), []).append(var.root)
-    for mask in sorted(mask_columns):
-        name, *params = mask.split(",")
-        encryption.mask.add(name=name, maskParameters=params, columns=sorted(mask_columns[mask]))
-    stripe_stats_area = bytearray()
-    for var in variants:
-        message = encryption.variants.add(root=var.root, key=var.key_index, encryptedKey=var.encrypted_key)
-        file_stats = pb.FileStatistics()
-        file_stats.column.extend(tail.footer.statistics[var.root : var.last + 1])
-        packed = compression.compress(codec, file_stats.SerializeToString(), block)
-        message.fileStatistics = aes_ctr(
-            var.local_key, stream_iv(var.root, FILE_STATISTICS_KIND, footer_stripe_id), packed
-        )
-        for column in range(var.root, var.last + 1):
-            columnar = pb.ColumnarStripeStatistics()
-            columnar.colStats.extend(
-                st.colStats[column] for st in tail.metadata.stripeStats if column < len(st.colStats)
-            )
-            packed = compression.compress(codec, columnar.SerializeToString(), block)
-            sealed = aes_ctr(
-                var.local_key, stream_iv(column, STRIPE_STATISTICS_KIND, footer_stripe_id), packed
-            )
-            message.stripeStatistics.add(kind=STRIPE_STATISTICS_KIND, column=column, length=len(sealed))
-            stripe_stats_area += sealed
-        for column in range(var.root, var.last + 1):
-            if column >= len(footer.statistics):
-                continue
-            if column in maskers:
-                masked_file_stats = maskers[column].file_statistics()
-                masked_file_stats.bytesOnDisk = masked_bytes_file.get(column, 0)
-                footer.statistics[column].CopyFrom(masked_file_stats)
-            else:
-                footer.statistics[column].CopyFrom(
-                    _masked_stats(tail.footer.statistics[column], masked_bytes_file.get(column, 0))
-                )
-    out.append(bytes(stripe_stats_area))
-    footer.contentLength = content_length
-    metadata_bytes = compression.compress(codec, metadata.SerializeToString(), block)
-    footer_bytes = compression.compress(codec, footer.SerializeToString(), block)
-    postscript = pb.PostScript()
-    postscript.CopyFrom(tail.postscript)
-    postscript.metadataLength = len(metadata_bytes)
-    postscript.footerLength = len(footer_bytes)
-    postscript.stripeStatisticsLength = len(stripe_stats_area)
-    ps_bytes = postscript.SerializeToString()
-    if len(ps_bytes) > 255:
-        raise OrcFormatError(path, "PostScript too long")
-    out += [metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])]
-    return out
+    out = io.BytesIO()
+    encrypt_to(path, data, out, provider, encrypt, masks, random_bytes=random_bytes, workers=1)
+    return out.getvalue()
 
 
 def encrypt_file(
@@ -383,11 +480,14 @@ def encrypt_file(
     provider: KeyProvider,
     encrypt: dict[str, list[str]],
     masks: dict[str, str] | None = None,
+    *,
+    workers: int | None = None,
+    progress: Progress | None = None,
 ) -> None:
     """Encrypt `source` into `target` (temp file + rename; `source` is never modified).
 
-    The source is mapped, not read: the streams that stay as they are go from
-    the page cache to the output without a copy in between.
+    The source is mapped, not read: the streams that stay as they are go from the page
+    cache to the output without a copy in between.
     """
     source = str(source)
     try:
@@ -395,12 +495,18 @@ def encrypt_file(
     except OSError as exc:
         raise OrcFormatError(source, f"cannot read: {exc.strerror or exc}") from exc
     with handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            write_atomically(target, encrypt_parts(source, b"", provider, encrypt, masks))
-            return
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            parts = encrypt_parts(source, mapped, provider, encrypt, masks)
-            try:
-                write_atomically(target, parts)
-            finally:
-                parts.clear()  # views into the mapping must go before it closes
+        size = os.fstat(handle.fileno()).st_size
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        try:
+            with atomic_output(target) as out:
+                encrypt_to(source, mapped, out, provider, encrypt, masks, workers=workers, progress=progress)
+        finally:
+            if size:
+                _close_mapping(mapped)
+
+
+def _close_mapping(mapped: mmap.mmap) -> None:
+    # A view of the mapping may still be referenced (an exception's traceback can hold one);
+    # the mapping is then closed when the last view goes.
+    with contextlib.suppress(BufferError):
+        mapped.close()

@@ -6,7 +6,8 @@ policy.yaml:
     levels:                 # most sensitive first: a column with several tags takes the first level listed
       - name: pii           # a tag name as it appears in tags.json
         key: pii            # the KMS master key name
-        mask: nullify       # nullify | sha256 | redact[,params...] (ORC's mask syntax, doc §4)
+        mask: nullify       # nullify | sha256 | redact[,params...] in ORC's orc.mask syntax: back-quote
+                            # parameters with other than letters, digits and _: redact,`Xx9`,`_`,`0:3`
       - name: financial
         key: fin
         mask: redact
@@ -48,9 +49,14 @@ class LevelPolicy(BaseModel):
     @field_validator("mask")
     @classmethod
     def _mask(cls, value: str) -> str:
-        # The parameters may contain commas (they are split on them), but never `:` or `;`.
-        if not value or ":" in value or ";" in value:
-            raise ValueError(f"invalid mask {value!r}: expected NAME[,PARAM...] without ':' or ';'")
+        # Checked as ORC will read it, so a policy cannot produce DDL that Spark rejects.
+        from orc_crypto.masking.values import MaskError, check_mask
+        from orc_crypto.options import OptionError, parse_mask
+
+        try:
+            check_mask(parse_mask(value))
+        except (OptionError, MaskError) as exc:
+            raise ValueError(f"invalid mask {value!r}: {exc}") from exc
         return value.strip()
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, fail
+from api.cli.output import console, err_console, fail
 
 app = typer.Typer(
     help="Encrypt, decrypt and inspect ORC files with ORC column encryption.", no_args_is_help=True
@@ -44,11 +44,26 @@ def encrypt_command(
     encrypt: str = typer.Option(
         ..., "--encrypt", help='Columns per master key, e.g. "pii:ssn,email;fin:salary".'
     ),
-    mask: str = typer.Option("", "--mask", help='Masks per column, e.g. "nullify:ssn" (default nullify).'),
+    mask: str = typer.Option(
+        "",
+        "--mask",
+        help='Masks per column in orc.mask syntax, e.g. "sha256:email;redact,`Xx9`:name" '
+        "(nullify | sha256 | redact[,params]; an encrypted column without one is nullified).",
+    ),
     kms: str | None = typer.Option(None, "--kms", help=KMS_HELP),
     keystore: Path | None = typer.Option(None, "--keystore", help=KEYSTORE_HELP),
+    workers: int = typer.Option(
+        0, "--workers", min=0, help="Threads rewriting stripes (0: one per core, up to 4)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
-    """Encrypt columns of a plaintext ORC file as ORC Java would write them."""
+    """Encrypt columns of a plaintext ORC file as ORC Java would write them.
+
+    Columns are named as ORC's options name them: top-level names, dotted struct paths,
+    `_elem`/`_key`/`_value`, column numbers; back-quote names with other characters.
+    """
+    import time
+
     from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
     from orc_crypto.errors import OrcCryptoError
 
@@ -57,11 +72,24 @@ def encrypt_command(
     except ValueError as exc:
         fail(str(exc))
     provider = _provider(kms, keystore)
+    started = time.monotonic()
+    last_report = [started]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if not quiet and (done == total or now - last_report[0] >= 2):
+            last_report[0] = now
+            err_console.print(f"stripe {done}/{total} ({now - started:.1f} s)", highlight=False)
+
     try:
-        encrypt_file(source, target, provider, columns, masks)
+        encrypt_file(source, target, provider, columns, masks, workers=workers or None, progress=progress)
     except OrcCryptoError as exc:
         fail(str(exc))
-    console.print(f"wrote {target}")
+    size = source.stat().st_size
+    seconds = time.monotonic() - started
+    console.print(
+        f"wrote {target} ({size / 1e6:.1f} MB read in {seconds:.1f} s, {size / 1e6 / max(seconds, 1e-9):.0f} MB/s)"
+    )
 
 
 @app.command("decrypt")

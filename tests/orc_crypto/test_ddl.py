@@ -84,16 +84,18 @@ def test_identifiers_are_quoted_where_needed(policy):
 
 def test_option_values_are_escaped(policy):
     policy = EncryptionPolicy.model_validate(
-        {"levels": [{"name": "pii", "key": "pii", "mask": "redact,X'x\"9"}]}
+        {"levels": [{"name": "pii", "key": "pii", "mask": "redact,`X'x\"9`"}]}
     )
     tags = TableTags(columns=[{"name": "s", "type": "string", "tags": ["pii"]}])
-    assert 'orc.mask "redact,X\'x\\"9:s"' in create_table_ddl("t", tags, policy)
-    assert "'orc.mask'='redact,X\\'x\"9:s'" in alter_table_ddl("t", tags, policy)
+    assert 'orc.mask "redact,`X\'x\\"9`:s"' in create_table_ddl("t", tags, policy)
+    assert "'orc.mask'='redact,`X\\'x\"9`:s'" in alter_table_ddl("t", tags, policy)
 
 
 def test_bad_inputs_are_rejected(policy):
-    with pytest.raises(PolicyError, match="a:b"):
-        plan_encryption(TableTags(columns=[{"name": "a:b", "tags": ["pii"]}]), policy)
+    plan = plan_encryption(
+        TableTags(columns=[{"name": "a:b", "tags": ["pii"]}, {"name": "c.d", "tags": ["pii"]}]), policy
+    )
+    assert plan.orc_encrypt.endswith(":`a:b`,`c.d`")  # ORC's quoting, not a path
     with pytest.raises(PolicyError, match="listed twice"):
         plan_encryption(TableTags(columns=[{"name": "a"}, {"name": "A"}]), policy)
     with pytest.raises(PolicyError, match="missing for: x"):
@@ -102,8 +104,13 @@ def test_bad_inputs_are_rejected(policy):
         alter_table_ddl("t", TableTags(columns=[{"name": "x", "tags": ["public"]}]), policy)
     with pytest.raises(ValueError, match="listed twice"):
         EncryptionPolicy.model_validate({"levels": [{"name": "p", "key": "k"}, {"name": "p", "key": "k"}]})
-    with pytest.raises(ValueError, match="invalid mask"):
-        EncryptionPolicy.model_validate({"levels": [{"name": "p", "key": "k", "mask": "a:b"}]})
+    for mask, message in [
+        ("a:b", "unexpected text"),
+        ("hash", "unknown mask"),
+        ("sha256,x", "no parameters"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            EncryptionPolicy.model_validate({"levels": [{"name": "p", "key": "k", "mask": mask}]})
 
 
 def test_table_without_sensitive_columns_gets_plain_ddl(policy):
