@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import mmap
+import os
 from pathlib import Path
+from typing import BinaryIO
 
 from orc_crypto.ciphers import FILE_STATISTICS_KIND, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
 from orc_crypto.codec import compression
@@ -15,7 +19,7 @@ from orc_crypto.codec.stripes import (
 )
 from orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, decompress, read_tail
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
-from orc_crypto.files import write_atomically
+from orc_crypto.files import atomic_output
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
 from orc_crypto.proto import orc_proto_pb2 as pb
 
@@ -51,8 +55,15 @@ def _decrypt_compressed(tail: OrcTail, key: bytes, iv: bytes, data: bytes, what:
 
 def decrypt_bytes(path: str, data: bytes, provider: KeyProvider) -> bytes:
     """The plaintext ORC file for the encrypted ORC file `data` (named `path` in errors)."""
+    out = io.BytesIO()
+    decrypt_to(path, data, out, provider)
+    return out.getvalue()
+
+
+def decrypt_to(path: str, data, out: BinaryIO, provider: KeyProvider) -> None:
+    """Write the plaintext ORC file for the encrypted ORC file `data` to `out`, stripe by stripe."""
     try:
-        return _decrypt_bytes(path, data, provider)
+        _decrypt_to(path, data, out, provider)
     except OrcCryptoError:
         raise
     except (IndexError, KeyError, ValueError, OverflowError) as exc:
@@ -60,10 +71,11 @@ def decrypt_bytes(path: str, data: bytes, provider: KeyProvider) -> bytes:
         raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
 
 
-def _decrypt_bytes(path: str, data: bytes, provider: KeyProvider) -> bytes:
+def _decrypt_to(path: str, data, out: BinaryIO, provider: KeyProvider) -> None:
     tail = read_tail(path, data)
     if not tail.is_encrypted:
-        return bytes(data)
+        out.write(data)
+        return
     encryption = tail.footer.encryption
     types = tail.footer.types
     n_stripes = len(tail.footer.stripes)
@@ -120,7 +132,8 @@ def _decrypt_bytes(path: str, data: bytes, provider: KeyProvider) -> bytes:
                 if s < len(metadata.stripeStats) and stream.column < len(metadata.stripeStats[s].colStats):
                     metadata.stripeStats[s].colStats[stream.column].CopyFrom(stats)
 
-    out = bytearray(b"ORC")
+    out.write(b"ORC")
+    position = 3
     stripe_id = 0
     stripe_keys: list[bytes] = []
     for s, stripe in enumerate(tail.footer.stripes):
@@ -162,14 +175,15 @@ def _decrypt_bytes(path: str, data: bytes, provider: KeyProvider) -> bytes:
                     new_footer.columns[root + c].CopyFrom(encoding)
         footer_bytes = compression.compress(tail.codec, new_footer.SerializeToString(), tail.block_size)
         info = footer.stripes[s]
-        info.offset = len(out)
+        info.offset = position
         info.indexLength = len(index_area)
         info.dataLength = len(data_area)
         info.footerLength = len(footer_bytes)
         info.ClearField("encryptStripeId")
         del info.encryptedLocalKeys[:]
-        out += index_area + data_area + footer_bytes
-    footer.contentLength = len(out)
+        out.writelines((index_area, data_area, footer_bytes))
+        position += len(index_area) + len(data_area) + len(footer_bytes)
+    footer.contentLength = position
     footer.ClearField("encryption")
     metadata_bytes = compression.compress(tail.codec, metadata.SerializeToString(), tail.block_size)
     footer_bytes = compression.compress(tail.codec, footer.SerializeToString(), tail.block_size)
@@ -179,8 +193,7 @@ def _decrypt_bytes(path: str, data: bytes, provider: KeyProvider) -> bytes:
     postscript.metadataLength = len(metadata_bytes)
     postscript.footerLength = len(footer_bytes)
     ps_bytes = postscript.SerializeToString()
-    out += metadata_bytes + footer_bytes + ps_bytes + bytes([len(ps_bytes)])
-    return bytes(out)
+    out.writelines((metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])))
 
 
 def _reorder(tail, s, stripe_footer, encrypted_columns, keys, stripe_id, data, new_footer):
@@ -202,20 +215,25 @@ def _reorder(tail, s, stripe_footer, encrypted_columns, keys, stripe_id, data, n
 
 
 def decrypt_file(source: str | Path, target: str | Path, provider: KeyProvider) -> None:
-    """Write the plaintext form of the encrypted ORC file `source` to `target` (atomically)."""
+    """Write the plaintext form of the encrypted ORC file `source` to `target` (temp file + rename).
+
+    The source is mapped, not read, and the output written stripe by stripe, so a large file
+    never sits in memory whole.
+    """
     source = str(source)
     try:
-        data = Path(source).read_bytes()
+        handle = open(source, "rb")  # noqa: SIM115 - closed below, after the mapping
     except OSError as exc:
         raise OrcFormatError(source, f"cannot read: {exc.strerror or exc}") from exc
-    payload = decrypt_bytes(source, data, provider)
-    write_atomically(target, payload)
+    with handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            raise OrcFormatError(source, "not an ORC file (empty)")
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped, atomic_output(target) as out:
+            decrypt_to(source, mapped, out, provider)
 
 
 def read_table(source: str | Path, provider: KeyProvider | None = None):
     """A pyarrow Table of the decrypted file, or of the masked view when `provider` is None."""
-    import io
-
     import pyarrow.orc as orc
 
     source = str(source)
@@ -232,4 +250,4 @@ def read_table(source: str | Path, provider: KeyProvider | None = None):
         raise OrcFormatError(source, f"cannot decode: {exc}") from exc
 
 
-__all__ = ["OrcCryptoError", "decrypt_bytes", "decrypt_file", "read_table"]
+__all__ = ["OrcCryptoError", "decrypt_bytes", "decrypt_file", "decrypt_to", "read_table"]
