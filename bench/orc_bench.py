@@ -13,9 +13,17 @@ encrypts the two string columns `ssn` and `email`:
 - Spark (local[2], after one untimed warm-up) reading the file and writing it
   with `orc.encrypt` and `orc.mask` through the same KMS.
 
-Once with nullify masks and once with a sha256 mask on `ssn`; each timing is
-the best of `--repeat` runs, each after `sync`. Prints MB/s (of the source
-file's size) and the ratios the targets are stated in.
+With nullify masks, with redact masks, and with a sha256 mask on `ssn`; each
+timing is the best of `--repeat` runs, each after `sync`. Prints MB/s (of the
+source file's size), the ratios the targets are stated in, and whether each
+target is met:
+
+- nullify and redact: orc_crypto >= 3x Spark, and >= 0.5x read + AES-CTR + write;
+- sha256: orc_crypto >= 1.5x Spark.
+
+ORC Java 2.3 (Spark 4.3) fails to write redact on string columns (a NullPointerException
+in its mask); the run records Spark's error and holds orc_crypto's redact rewrite to Spark's
+nullify rewrite of the same file instead.
 """
 
 from __future__ import annotations
@@ -99,6 +107,38 @@ def start_kms(directory: Path):
     return KmsServer(keystore, KeyAcls(acl), audit_path=directory / "audit.log").start()
 
 
+def _first_cause(exc: Exception) -> str:
+    """The innermost Java exception line of a Spark failure, or the Python one."""
+    text = str(exc)
+    causes = [line.strip() for line in text.splitlines() if line.strip().startswith("Caused by:")]
+    return (causes[-1] if causes else text.splitlines()[0])[:300]
+
+
+def targets(result: dict) -> list[str]:
+    """The issue's targets, each as a line saying met or MISSED with the measured ratio."""
+    lines = []
+    runs = result["runs"]
+    redact, nullify = runs.get("redact", {}), runs.get("nullify", {})
+    if "spark_error" in redact and "spark_mb_s" in nullify and "orc_crypto_mb_s" in redact:
+        # Spark cannot write redact on strings; its nullify rewrite of the same columns is the
+        # cheapest rewrite it can do, so that is the baseline redact is held to.
+        redact["orc_crypto_vs_spark_nullify"] = round(redact["orc_crypto_mb_s"] / nullify["spark_mb_s"], 2)
+        verdict = "met" if redact["orc_crypto_vs_spark_nullify"] >= 3.0 else "MISSED"
+        lines.append(
+            f"redact: Spark failed ({redact['spark_error']}); orc_crypto_vs_spark_nullify = "
+            f"{redact['orc_crypto_vs_spark_nullify']} (target >= 3.0): {verdict}"
+        )
+    for name, run in runs.items():
+        wanted = [("orc_crypto_vs_spark", 1.5 if name == "sha256" else 3.0)]
+        if name != "sha256":
+            wanted.append(("orc_crypto_vs_read_aes_write", 0.5))
+        for key, floor in wanted:
+            if key in run:
+                verdict = "met" if run[key] >= floor else "MISSED"
+                lines.append(f"{name}: {key} = {run[key]} (target >= {floor}): {verdict}")
+    return lines
+
+
 def timed(fn, repeat: int = 1) -> float:
     """Best of `repeat` runs, each after the disk has written back what came before."""
     best = float("inf")
@@ -123,9 +163,9 @@ def main() -> None:
 
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-    from orc_crypto.decrypt import write_atomically
     from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
     from orc_crypto.errors import UnsupportedOrcError
+    from orc_crypto.files import write_atomically
     from orc_crypto.keys.kms_client import KmsClient
 
     began = time.perf_counter()
@@ -159,7 +199,11 @@ def main() -> None:
             flush=True,
         )
 
-        mask_sets = {"nullify": "nullify:ssn,email", "sha256": "sha256:ssn;nullify:email"}
+        mask_sets = {
+            "nullify": "nullify:ssn,email",
+            "redact": "redact:ssn,email",
+            "sha256": "sha256:ssn;nullify:email",
+        }
         for name, masks in mask_sets.items():
             run: dict = {"masks": masks}
             target = work / f"orc_crypto_{name}.orc"
@@ -213,7 +257,13 @@ def main() -> None:
                         .orc(str(o))
                     )
 
-                seconds = timed(spark_rewrite, args.repeat)
+                try:
+                    seconds = timed(spark_rewrite, args.repeat)
+                except Exception as exc:  # py4j's error: ORC Java fails on some masks (module docstring)
+                    run["spark_error"] = _first_cause(exc)
+                    shutil.rmtree(out, ignore_errors=True)
+                    print(name, json.dumps(run), flush=True)
+                    continue
                 shutil.rmtree(out, ignore_errors=True)
                 run["spark_mb_s"] = mb_per_s(size, seconds)
                 if "orc_crypto_mb_s" in run:
@@ -221,6 +271,9 @@ def main() -> None:
                 print(name, json.dumps(run), flush=True)
         if spark is not None:
             spark.stop()
+        result["targets"] = targets(result)
+        for line in result["targets"]:
+            print(line, flush=True)
     finally:
         kms.stop()
         shutil.rmtree(work, ignore_errors=True)
