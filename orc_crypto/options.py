@@ -89,6 +89,13 @@ class _Cursor:
             self.name()
         return self.text[start : self.position]
 
+    def fields(self) -> list[str]:
+        """field (',' field)*"""
+        found = [self.field()]
+        while self.take(","):
+            found.append(self.field())
+        return found
+
 
 def quote_name(name: str) -> str:
     """`name` as ORC's option syntax needs it: bare if simple, else back-quoted."""

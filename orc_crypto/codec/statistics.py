@@ -46,7 +46,7 @@ _DEFAULT_MIN_NANOS, _DEFAULT_MAX_NANOS = 0, 999_999
 _DECIMALS = decimal.Context(prec=120, rounding=decimal.ROUND_HALF_UP, traps=[decimal.InvalidOperation])
 
 #: ColumnStatistics field -> the message it holds; all but stringStatistics travel as bytes.
-_TYPED: dict[str, type[Message]] = {
+SUB_STATISTICS: dict[str, type[Message]] = {
     "intStatistics": pb.IntegerStatistics,
     "doubleStatistics": pb.DoubleStatistics,
     "stringStatistics": pb.StringStatistics,
@@ -108,7 +108,7 @@ def merge_statistics(
         # Readers take a missing hasNull as true (old writers did not record it).
         hasNull=any(s.hasNull if s.HasField("hasNull") else True for s in stripes),
     )
-    present = {name for s in stripes for name in _TYPED if s.HasField(name)}
+    present = {name for s in stripes for name in SUB_STATISTICS if s.HasField(name)}
     if len(present) > 1:
         raise ValueError(f"stripe statistics of different kinds: {', '.join(sorted(present))}")
     expected = _FIELD_OF_KIND.get(column_type.kind) if column_type is not None else None
@@ -132,7 +132,7 @@ def merge_statistics(
 
 
 def _parse_typed(stats: pb.ColumnStatistics, name: str) -> Message:
-    message = _TYPED[name]()
+    message = SUB_STATISTICS[name]()
     if not stats.HasField(name):
         return message
     if name == "stringStatistics":
@@ -148,7 +148,7 @@ def _parse_typed(stats: pb.ColumnStatistics, name: str) -> Message:
 def _empty_statistics(name: str, writer: int | None) -> Message:
     """What the writer serializes for a column that saw no values."""
     cpp = writer == ORC_CPP
-    message = _TYPED[name]()
+    message = SUB_STATISTICS[name]()
     if name in ("intStatistics", "doubleStatistics", "binaryStatistics"):
         message.sum = 0
     elif name == "bucketStatistics":

@@ -21,21 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orc_crypto.codec.statistics import ORC_CPP, ORC_JAVA, merge_statistics
+from orc_crypto.codec.statistics import ORC_CPP, ORC_JAVA, SUB_STATISTICS, merge_statistics
 from orc_crypto.codec.tail import read_tail
 from orc_crypto.proto import orc_proto_pb2 as pb
 
-TYPED = {
-    "intStatistics": pb.IntegerStatistics,
-    "doubleStatistics": pb.DoubleStatistics,
-    "stringStatistics": pb.StringStatistics,
-    "bucketStatistics": pb.BucketStatistics,
-    "decimalStatistics": pb.DecimalStatistics,
-    "dateStatistics": pb.DateStatistics,
-    "binaryStatistics": pb.BinaryStatistics,
-    "timestampStatistics": pb.TimestampStatistics,
-    "collectionStatistics": pb.CollectionStatistics,
-}
+TYPED = SUB_STATISTICS
 
 
 def comparable(stats: pb.ColumnStatistics) -> dict:
