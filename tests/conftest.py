@@ -157,3 +157,20 @@ def spark(tmp_path_factory, kms_server):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def spark_rows_without_key_provider(*directories: Path) -> list[list[dict]]:
+    """The rows a fresh Spark with no key provider reads from each directory (sorted by id)."""
+    import json
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.orc_crypto.spark_without_keys", *map(str, directories)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("[")]

@@ -16,6 +16,7 @@ import pyarrow.orc as orc
 import pytest
 
 from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
+from tests.conftest import spark_rows_without_key_provider
 
 pytestmark = pytest.mark.spark
 
@@ -135,3 +136,8 @@ def test_masked_copies_equal_orc_javas(spark, kms_server, tmp_path):
         assert found == _spark_rows(spark, java.parent, "id = 3456")
     finally:
         kms_server.reset_acl()
+    # Spark with no key provider configured at all reads the same masked values.
+    ours_rows, java_rows = spark_rows_without_key_provider(ours.parent, java.parent)
+    assert len(ours_rows) == len(_rows())
+    assert all(row["r"] is None for row in ours_rows)  # masked, not decrypted
+    assert ours_rows == java_rows
