@@ -602,6 +602,9 @@ class RedactMask:
         return out.reshape(-1)
 
     def _mask_strings(self, values: pa.Array) -> pa.Array:
+        fast = self._mask_ascii_strings(values)
+        if fast is not None:
+            return fast
         offsets, data = _string_buffers(values)
         ascii_table = self._ascii_table()
         out_offsets, out_data = [np.zeros(1, dtype=np.int64)], []
@@ -617,6 +620,28 @@ class RedactMask:
             end += int(chunk_offsets[-1])
         joined = np.concatenate(out_data) if out_data else np.zeros(0, dtype=np.uint8)
         return _string_array(values, np.concatenate(out_offsets), joined)
+
+    def _mask_ascii_strings(self, values: pa.Array) -> pa.Array | None:
+        """The common case in one pass of bytes.translate: no unmask ranges and only ASCII
+        characters whose replacements are one byte too. The lengths, offsets and nulls stay
+        as they are, so only the bytes change. None when the values need the general path."""
+        if self.unmask_ranges:
+            return None
+        validity, offset_buffer, data_buffer = values.buffers()
+        index_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
+        offsets = np.frombuffer(offset_buffer, dtype=index_type, count=values.offset + len(values) + 1)
+        end = int(offsets[-1])
+        raw = data_buffer.to_pybytes()[:end] if data_buffer is not None else b""
+        table = self._ascii_table()
+        single_byte = bytes(c for c in range(128) if table[c] < 0x80)
+        if raw.translate(None, single_byte):  # a byte outside: non-ASCII, or a multi-byte replacement
+            return None
+        # bytes that cannot occur here (checked just above) map to themselves
+        translation = bytes(int(table[c]) if c < 128 and table[c] < 0x80 else c for c in range(256))
+        data = pa.py_buffer(raw.translate(translation))
+        return pa.Array.from_buffers(
+            values.type, len(values), [validity, offset_buffer, data], values.null_count, values.offset
+        )
 
     def _mask_string_chunk(self, offsets: np.ndarray, data: np.ndarray, ascii_table: np.ndarray):
         """(offsets, bytes) of the masked values of one slice; `offsets` start at 0."""

@@ -475,6 +475,11 @@ def test_large_ascii_input_uses_the_same_answers():
     slow = RedactMask.parse(["", "", "100:100"]).mask(pa.array(values), kinds.STRING).to_pylist()
     assert fast == slow
     assert fast[7] == "Xxx 9. Xxxx.999. xx."
+    # with nulls and a slice (the translate path keeps the offsets, validity and offset)
+    with_nulls = pa.array([None if i % 3 == 0 else v for i, v in enumerate(values)]).slice(5, 1000)
+    fast = RedactMask.parse([]).mask(with_nulls, kinds.STRING).to_pylist()
+    slow = RedactMask.parse(["", "", "100:100"]).mask(with_nulls, kinds.STRING).to_pylist()
+    assert fast == slow and fast[1] is None and fast[0].startswith("Xxx 9. Xxxx.")
 
 
 # --------------------------------------------------------------------------- against ORC Java
