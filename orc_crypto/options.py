@@ -125,16 +125,13 @@ def parse_encrypt_option(text: str) -> dict[str, list[str]]:
     while True:
         key = cursor.name()
         cursor.require(":")
-        while True:
-            field = cursor.field()
+        for field in cursor.fields():
             if owner.setdefault(field, key) != key:
                 raise OptionError(
                     f"orc.encrypt {text!r}: column {field} has two keys, {owner[field]} and {key}"
                 )
             if field not in result.setdefault(key, []):
                 result[key].append(field)
-            if not cursor.take(","):
-                break
         if not cursor.take(";"):
             break
     if not cursor.at_end():
@@ -155,14 +152,11 @@ def parse_mask_option(text: str) -> dict[str, str]:
             cursor.name()
         mask = cursor.text[start : cursor.position]
         cursor.require(":")
-        while True:
-            field = cursor.field()
+        for field in cursor.fields():
             if result.setdefault(field, mask) != mask:
                 raise OptionError(
                     f"orc.mask {text!r}: column {field} has two masks, {result[field]} and {mask}"
                 )
-            if not cursor.take(","):
-                break
         if not cursor.take(";"):
             break
     if not cursor.at_end():
