@@ -8,6 +8,7 @@ from pathlib import Path
 from google.protobuf.message import DecodeError
 
 from orc_crypto.codec import compression
+from orc_crypto.codec.kinds import STRUCT
 from orc_crypto.errors import OrcFormatError, UnsupportedOrcError
 from orc_crypto.proto import orc_proto_pb2 as pb
 
@@ -107,6 +108,7 @@ def read_tail(path: str | Path, data: bytes | None = None) -> OrcTail:
             raise OrcFormatError(path, f"stripe {index} lies outside the file content")
     if not footer.types:
         raise OrcFormatError(path, "footer has no types")
+    _check_types(path, footer.types)
     return OrcTail(
         path=path,
         file_length=size,
@@ -116,6 +118,19 @@ def read_tail(path: str | Path, data: bytes | None = None) -> OrcTail:
         stripe_statistics_offset=stats_start,
         encrypted_stripe_statistics=bytes(data[stats_start:metadata_start]),
     )
+
+
+def _check_types(path: str, types) -> None:
+    """Types are numbered in pre-order, so every child's id is above its parent's (which also
+    rules out cycles that would send a tree walk round forever)."""
+    for column, node in enumerate(types):
+        for child in node.subtypes:
+            if not column < child < len(types):
+                raise OrcFormatError(path, f"type {column} names child {child}, outside the type tree")
+        if node.kind == STRUCT and len(node.fieldNames) != len(node.subtypes):
+            raise OrcFormatError(
+                path, f"struct type {column} has {len(node.subtypes)} fields but {len(node.fieldNames)} names"
+            )
 
 
 def column_subtree_max(types, root: int) -> int:

@@ -87,3 +87,25 @@ def test_fuzz_mutations(tmp_path):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_seeds_are_valid(tmp_path, seed):
     _exercise(_seeds(tmp_path)[seed])
+
+
+def test_a_type_tree_with_a_cycle_is_an_error(tmp_path):
+    """Found by the fuzzer: a child id pointing back up the tree made the subtree walk run forever."""
+    from orc_crypto.codec import compression
+    from orc_crypto.proto import orc_proto_pb2 as pb
+
+    data = _seeds(tmp_path)[1]
+    tail = read_tail("seed.orc", data)
+    footer = pb.Footer()
+    footer.CopyFrom(tail.footer)
+    footer.types[0].subtypes.append(0)
+    footer.types[0].fieldNames.append("loop")
+    packed = compression.compress(tail.codec, footer.SerializeToString(), tail.block_size)
+    postscript = pb.PostScript()
+    postscript.CopyFrom(tail.postscript)
+    postscript.footerLength = len(packed)
+    ps = postscript.SerializeToString()
+    footer_start = len(data) - 1 - len(tail.postscript.SerializeToString()) - tail.postscript.footerLength
+    bad = data[:footer_start] + packed + ps + bytes([len(ps)])
+    with pytest.raises(OrcCryptoError, match="outside the type tree"):
+        encrypt_bytes("bad.orc", bad, PROVIDER, {"pii": ["1"]})
