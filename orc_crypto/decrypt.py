@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import mmap
-import os
 from pathlib import Path
 from typing import BinaryIO
 
@@ -19,7 +17,7 @@ from orc_crypto.codec.stripes import (
 )
 from orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, decompress, read_tail
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
-from orc_crypto.files import atomic_output
+from orc_crypto.files import atomic_output, mapped_input
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
 from orc_crypto.proto import orc_proto_pb2 as pb
 
@@ -221,15 +219,8 @@ def decrypt_file(source: str | Path, target: str | Path, provider: KeyProvider) 
     never sits in memory whole.
     """
     source = str(source)
-    try:
-        handle = open(source, "rb")  # noqa: SIM115 - closed below, after the mapping
-    except OSError as exc:
-        raise OrcFormatError(source, f"cannot read: {exc.strerror or exc}") from exc
-    with handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            raise OrcFormatError(source, "not an ORC file (empty)")
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped, atomic_output(target) as out:
-            decrypt_to(source, mapped, out, provider)
+    with mapped_input(source, OrcFormatError) as data, atomic_output(target) as out:
+        decrypt_to(source, data, out, provider)
 
 
 def read_table(source: str | Path, provider: KeyProvider | None = None):

@@ -13,9 +13,7 @@ order as they are ready, into a temp file that is renamed over the target at the
 
 from __future__ import annotations
 
-import contextlib
 import io
-import mmap
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -37,7 +35,7 @@ from orc_crypto.codec.statistics import merge_statistics
 from orc_crypto.codec.stripes import read_stripe_footer, stream_places
 from orc_crypto.codec.tail import OrcTail, column_subtree_max, read_tail
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
-from orc_crypto.files import atomic_output
+from orc_crypto.files import atomic_output, mapped_input
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
 from orc_crypto.masking.copy import MaskedCopy, MaskedStripe
 from orc_crypto.masking.values import NULLIFY, MaskError, SubtreeMasker
@@ -209,11 +207,7 @@ def _plan(
 
 def _rewrite_stripe(plan: _Plan, tail: OrcTail, data, s: int) -> _RewrittenStripe:
     """Stripe `s` with its encrypted columns moved into their variants and masked copies in place."""
-    path = tail.path
-    stripe = tail.footer.stripes[s]
-    stripe_id = s + 1
-    if stripe.numberOfRows > MAX_STRIPE_ROWS:
-        raise OrcFormatError(path, f"stripe {s} claims {stripe.numberOfRows} rows")
+    stripe_id = s + 1  # row counts were checked up front (_check_row_counts)
     source_footer = read_stripe_footer(tail, data, s)
     view = memoryview(data)
     # Streams as (column, kind, pieces): views of the source, encrypted bytes, compressed pieces.
@@ -284,7 +278,7 @@ def _size(parts: list) -> int:
     return sum(len(piece) for piece in parts)
 
 
-def _tail(plan: _Plan, tail: OrcTail, stripes: list[_RewrittenStripe], content_length: int) -> list[bytes]:
+def _tail(plan: _Plan, tail: OrcTail, stripes: list[_RewrittenStripe]) -> list[bytes]:
     """Encrypted stripe statistics, Metadata, Footer and PostScript of the rewritten file."""
     codec, block = tail.codec, tail.block_size
     footer_stripe_id = len(tail.footer.stripes) + 1
@@ -350,7 +344,7 @@ def _tail(plan: _Plan, tail: OrcTail, stripes: list[_RewrittenStripe], content_l
                 if on_disk:
                     merged.bytesOnDisk = on_disk
                 footer.statistics[column].CopyFrom(merged)
-    footer.contentLength = content_length
+    footer.contentLength = position
     encrypted_stats = b"".join(stripe_stats_area)
     metadata_bytes = compression.compress(codec, metadata.SerializeToString(), block)
     footer_bytes = compression.compress(codec, footer.SerializeToString(), block)
@@ -421,19 +415,17 @@ def _encrypt_to(path, data, out, provider, encrypt, masks, random_bytes, workers
     count = len(tail.footer.stripes)
     workers = workers or min(4, os.cpu_count() or 1)
     rewritten: list[_RewrittenStripe] = []
-    position = 3
     out.write(b"ORC")
     try:
         for done, stripe in enumerate(
             _in_order(lambda s: _rewrite_stripe(plan, tail, data, s), count, workers), 1
         ):
             out.writelines(stripe.chunks)
-            position += stripe.index_length + stripe.data_length + stripe.footer_length
             stripe.chunks = []  # the source views and encrypted bytes are written; keep only statistics
             rewritten.append(stripe)
             if progress:
                 progress(done, count)
-        for chunk in _tail(plan, tail, rewritten, position):
+        for chunk in _tail(plan, tail, rewritten):
             out.write(chunk)
     finally:
         for variant in plan.variants:
@@ -484,29 +476,7 @@ def encrypt_file(
     workers: int | None = None,
     progress: Progress | None = None,
 ) -> None:
-    """Encrypt `source` into `target` (temp file + rename; `source` is never modified).
-
-    The source is mapped, not read: the streams that stay as they are go from the page
-    cache to the output without a copy in between.
-    """
+    """Encrypt `source` into `target` (temp file + rename; `source` is never modified)."""
     source = str(source)
-    try:
-        handle = open(source, "rb")  # noqa: SIM115 - closed below, after the mapping
-    except OSError as exc:
-        raise OrcFormatError(source, f"cannot read: {exc.strerror or exc}") from exc
-    with handle:
-        size = os.fstat(handle.fileno()).st_size
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        try:
-            with atomic_output(target) as out:
-                encrypt_to(source, mapped, out, provider, encrypt, masks, workers=workers, progress=progress)
-        finally:
-            if size:
-                _close_mapping(mapped)
-
-
-def _close_mapping(mapped: mmap.mmap) -> None:
-    # A view of the mapping may still be referenced (an exception's traceback can hold one);
-    # the mapping is then closed when the last view goes.
-    with contextlib.suppress(BufferError):
-        mapped.close()
+    with mapped_input(source, OrcFormatError) as data, atomic_output(target) as out:
+        encrypt_to(source, data, out, provider, encrypt, masks, workers=workers, progress=progress)

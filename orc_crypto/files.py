@@ -1,10 +1,12 @@
-"""Writing output files so that a failure or a crash never leaves a partial one."""
+"""Input files mapped instead of read; output files written so that a failure never leaves a partial one."""
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -28,6 +30,29 @@ def atomic_output(target: str | Path) -> Iterator[BinaryIO]:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def mapped_input(source: str, error: Callable[[str, str], Exception]) -> Iterator[mmap.mmap | bytes]:
+    """The file's bytes, memory-mapped (b"" for an empty file): streams copied from it go from
+    the page cache to the output without a copy in between. `error(path, cause)` builds the
+    exception for a file that cannot be opened."""
+    try:
+        handle = open(source, "rb")  # noqa: SIM115 - closed below, after the mapping
+    except OSError as exc:
+        raise error(source, f"cannot read: {exc.strerror or exc}") from exc
+    with handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            yield b""
+            return
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            yield mapped
+        finally:
+            # A view of the mapping may still be referenced (an exception's traceback can hold
+            # one); the mapping is then closed when the last view goes.
+            with contextlib.suppress(BufferError):
+                mapped.close()
 
 
 def write_atomically(target: str | Path, payload) -> None:

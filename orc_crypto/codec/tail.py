@@ -133,6 +133,15 @@ def _check_types(path: str, types) -> None:
             )
 
 
+def column_ancestors(types, column: int) -> list[int]:
+    """Column ids from the root struct (0) down to `column`, both included."""
+    parent = {child: node_id for node_id, node in enumerate(types) for child in node.subtypes}
+    path = [column]
+    while path[-1] != 0:
+        path.append(parent[path[-1]])
+    return path[::-1]
+
+
 def column_subtree_max(types, root: int) -> int:
     """Largest column id in the subtree rooted at `root` (pre-order numbering)."""
     last = root

@@ -25,7 +25,7 @@ import pyarrow.orc as orc
 
 from orc_crypto.codec import compression, kinds, row_index
 from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, read_tail
+from orc_crypto.codec.tail import OrcTail, _parse, column_ancestors, column_subtree_max, read_tail
 from orc_crypto.errors import OrcFormatError, UnsupportedOrcError
 from orc_crypto.masking.values import MaskError, SubtreeMasker
 from orc_crypto.proto import orc_proto_pb2 as pb
@@ -269,16 +269,10 @@ def _is_utc(zone: str) -> bool:
 
 def _struct_path(path: str, types, root: int) -> list[int]:
     """Column ids from the top-level column down to `root`, through struct fields only."""
-    chain = [root]
-    while True:
-        parent = next((c for c, t in enumerate(types) if root in t.subtypes), None)
-        if parent is None:
-            raise OrcFormatError(path, f"column {root} has no parent in the schema")
-        if parent == 0:
-            return chain[::-1]
+    chain = column_ancestors(types, root)[1:]
+    for parent in chain[:-1]:
         if types[parent].kind != kinds.STRUCT:
             raise UnsupportedOrcError(
-                path, f"column {chain[0]} lies inside a list or map: encrypt the list or map column itself"
+                path, f"column {root} lies inside a list or map: encrypt the list or map column itself"
             )
-        chain.append(parent)
-        root = parent
+    return chain

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from orc_crypto.codec import kinds
+from orc_crypto.codec.tail import column_ancestors
 from orc_crypto.masking.redact import RedactMask
 from orc_crypto.masking.sha256 import sha256_array
 from orc_crypto.options import MaskSpec
@@ -55,11 +56,9 @@ class SubtreeMasker:
 
     def effective_mask(self, column: int) -> MaskSpec:
         """The mask that decides `column`'s values (a nullified ancestor decides for its subtree)."""
-        path = [column]
-        while path[-1] != self.root:
-            path.append(next(c for c, t in enumerate(self.types) if path[-1] in t.subtypes))
+        path = column_ancestors(self.types, column)
         spec = NULLIFY
-        for node in reversed(path):
+        for node in path[path.index(self.root) :]:
             spec = self.masks.get(node, spec)
             if spec.name == "nullify":
                 return spec
