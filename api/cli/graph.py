@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.tree import Tree
 
-from api.cli.output import console, fail
+from api.cli.output import console, fail, styled
 from graph.model import LineageSubgraph
 
 app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args_is_help=True)
@@ -41,17 +41,19 @@ def lineage_tree(subgraph: LineageSubgraph) -> Tree:
             (edge.target, edge.source) if subgraph.direction == "upstream" else (edge.source, edge.target)
         )
         children.setdefault(parent, []).append((child, edge.properties))
-    tree = Tree(f"[bold]{subgraph.root}[/] ({subgraph.direction})")
+    tree = Tree(styled((subgraph.root, "bold"), f" ({subgraph.direction})"))
     seen: set[str] = set()
 
     def grow(branch: Tree, node: str) -> None:
         for child, props in sorted(children.get(node, []), key=lambda item: item[0]):
-            label = f"{child}  [dim]{props.get('kind', '')} {','.join(props.get('functions') or [])} task={props.get('task')}[/]"
+            detail = (
+                f"  {props.get('kind', '')} {','.join(props.get('functions') or [])} task={props.get('task')}"
+            )
             if child in seen:
-                branch.add(label + " [dim](see above)[/]")
+                branch.add(styled(child, (detail + " (see above)", "dim")))
                 continue
             seen.add(child)
-            grow(branch.add(label), child)
+            grow(branch.add(styled(child, (detail, "dim"))), child)
 
     grow(tree, subgraph.root)
     return tree

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, fail
+from api.cli.output import console, fail, usage_error
 from ingest.catalog import Catalog, CatalogError
 
 
@@ -38,10 +38,10 @@ def harvest_command(
     from ingest.harvest import run_harvest, spark_session
 
     if catalog is not None and spark_catalog:
-        fail("give --catalog or --spark-catalog, not both")
+        usage_error("give --catalog or --spark-catalog, not both")
 
     if (tasks is None) == (tasks_table is None):
-        fail("give exactly one of --tasks or --tasks-table")
+        usage_error("give exactly one of --tasks or --tasks-table")
     if tasks is not None and not tasks.exists():
         fail(f"{tasks}: no such task directory or export file")
     loaded_catalog = None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, err_console, fail
+from api.cli.output import console, err_console, fail, styled, usage_error
 
 app = typer.Typer(
     help=(
@@ -98,9 +98,9 @@ def serve_command(
     host = host or settings.kms_host
     port = port or settings.kms_port
     if keystore is not None and jceks is not None:
-        fail("--keystore and --jceks are exclusive: serve one keystore")
+        usage_error("--keystore and --jceks are exclusive: serve one keystore")
     if not 0 < port < 65536:
-        fail(f"--port {port}: not a TCP port")
+        usage_error(f"--port {port}: not a TCP port")
     try:
         if jceks is not None:
             from orc_crypto.keys.jceks import JceksKeystore
@@ -118,7 +118,7 @@ def serve_command(
         loopback = host == "localhost"
     if not loopback:
         err_console.print(
-            f"[yellow]warning:[/] listening on {host} without TLS or Kerberos (simple auth only)"
+            styled(("warning:", "yellow"), f" listening on {host} without TLS or Kerberos (simple auth only)")
         )
     audit_path = audit_log or settings.kms_audit_log
     if audit_path is not None:

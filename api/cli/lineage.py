@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from api.cli.output import console, fail, parse_assignments
+from api.cli.output import console, fail, parse_assignments, styled
 from ingest.catalog import Catalog, CatalogError
 from ingest.extract import extract_lineage
 from ingest.model import SqlTask, TaskLineage
@@ -64,7 +64,11 @@ def lineage_command(
 
 
 def print_lineage(result: TaskLineage) -> None:
-    console.print(f"[bold]task[/] {result.task_id}  ({result.dialect}, {len(result.statements)} statements)")
+    console.print(
+        styled(
+            ("task", "bold"), f" {result.task_id}  ({result.dialect}, {len(result.statements)} statements)"
+        )
+    )
     reads = Table(title="tables read", title_justify="left")
     reads.add_column("table")
     reads.add_column("window (days)", justify="right")
@@ -73,7 +77,7 @@ def print_lineage(result: TaskLineage) -> None:
         window = "unbounded" if read.partition_window_days is None else str(read.partition_window_days)
         reads.add_row(read.table, window, "\n".join(p.text for p in read.predicates))
     console.print(reads)
-    console.print(f"[bold]tables written:[/] {', '.join(result.writes) or '(none)'}")
+    console.print(styled(("tables written:", "bold"), f" {', '.join(result.writes) or '(none)'}"))
 
     columns = Table(title="column lineage", title_justify="left")
     for header in ("target column", "source column", "kind", "functions"):
@@ -93,9 +97,9 @@ def print_lineage(result: TaskLineage) -> None:
     console.print(weak)
 
     for problem in result.unresolved:
-        console.print(f"[yellow]unresolved:[/] {problem}", highlight=False)
+        console.print(styled(("unresolved:", "yellow"), f" {problem}"))
     for error in result.errors:
         where = f"line {error.line}" + (f", column {error.column}" if error.column else "")
         console.print(
-            f"[red]error:[/] statement {error.statement_index} ({where}): {error.message}", highlight=False
+            styled(("error:", "red"), f" statement {error.statement_index} ({where}): {error.message}")
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, err_console, fail
+from api.cli.output import console, err_console, fail, usage_error
 
 app = typer.Typer(
     help="Encrypt, decrypt and inspect ORC files with ORC column encryption.", no_args_is_help=True
@@ -24,7 +24,7 @@ def _provider(kms: str | None, keystore: Path | None):
     from orc_crypto.keys.base import KeyProviderError
 
     if bool(kms) == bool(keystore):
-        fail("give exactly one of --kms or --keystore")
+        usage_error("give exactly one of --kms or --keystore")
     try:
         if kms:
             from orc_crypto.keys.kms_client import KmsClient
@@ -70,7 +70,7 @@ def encrypt_command(
     try:
         columns, masks = parse_encrypt_option(encrypt), parse_mask_option(mask)
     except ValueError as exc:
-        fail(str(exc))
+        usage_error(str(exc))
     provider = _provider(kms, keystore)
     started = time.monotonic()
     last_report = [started]

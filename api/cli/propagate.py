@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, fail
+from api.cli.output import console, fail, styled
 
 POLICY_HELP = "The YAML tag policy (default: WATERSHED_POLICY_FILE, else the built-in policy)."
 
@@ -103,7 +103,7 @@ def propagate_command(
             console.print(message)
 
     def resent(count: int) -> None:
-        say(f"[yellow]{count} batches had no answer in time; sent again[/]")
+        say(f"{count} batches had no answer in time; sent again")
 
     runner = local_runner if local else celery_runner(settings, policy, on_resend=resent)
     deadline = time.monotonic() + wait
@@ -129,10 +129,12 @@ def propagate_command(
         console.print_json(record.model_dump_json(exclude={"frontier"}))
         return
     console.print(
-        f"[bold]{record.mode} run {record.run_id}[/]: {len(record.layers)} layers, "
-        f"{record.nodes_processed} nodes processed, {record.tags_changed} nodes' tags changed, "
-        f"cone {record.cone}, {time.monotonic() - began:.1f} s"
-        + (" [yellow](stopped at the layer cap)[/]" if record.stopped_at_cap else "")
+        styled(
+            (f"{record.mode} run {record.run_id}", "bold"),
+            f": {len(record.layers)} layers, {record.nodes_processed} nodes processed, "
+            f"{record.tags_changed} nodes' tags changed, cone {record.cone}, {time.monotonic() - began:.1f} s",
+            (" (stopped at the layer cap)" if record.stopped_at_cap else "", "yellow"),
+        )
     )
 
 

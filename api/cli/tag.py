@@ -5,11 +5,11 @@ from __future__ import annotations
 import getpass
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
-from api.cli.output import console, fail
+from api.cli.output import console, fail, styled, usage_error
 from api.cli.propagate import POLICY_HELP, _policy
 
 app = typer.Typer(help="Set, block and explain tags on columns and tables.", no_args_is_help=True)
@@ -57,7 +57,7 @@ def _check_tag(policy, key: str, values: list[str]) -> None:
 def _node(node: str) -> str:
     node = node.strip().lower()
     if node.count(".") not in (1, 2) or not all(node.split(".")):
-        fail(f"{node!r}: expected db.table or db.table.column")
+        usage_error(f"{node!r}: expected db.table or db.table.column")
     return node
 
 
@@ -80,7 +80,7 @@ def set_command(
         key, sep, raw = item.partition("=")
         values = sorted({v.strip() for v in raw.split(",") if v.strip()})
         if not sep or not key.strip() or not values:
-            fail(f"{item!r}: expected KEY=VALUE[,VALUE...]")
+            usage_error(f"{item!r}: expected KEY=VALUE[,VALUE...]")
         _check_tag(store.policy, key.strip(), values)
         parsed[key.strip()] = values
     try:
@@ -167,9 +167,7 @@ def show_command(node: str = typer.Argument(..., help=NODE_HELP)) -> None:
         table.add_column(column)
     for key, tag in sorted(tags.items()):
         sources = sorted({f"{p.source} ({p.task}, {p.rule})" for p in tag.provenance if p.source != node})
-        table.add_row(
-            key, ", ".join(sorted(tag.values)), tag.origin, str(tag.hops), escape("\n".join(sources))
-        )
+        table.add_row(key, ", ".join(sorted(tag.values)), tag.origin, str(tag.hops), "\n".join(sources))
     if tags:
         console.print(table)
     else:
@@ -211,10 +209,10 @@ def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, in
             cache[name] = store.tags_of([name]).get(name, {})
         return cache[name].get(key)
 
-    def label(name: str, tag) -> str:
+    def label(name: str, tag) -> Text:
         values = ", ".join(sorted(tag.values)) if tag is not None else "?"
         origin = tag.origin if tag is not None else "gone"
-        return f"[bold]{escape(name)}[/] {escape(key)}={escape(values)} ({origin})"
+        return styled((name, "bold"), f" {key}={values} ({origin})")
 
     def grow(branch: Tree, name: str, path: set[str]) -> None:
         nonlocal paths
@@ -225,8 +223,8 @@ def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, in
         for p in tag.provenance:
             if p.source in path or paths >= max_paths:
                 continue  # a cycle adds no new path to a seed
-            hop = escape(f"via {p.task} [{p.kind}] rule {p.rule}")
-            child = branch.add(f"{label(p.source, tag_of(p.source))}  {hop}")
+            hop = f"  via {p.task} [{p.kind}] rule {p.rule}"
+            child = branch.add(label(p.source, tag_of(p.source)) + hop)
             grow(child, p.source, path | {p.source})
 
     tree = Tree(label(node, tags.get(key)))

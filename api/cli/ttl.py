@@ -9,7 +9,7 @@ from enum import StrEnum
 import typer
 from rich.table import Table
 
-from api.cli.output import console, fail
+from api.cli.output import console, fail, styled
 
 app = typer.Typer(
     help="Column-level TTL advice from how far back downstream tasks read.", no_args_is_help=True
@@ -114,4 +114,4 @@ def advise_command(
         f"{counts['keep']} keep, {counts['unused']} unused; {elapsed:.1f} s"
     )
     for problem in estimator.problems[:5]:
-        console.print(f"[yellow]size unknown:[/] {problem}", highlight=False)
+        console.print(styled(("size unknown:", "yellow"), f" {problem}"))

@@ -49,7 +49,7 @@ def test_taken_port_is_a_clear_error(service_env, monkeypatch):
         port = squatter.getsockname()[1]
         monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
         result = runner.invoke(app, ["services", "up"])
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert f"port {port}" in result.output and "already in use" in result.output
 
 

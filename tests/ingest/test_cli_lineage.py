@@ -83,7 +83,7 @@ def test_broken_statement_is_reported_and_the_rest_still_yields_lineage(tmp_path
 
 def test_bad_inputs_are_named(tmp_path):
     missing = _lineage(str(tmp_path / "nope.sql"))
-    assert missing.exit_code == 2 and "nope.sql" in missing.output
+    assert missing.exit_code == 1 and "nope.sql" in missing.output
     script = tmp_path / "ok.sql"
     script.write_text("SELECT 1")
     bad_var = _lineage(str(script), "--var", "novalue")
@@ -91,7 +91,7 @@ def test_bad_inputs_are_named(tmp_path):
     catalog = tmp_path / "catalog.json"
     catalog.write_text("{not json")
     bad_catalog = _lineage(str(script), "--catalog", str(catalog))
-    assert bad_catalog.exit_code == 2 and "catalog.json" in bad_catalog.output
+    assert bad_catalog.exit_code == 1 and "catalog.json" in bad_catalog.output
 
 
 def test_demo_lineage_only_prints_sample_lineage():

@@ -53,26 +53,27 @@ def test_incremental_run_after_unset(cli_env):
     assert invoke("tag", "unset", "ods.users.uid", "pii").exit_code == 0
     result = invoke("propagate", "--local", "--format", "json")
     assert result.exit_code == 0 and '"mode": "incremental"' in result.output
-    assert invoke("tag", "why", "dws.all_apps.uid", "pii").exit_code == 2
+    assert invoke("tag", "why", "dws.all_apps.uid", "pii").exit_code == 1
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "code"),
     [
-        (("tag", "set", "ods.users.uid", "pii=L9"), "a pii tag is one level of"),
-        (("tag", "set", "ods.users.uid", "colour=red"), "colour: not a tag of the policy"),
-        (("tag", "set", "ods.users.uid", "app=tiktok"), "tiktok: not a value of app"),
-        (("tag", "set", "ods.users.uid", "pii"), "expected KEY=VALUE"),
-        (("tag", "set", "ods.nope.uid", "pii=L2"), "ods.nope.uid: no such column"),
-        (("tag", "set", "nodots", "pii=L2"), "expected db.table or db.table.column"),
-        (("tag", "unset", "ods.users.uid", "pii"), "no steward's tag pii"),
-        (("tag", "unblock", "ods.users.uid", "pii"), "pii is not blocked"),
-        (("tag", "why", "ods.users.uid", "pii"), "has no pii tag"),
+        (("tag", "set", "ods.users.uid", "pii=L9"), "a pii tag is one level of", 1),
+        (("tag", "set", "ods.users.uid", "colour=red"), "colour: not a tag of the policy", 1),
+        (("tag", "set", "ods.users.uid", "app=tiktok"), "tiktok: not a value of app", 1),
+        (("tag", "set", "ods.users.uid", "pii"), "expected KEY=VALUE", 2),
+        (("tag", "set", "ods.nope.uid", "pii=L2"), "ods.nope.uid: no such column", 1),
+        (("tag", "set", "nodots", "pii=L2"), "expected db.table or db.table.column", 2),
+        (("tag", "unset", "ods.users.uid", "pii"), "no steward's tag pii", 1),
+        (("tag", "unblock", "ods.users.uid", "pii"), "pii is not blocked", 1),
+        (("tag", "why", "ods.users.uid", "pii"), "has no pii tag", 1),
     ],
 )
-def test_bad_input_is_a_clear_error(cli_env, args, message):
+def test_bad_input_is_a_clear_error(cli_env, args, message, code):
+    """Bad input is a failure (exit 1); a malformed argument is a usage error (exit 2)."""
     result = invoke(*args)
-    assert result.exit_code == 2
+    assert result.exit_code == code
     assert message in " ".join(result.output.split())
 
 
@@ -80,10 +81,10 @@ def test_bad_policy_file_names_the_key(cli_env, tmp_path):
     policy = tmp_path / "policy.yaml"
     policy.write_text("sensitivity:\n  pii:\n    levels: [L1, L1]\n")
     result = invoke("propagate", "--local", "--policy", str(policy))
-    assert result.exit_code == 2 and "sensitivity.pii" in result.output
+    assert result.exit_code == 1 and "sensitivity.pii" in result.output
 
 
 def test_propagate_without_workers_says_how_to_start_one(cli_env, monkeypatch):
     monkeypatch.setattr("api.cli.propagate._workers_alive", lambda settings: 0)
     result = invoke("propagate")
-    assert result.exit_code == 2 and "watershed worker" in result.output
+    assert result.exit_code == 1 and "watershed worker" in result.output
