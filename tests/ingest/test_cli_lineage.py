@@ -98,3 +98,13 @@ def test_demo_lineage_only_prints_sample_lineage():
     result = runner.invoke(app, ["demo", "--lineage-only"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "sample warehouse lineage" in result.output
+
+
+def test_identifiers_that_look_like_console_markup_print_literally(tmp_path):
+    """Names such as `[/]` or `[red]` are user data: printing them must neither crash nor drop them."""
+    script = tmp_path / "markup.sql"
+    script.write_text("INSERT INTO db.`[red]out` SELECT `[/]` AS `[bold]x` FROM db.src WHERE `[dim]k` = 1")
+    result = _lineage(str(script))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "db.[red]out.[bold]x" in text and "db.src.[/]" in text and "db.src.[dim]k" in text
