@@ -175,6 +175,9 @@ class QueryResolver:
     def __init__(self, env: ResolverEnv) -> None:
         self.env = env
         self._depth = 0
+        #: CTEs and temporary views being expanded (by definition node): a
+        #: definition met again inside itself is a cycle, never walked twice
+        self._expanding: set[int] = set()
 
     # ----------------------------------------------------------------- queries
 
@@ -188,7 +191,7 @@ class QueryResolver:
         self._depth += 1
         try:
             if self._depth > 200:
-                raise RecursionError("query nesting deeper than 200 levels")
+                raise StatementError("query nesting deeper than 200 levels")
             with_ = node.args.get("with_")
             if with_ is not None:
                 ctes = dict(ctes or {})
@@ -364,22 +367,34 @@ class QueryResolver:
             alias = (item.alias or item.name).lower()
             if item.args.get("db") is None:
                 cte = ctes.get(name)
-                if cte is not None:
+                if cte is not None and id(cte) not in self._expanding:
                     visible = {k: v for k, v in ctes.items() if k != name}
-                    relation = self._renamed(self.query(cte.this, ctx, visible), cte)
+                    self._expanding.add(id(cte))
+                    try:
+                        relation = self._renamed(self.query(cte.this, ctx, visible), cte)
+                    finally:
+                        self._expanding.discard(id(cte))
                     scope.sources[alias] = Source(alias, relation=self._renamed(relation, item))
                     return
                 view = self.env.temp_views.get(name)
-                if view is not None:
+                if view is not None and id(view[0]) not in self._expanding:
                     definition, database = view
                     saved = self.env.default_database
                     self.env.default_database = database
+                    self._expanding.add(id(definition))
                     try:
                         relation = self.query(definition, ctx)
                     finally:
                         self.env.default_database = saved
+                        self._expanding.discard(id(definition))
                     scope.sources[alias] = Source(alias, relation=self._renamed(relation, item))
                     return
+                if cte is not None or view is not None:
+                    # Met inside its own definition (mutually referring CTEs, a view
+                    # redefined over itself): the name can only mean a table.
+                    ctx.problem(
+                        f"{name} refers to itself; read as table {table_id(item, self.env.default_database)}"
+                    )
             tid = table_id(item, self.env.default_database)
             entry = self.env.catalog.get(tid)
             if entry is not None:
@@ -526,8 +541,14 @@ class QueryResolver:
             if aliases and scope.projections is not None and name in scope.projections:
                 found_in = self._find_unqualified(name, scope, ctx)
                 if not isinstance(found_in, Source):
+                    # The select list is evaluated in the FROM scope, where its own
+                    # aliases are not visible: resolving `c0 AS c0` (or an
+                    # ambiguous `c0`) must not come back to this alias.
+                    from_scope = Scope(
+                        sources=scope.sources, parent=scope.parent, lambda_names=scope.lambda_names
+                    )
                     out: list[Contribution] = []
-                    self.value(scope.projections[name], scope, ctx, DIRECT, _NO_FUNCS, None, out)
+                    self.value(scope.projections[name], from_scope, ctx, DIRECT, _NO_FUNCS, None, out)
                     return out, None
             return self._unqualified(name, [], scope, ctx)
         # qualified: alias.col[.field...], db.table.col, or struct.field[...]
