@@ -129,9 +129,17 @@ class Catalog(BaseModel):
     def load(cls, path: str | Path) -> Catalog:
         path = Path(path)
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_bytes().decode("utf-8"))
         except FileNotFoundError:
             raise CatalogError(f"{path}: catalog file not found") from None
+        except IsADirectoryError:
+            raise CatalogError(f"{path}: is a directory, not a catalog file") from None
+        except OSError as exc:
+            raise CatalogError(f"{path}: cannot read the catalog file ({exc.strerror or exc})") from None
+        except UnicodeDecodeError as exc:
+            raise CatalogError(
+                f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+            ) from None
         except json.JSONDecodeError as exc:
             raise CatalogError(
                 f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
