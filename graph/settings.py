@@ -10,8 +10,11 @@ so a package only sees the knobs it owns.
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -20,10 +23,19 @@ from pydantic_settings import (
 )
 
 SETTINGS_FILE_ENV = "WATERSHED_SETTINGS_FILE"
+ENV_PREFIX = "WATERSHED_"
+
+# Natural ranges of numeric settings: a value outside them is an error naming the setting,
+# never a silently odd behaviour (a negative margin, a zero batch size, a port of 70000).
+Port = Annotated[int, Field(ge=1, le=65535)]
+Count = Annotated[int, Field(ge=1)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+Seconds = Annotated[float, Field(gt=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
 
 
 class SettingsFileError(ValueError):
-    """The settings file named by WATERSHED_SETTINGS_FILE is missing or unreadable."""
+    """The settings file named by WATERSHED_SETTINGS_FILE is missing, unreadable or not TOML."""
 
 
 def settings_file() -> Path | None:
@@ -51,7 +63,12 @@ class WatershedSettings(BaseSettings):
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         path = settings_file()
         if path is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+            try:
+                sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+            except tomllib.TOMLDecodeError as exc:
+                raise SettingsFileError(f"{SETTINGS_FILE_ENV}={path}: not a TOML file ({exc})") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SettingsFileError(f"{SETTINGS_FILE_ENV}={path}: cannot read it ({exc})") from None
         return tuple(sources)
 
 
@@ -60,14 +77,46 @@ class GraphSettings(WatershedSettings):
     data_dir: Path = Path("var")
     backend: str = "falkordb"
     falkordb_host: str = "127.0.0.1"
-    falkordb_port: int = 16379
+    falkordb_port: Port = 16379
     graph_name: str = "watershed"
     #: the plain Redis that Celery uses as broker and result backend
     redis_host: str = "127.0.0.1"
-    redis_port: int = 16380
+    redis_port: Port = 16380
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
     #: rows per UNWIND batch when loading lineage
-    load_batch_size: int = 10000
+    load_batch_size: Count = 10000
+
+
+def _settings_classes(root: type = BaseSettings) -> dict[str, type[BaseSettings]]:
+    found: dict[str, type[BaseSettings]] = {}
+    for cls in root.__subclasses__():
+        found[cls.__name__] = cls
+        found.update(_settings_classes(cls))
+    return found
+
+
+def describe_settings_error(exc: ValidationError) -> str | None:
+    """One line naming each bad setting, where its value came from, and the value; None if `exc` is not about settings.
+
+    A settings class's validation error carries the class name as its title and
+    the field name as each error's location; the environment wins over the file,
+    so a variable that is set is where the bad value came from.
+    """
+    if exc.title not in _settings_classes():
+        return None
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"])
+        variable = f"{ENV_PREFIX}{field}".upper()
+        environ = {name.upper(): value for name, value in os.environ.items()}
+        if variable in environ:
+            where = f"{variable}={environ[variable]!r}"
+        elif os.environ.get(SETTINGS_FILE_ENV):
+            where = f"{field} = {error.get('input')!r} in the settings file {os.environ[SETTINGS_FILE_ENV]}"
+        else:
+            where = f"{field}={error.get('input')!r}"
+        problems.append(f"{where}: {error['msg']}")
+    return "bad setting " + "; ".join(problems)

@@ -12,6 +12,7 @@ died is resumed from its last finished layer by the next `propagate`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -32,12 +33,68 @@ from propagation.engine import (
 )
 from propagation.graph_store import GraphTagStore
 from propagation.policy import Policy
-from propagation.run_state import LayerRecord, LockKeeper, RunRecord, RunState
+from propagation.run_state import LayerRecord, LockKeeper, LockLostError, RunRecord, RunState
 from propagation.settings import PropagationSettings
 
 
 class BatchFailedError(RuntimeError):
-    """A worker raised while recomputing a batch."""
+    """A worker raised while recomputing a batch; `transient` when it lost a server rather than hit bad input."""
+
+    def __init__(self, message: str, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+class RunInterruptedError(RuntimeError):
+    """A server went away mid-run; the run record stays resumable and the next `propagate` continues it."""
+
+
+class RunFailedError(RuntimeError):
+    """The run failed on its input (or a bug): it is marked failed, and the next `propagate` starts a new run."""
+
+    def __init__(self, record: RunRecord) -> None:
+        super().__init__(f"run {record.run_id} failed: {record.error}")
+        self.record = record
+
+
+# A worker's failure of one of these kinds is a lost connection, not a verdict on the batch.
+_TRANSIENT_KINDS = frozenset(
+    {
+        "ConnectionError",
+        "TimeoutError",
+        "BusyLoadingError",
+        "ConnectionRefusedError",
+        "ConnectionResetError",
+        "BrokenPipeError",
+        "OperationalError",
+        "WorkerLostError",
+    }
+)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether `exc` stopped the run from outside (a lost server, a signal, a newer run): resume, don't fail.
+
+    Anything else (bad input, a bug) would stop a resumed run the same way again.
+    """
+    import redis
+    from kombu.exceptions import OperationalError
+
+    if isinstance(exc, BatchFailedError):
+        return exc.transient
+    return isinstance(
+        exc,
+        (
+            KeyboardInterrupt,
+            SystemExit,
+            LockLostError,
+            StaleTokenError,
+            OSError,  # builtin ConnectionError and TimeoutError included
+            redis.ConnectionError,
+            redis.TimeoutError,
+            OperationalError,
+        ),
+    )
 
 
 RunnerFactory = Callable[[GraphTagStore, str, int], BatchRunner]
@@ -86,7 +143,8 @@ def celery_runner(
                             if kind == "StaleTokenError":
                                 raise StaleTokenError(f"run {run_id}: {message}")
                             raise BatchFailedError(
-                                f"run {run_id}: a batch of {len(batches[i])} nodes failed: {kind}: {message}"
+                                f"a batch of {len(batches[i])} nodes failed on a worker: {kind}: {message}",
+                                transient=kind in _TRANSIENT_KINDS,
                             )
                         results[i] = meta["result"]
                         for other in [t for t, j in waiting.items() if j == i]:
@@ -146,12 +204,15 @@ def propagate(
     batch_size = batch_size or settings.propagation_batch_size
     store = GraphTagStore(graph, policy)
     ttl = settings.propagation_lock_ttl_seconds
-    token = state.acquire(ttl)
+    # The fence as the last run left it: a token above the last completed run's means a later run
+    # wrote to the graph and did not finish.
+    fence = store.fence_token() or 0
+    token = state.acquire(ttl, floor=fence)
     record: RunRecord | None = None
     try:
         with LockKeeper(state, token, ttl) as keeper:
             store.raise_fence(token)
-            record = _resume_or_begin(store, state, token, full, progress)
+            record = _resume_or_begin(store, state, token, full, progress, fence)
             state.save(record)
             if record.status == "starting":
                 _start(store, record, progress)
@@ -192,17 +253,48 @@ def propagate(
             _record_in_graph(graph, record)
             return record
     except BaseException as exc:
-        if record is not None and record.status != "done":
+        if record is None or record.status == "done":
+            raise
+        record.error = f"{type(exc).__name__}: {exc}"
+        if _interrupted(exc):
             # The record stays resumable: the next `propagate` continues from its last finished layer.
-            record.error = f"{type(exc).__name__}: {exc}"
+            with contextlib.suppress(Exception):
+                state.save(record)
+            if isinstance(exc, Exception) and not isinstance(exc, LockLostError | StaleTokenError):
+                raise RunInterruptedError(_lost(state, record, exc)) from exc
+            raise
+        # Resuming would only fail the same way again: the run is over, and says why.
+        record.status = "failed"
+        record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+        with contextlib.suppress(Exception):
             state.save(record)
-        raise
+        with contextlib.suppress(Exception):
+            _record_in_graph(graph, record)
+        raise RunFailedError(record) from exc
     finally:
-        state.release(token)
+        with contextlib.suppress(Exception):  # a dead Redis: the lock expires by itself
+            state.release(token)
+
+
+def _lost(state: RunState, record: RunRecord, exc: BaseException) -> str:
+    """What went away, what the run lost, and how it goes on: one line for the user."""
+    import redis
+
+    try:
+        state.client.ping()
+        which = "the graph server or a worker's connection to it"
+    except redis.RedisError:
+        which = f"the Celery Redis ({state.client.connection_pool.connection_kwargs.get('port')})"
+    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (
+        f"run {record.run_id} interrupted at layer {record.layer}: lost {which} ({first_line}); "
+        f"the batches of layer {record.layer} in flight were lost, the finished layers are kept; "
+        "`watershed propagate` resumes the run from that layer once the server is back"
+    )
 
 
 def _resume_or_begin(
-    store: GraphTagStore, state: RunState, token: int, full: bool, progress: Progress
+    store: GraphTagStore, state: RunState, token: int, full: bool, progress: Progress, fence: int = 0
 ) -> RunRecord:
     current = state.current()
     if current is not None and current.status in ("starting", "running"):
@@ -218,7 +310,18 @@ def _resume_or_begin(
             )
             return current
     last = state.last_completed()
-    mode = "full" if full or last is None else "incremental"
+    # A run after the last completed one wrote to the graph (cleared tags it may never have
+    # recomputed) and is over: it failed, or Redis lost its record. Only a full run is sure to
+    # repair what it left; an incremental one would start from changes it never saw.
+    unfinished = last is not None and fence > last.token
+    mode = "full" if full or last is None or unfinished else "incremental"
+    if current is not None and current.status == "failed":
+        progress.say(f"the previous run {current.run_id} failed ({current.error}); starting a new {mode} run")
+    elif unfinished and not full:
+        progress.say(
+            f"a run after the last completed run {last.run_id} did not finish and left no record "
+            "(the Celery Redis lost it); starting a full run"
+        )
     return RunRecord(
         run_id=_new_run_id(),
         token=token,

@@ -24,6 +24,10 @@ from propagation.policy import Policy
 from propagation.rules import MANUAL, PROPAGATED, SEED, Incoming, TagValue, derive
 
 
+class TagInputError(ValueError):
+    """A node's own or incoming tags are not ones the policy allows (for instance a level it lacks)."""
+
+
 class StaleTokenError(RuntimeError):
     """A write carried a fencing token that is no longer the newest: a newer run has started."""
 
@@ -119,7 +123,14 @@ def compute_batch(
             if e.source != node
         ]
         mine = own.get(node, OwnTags())
-        new = derive(incoming, policy, seeds=mine.seeds, manual=mine.manual, blocks=mine.blocks)
+        try:
+            new = derive(incoming, policy, seeds=mine.seeds, manual=mine.manual, blocks=mine.blocks)
+        except (ValueError, KeyError) as exc:
+            # A tag the policy does not know (set under another policy): the same input fails
+            # the same way every time, so the error names the node rather than hiding in a trace.
+            raise TagInputError(
+                f"{node}: its tags or its inputs' tags do not fit the policy ({exc!r})"
+            ) from None
         if not _same(new, current.get(node, {})):
             changes[node] = new
     if changes:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 KEEP_FUNCTIONS = [
     "cast",
@@ -83,6 +83,15 @@ class PolicyError(ValueError):
     """The policy file is invalid; the message names the file and the key."""
 
 
+class UnknownTagError(ValueError):
+    """A tag (a seed's, a steward's `tag set` or `tag block`) that the policy does not define or allow."""
+
+
+class _Strict(BaseModel):
+    # A misspelt key (`seed:` for `seeds:`) must be an error, not a section silently left out.
+    model_config = ConfigDict(extra="forbid")
+
+
 def _effect(value: str) -> str:
     value = value.strip()
     kind, _, argument = value.partition(":")
@@ -93,7 +102,7 @@ def _effect(value: str) -> str:
     raise ValueError(f"effect {value!r} must be keep, drop, downgrade:<level> or retype:<type>")
 
 
-class SensitivityFamily(BaseModel):
+class SensitivityFamily(_Strict):
     levels: list[str] = Field(min_length=1)
     pseudonymised: str | None = None
     types_key: str | None = None
@@ -113,7 +122,7 @@ class SensitivityFamily(BaseModel):
         return self.levels.index(level)
 
 
-class BusinessDimension(BaseModel):
+class BusinessDimension(_Strict):
     columns: list[str] = Field(min_length=1)
     values: list[str] = Field(default_factory=list)
     #: per column, raw value -> dimension value (`app_id: {1128: douyin}`)
@@ -138,7 +147,7 @@ class BusinessDimension(BaseModel):
         return self.value_map.get(column, {}).get(raw, raw)
 
 
-class SeedRule(BaseModel):
+class SeedRule(_Strict):
     pattern: str
     tags: dict[str, str]
 
@@ -147,7 +156,7 @@ class SeedRule(BaseModel):
         return fnmatch.fnmatch(name, self.pattern) or fnmatch.fnmatch(column_id, self.pattern)
 
 
-class Policy(BaseModel):
+class Policy(_Strict):
     sensitivity: dict[str, SensitivityFamily] = Field(default_factory=dict)
     business: dict[str, BusinessDimension] = Field(default_factory=dict)
     functions: dict[str, str] = Field(default_factory=dict)
@@ -173,7 +182,58 @@ class Policy(BaseModel):
         for name, effect in effects.items():
             if effect.startswith("downgrade:") and effect.split(":", 1)[1] not in known_levels:
                 raise ValueError(f"functions.{name}: {effect} names no level of any sensitivity family")
+        # A seed is checked as a steward's `tag set` is: an unknown level would otherwise pass
+        # here and only fail deep inside a propagation run.
+        for i, rule in enumerate(self.seeds):
+            for key, value in rule.tags.items():
+                try:
+                    self.check_tag(key, [value])
+                except UnknownTagError as exc:
+                    raise ValueError(f"seeds[{i}] ({rule.pattern}): {exc}") from None
         return self
+
+    # ------------------------------------------------------------ tags against the policy
+
+    def tag_keys(self) -> list[str]:
+        """Every tag key the policy defines: families, their type keys, business dimensions."""
+        return [
+            *self.sensitivity,
+            *(f.types_key for f in self.sensitivity.values() if f.types_key),
+            *self.business,
+        ]
+
+    def check_key(self, key: str) -> None:
+        """Raise `UnknownTagError` unless `key` is a tag key of the policy."""
+        if key not in self.tag_keys():
+            raise UnknownTagError(f"{key}: not a tag of the policy (known: {', '.join(self.tag_keys())})")
+
+    def check_tag(self, key: str, values: list[str]) -> None:
+        """Raise `UnknownTagError` unless `key=values` is a tag the policy allows.
+
+        The one check of seeds, `tag set` and `tag block`: a typo would otherwise propagate.
+        """
+        self.check_key(key)
+        family = self.sensitivity.get(key)
+        if family is not None:
+            if len(values) != 1 or values[0] not in family.levels:
+                raise UnknownTagError(
+                    f"{key}={','.join(values)}: a {key} tag is one level of {family.levels}"
+                )
+            return
+        typed = self.family_of_type_key(key)
+        if typed is not None:
+            unknown = [v for v in values if typed[1].types and v not in typed[1].types]
+            if unknown:
+                raise UnknownTagError(
+                    f"{key}={','.join(unknown)}: not a {key} of the policy ({', '.join(typed[1].types)})"
+                )
+            return
+        dimension = self.business[key]
+        unknown = [v for v in values if dimension.values and v not in dimension.values]
+        if unknown:
+            raise UnknownTagError(
+                f"{key}={','.join(unknown)}: not a value of {key} in the policy ({', '.join(dimension.values)})"
+            )
 
     # ------------------------------------------------------------ queries
 
@@ -216,6 +276,10 @@ class Policy(BaseModel):
             data = yaml.safe_load(path.read_text()) or {}
         except FileNotFoundError:
             raise PolicyError(f"{path}: policy file not found") from None
+        except IsADirectoryError:
+            raise PolicyError(f"{path}: a directory, not a policy file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PolicyError(f"{path}: cannot read the policy file ({exc})") from None
         except yaml.YAMLError as exc:
             raise PolicyError(f"{path}: not valid YAML ({exc})") from None
         return cls.from_data(data, source=str(path))
@@ -227,10 +291,18 @@ class Policy(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()
-            )
+            problems = "; ".join(_problem(err) for err in exc.errors())
             raise PolicyError(f"{source}: {problems}") from None
+
+
+def _problem(error: dict) -> str:
+    """One validation error as `key.path: message` (a whole-policy check already names its key)."""
+    message = error["msg"].removeprefix("Value error, ")
+    where = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        known = ", ".join(Policy.model_fields) if len(error["loc"]) == 1 else "see docs/propagation.md"
+        message = f"unknown key (known: {known})"
+    return f"{where}: {message}" if where else message
 
 
 DEFAULT_POLICY_YAML = """

@@ -22,6 +22,13 @@ from pydantic import BaseModel, Field
 # Renew or release the lock only while it still holds our token (another run may have taken it).
 _RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# The next token, above `floor` (the graph's fence): a Redis that lost its counter must not hand out
+# tokens the fence already refuses.
+_NEXT_TOKEN = (
+    "local t = redis.call('incr', KEYS[1]) "
+    "if t <= tonumber(ARGV[1]) then t = tonumber(ARGV[1]) + 1 redis.call('set', KEYS[1], t) end "
+    "return t"
+)
 
 
 class RunInProgressError(RuntimeError):
@@ -59,6 +66,7 @@ class RunRecord(BaseModel):
     layers: list[LayerRecord] = Field(default_factory=list)
     resumed: int = 0
     stopped_at_cap: bool = False
+    #: why the run failed (status `failed`), or what interrupted it last (a resumable run)
     error: str | None = None
 
     @property
@@ -84,8 +92,8 @@ class RunState:
 
     # ------------------------------------------------------------ lock
 
-    def acquire(self, ttl_seconds: float) -> int:
-        """Take the run lock; returns this run's fencing token (larger than every earlier one)."""
+    def acquire(self, ttl_seconds: float, floor: int = 0) -> int:
+        """Take the run lock; returns this run's fencing token (larger than every earlier one and `floor`)."""
         holder = self.client.get(self._key("lock"))
         if holder is not None:
             expires = self.client.pttl(self._key("lock"))
@@ -93,7 +101,7 @@ class RunState:
                 f"another propagation run (token {holder.decode()}) holds the lock for {max(expires, 0) / 1000:.0f} s more; "
                 "wait for it, or for its lock to expire if it died"
             )
-        token = int(self.client.incr(self._key("token")))
+        token = int(self.client.eval(_NEXT_TOKEN, 1, self._key("token"), floor))
         if not self.client.set(self._key("lock"), token, nx=True, px=int(ttl_seconds * 1000)):
             raise RunInProgressError("another propagation run took the lock at the same moment")
         return token

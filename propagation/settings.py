@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graph.settings import GraphSettings
+from graph.settings import Count, GraphSettings, Seconds
 
 
 class PropagationSettings(GraphSettings):
@@ -13,15 +13,15 @@ class PropagationSettings(GraphSettings):
     #: the YAML tag policy; default: the built-in policy (propagation.policy.DEFAULT_POLICY_YAML)
     policy_file: Path | None = None
     #: nodes per Celery task: a task should do at least ~100 ms of work, as one costs 4-11 ms in the queue
-    propagation_batch_size: int = 500
+    propagation_batch_size: Count = 500
     #: a run stops after this many layers (cycles terminate anyway; this caps runaway depth)
-    propagation_max_layers: int = 1000
+    propagation_max_layers: Count = 1000
     #: the run lock's expiry; the coordinator renews it every third of this while it lives
-    propagation_lock_ttl_seconds: float = 60.0
+    propagation_lock_ttl_seconds: Seconds = 60.0
     #: batches of a layer are sent again when none of them finished for this long (a lost worker)
-    propagation_stall_seconds: float = 120.0
+    propagation_stall_seconds: Seconds = 120.0
     #: how long the broker waits before handing an unacknowledged task to another worker
-    propagation_visibility_seconds: float = 600.0
+    propagation_visibility_seconds: Seconds = 600.0
 
     def broker_url(self) -> str:
         return self.celery_broker or f"redis://{self.redis_host}:{self.redis_port}/0"

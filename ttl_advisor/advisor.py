@@ -26,6 +26,9 @@ def recommend(
     margin_days: int,
     last_seen_use: str | None = None,
 ) -> Recommendation:
+    if margin_days < 0:
+        # a negative margin would cut a TTL below the windows the evidence lists
+        raise ValueError(f"margin_days must be 0 or more, not {margin_days}")
     table = column.rsplit(".", 1)[0]
     evidence = sorted(uses, key=lambda u: (u.window_days is not None, -(u.window_days or 0), u.task_id))
     base = {

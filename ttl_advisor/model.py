@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 Status = Literal["ttl", "keep", "unused"]
 
@@ -58,3 +58,22 @@ class Recommendation(BaseModel):
     @property
     def savings_bytes(self) -> int | None:
         return None if self.savings is None else self.savings.bytes
+
+    @model_validator(mode="after")
+    def _never_shorter_than_a_use(self) -> Recommendation:
+        """Advice must never delete data its own evidence says is still read.
+
+        A TTL is at least the widest window in the evidence; only the table's own
+        TTL may cut it (that data goes with the table anyway, whatever the column TTL).
+        """
+        if self.status != "ttl":
+            return self
+        windows = [u.window_days for u in self.evidence if u.window_days is not None]
+        widest = max(windows, default=0)
+        at_table_ttl = self.capped and self.ttl_days == self.table_ttl_days
+        if self.ttl_days is None or (self.ttl_days < widest and not at_table_ttl):
+            raise ValueError(
+                f"{self.column}: a TTL of {self.ttl_days} days is shorter than the {widest}-day window "
+                "its evidence reads"
+            )
+        return self

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from graph.settings import WatershedSettings
+from graph.settings import Count, NonNegativeInt, WatershedSettings
 
 
 class AdvisorSettings(WatershedSettings):
     #: days added to the widest downstream window, for late reruns and backfills
-    ttl_margin_days: int = 3
+    ttl_margin_days: NonNegativeInt = 3
     #: ORC files sampled per table to estimate a column's share of the table's bytes
-    ttl_sample_files: int = 3
+    ttl_sample_files: Count = 3

@@ -36,4 +36,26 @@ app.add_typer(tag.app, name="tag")
 
 
 def main() -> None:
-    app()
+    """Run the CLI; a bad setting from any command is one line naming it, exit 1.
+
+    Settings are read lazily, deep inside whichever command needs them, so this
+    is the one place that sees every command's settings errors.
+    """
+    from pydantic import ValidationError
+
+    from api.cli.output import FAILURE, err_console, styled
+    from graph.settings import SettingsFileError, describe_settings_error
+
+    try:
+        app()
+    except SettingsFileError as exc:
+        message = str(exc)
+    except ValidationError as exc:
+        described = describe_settings_error(exc)
+        if described is None:
+            raise
+        message = described
+    else:
+        return
+    err_console.print(styled(("error:", "bold red"), " ", message))
+    raise SystemExit(FAILURE)

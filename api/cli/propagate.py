@@ -71,11 +71,21 @@ def propagate_command(
     An interrupted run (a killed coordinator) is resumed from its last finished layer.
     """
     from api.cli.graph import open_store
-    from propagation.coordinator import Progress, celery_runner, local_runner, propagate
-    from propagation.run_state import RunInProgressError
+    from propagation.coordinator import (
+        Progress,
+        RunFailedError,
+        RunInterruptedError,
+        celery_runner,
+        local_runner,
+        propagate,
+    )
+    from propagation.engine import StaleTokenError
+    from propagation.run_state import LockLostError, RunInProgressError
     from propagation.settings import PropagationSettings
 
     settings = PropagationSettings()
+    # A bad policy file is reported before any server is needed.
+    policy = None if status else _policy(policy_file)
     state = _state(settings)
     if status:
         record = state.current()
@@ -83,7 +93,6 @@ def propagate_command(
             fail("no propagation run yet")
         console.print_json(record.model_dump_json(exclude={"frontier"}))
         return
-    policy = _policy(policy_file)
     graph = open_store()
     if not local and _workers_alive(settings) == 0:
         fail(
@@ -125,6 +134,10 @@ def propagate_command(
             if time.monotonic() >= deadline:
                 fail(str(exc))
             time.sleep(1.0)
+        except RunFailedError as exc:
+            fail(f"{exc}; the next `watershed propagate` starts a new run")
+        except (RunInterruptedError, LockLostError, StaleTokenError) as exc:
+            fail(str(exc))
     if output == "json":
         console.print_json(record.model_dump_json(exclude={"frontier"}))
         return

@@ -25,33 +25,17 @@ def _store(policy_file=None):
     return GraphTagStore(open_store(), _policy(policy_file))
 
 
-def _check_tag(policy, key: str, values: list[str]) -> None:
-    """A tag must be one the policy defines, with values it allows: a typo would otherwise propagate."""
-    family = policy.sensitivity.get(key)
-    if family is not None:
-        if len(values) != 1 or values[0] not in family.levels:
-            fail(f"{key}={','.join(values)}: a {key} tag is one level of {family.levels}")
-        return
-    typed = policy.family_of_type_key(key)
-    if typed is not None:
-        unknown = [v for v in values if typed[1].types and v not in typed[1].types]
-        if unknown:
-            fail(f"{key}={','.join(unknown)}: not a {key} of the policy ({', '.join(typed[1].types)})")
-        return
-    dimension = policy.business.get(key)
-    if dimension is not None:
-        unknown = [v for v in values if dimension.values and v not in dimension.values]
-        if unknown:
-            fail(
-                f"{key}={','.join(unknown)}: not a value of {key} in the policy ({', '.join(dimension.values)})"
-            )
-        return
-    known = [
-        *policy.sensitivity,
-        *(f.types_key for f in policy.sensitivity.values() if f.types_key),
-        *policy.business,
-    ]
-    fail(f"{key}: not a tag of the policy (known: {', '.join(known)})")
+def _check_tag(policy, key: str, values: list[str] | None = None) -> None:
+    """The policy's own check (the one seeds get): a typo would otherwise propagate."""
+    from propagation.policy import UnknownTagError
+
+    try:
+        if values is None:
+            policy.check_key(key)
+        else:
+            policy.check_tag(key, values)
+    except UnknownTagError as exc:
+        fail(str(exc))
 
 
 def _node(node: str) -> str:
@@ -120,13 +104,16 @@ def block_command(
     node: str = typer.Argument(..., help=NODE_HELP),
     key: str = typer.Argument(..., help="The tag key to block, e.g. pii."),
     by: str = typer.Option(None, "--by", help=BY_HELP),
+    policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
 ) -> None:
     """Block a tag key on a node: it neither holds nor passes on that key."""
     from propagation.graph_store import UnknownNodeError
 
     node = _node(node)
+    store = _store(policy_file)
+    _check_tag(store.policy, key)
     try:
-        _store().block(node, key, by=by or getpass.getuser())
+        store.block(node, key, by=by or getpass.getuser())
     except UnknownNodeError as exc:
         fail(str(exc))
     console.print(f"{node}: {key} blocked; run `watershed propagate`")

@@ -48,17 +48,23 @@ def advise_command(
 ) -> None:
     """Recommend a TTL per column: the widest downstream partition window plus a margin, capped by the table's TTL."""
     from api.cli.graph import open_store
+    from graph.settings import GraphSettings
     from ttl_advisor.advisor import advise, top_by_savings
     from ttl_advisor.graph_uses import catalog_from_graph, index_graph
     from ttl_advisor.settings import AdvisorSettings
     from ttl_advisor.sizes import OrcSizeEstimator
 
     began = time.monotonic()
+    # Settings first: a bad one is reported before any work.
+    settings = AdvisorSettings() if margin_days is None else AdvisorSettings(ttl_margin_days=margin_days)
+    graph_name = GraphSettings().graph_name
     store = open_store()
     catalog = catalog_from_graph(store)
+    if not catalog.tables:
+        # A mistyped WATERSHED_GRAPH_NAME opens an empty graph: "0 columns" would read as advice.
+        fail(f"graph {graph_name!r} has no tables: no such graph, or nothing harvested into it yet")
     if table is not None and catalog.get(table.lower()) is None:
         fail(f"{table}: no such table in the graph")
-    settings = AdvisorSettings() if margin_days is None else AdvisorSettings(ttl_margin_days=margin_days)
     index = index_graph(store, catalog)
     estimator = OrcSizeEstimator(catalog, settings.ttl_sample_files)
     recommendations = advise(
