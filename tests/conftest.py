@@ -53,6 +53,18 @@ class KmsFixture:
     keystore: object  # orc_crypto.keys.embedded.EmbeddedKeystore
     keystore_path: Path
     user: str
+    #: the OS user's kms-dt token (Hadoop token storage, 0600): HADOOP_TOKEN_FILE_LOCATION for the session
+    token_file: Path | None = None
+
+    def issue_token(self, user: str):
+        """A delegation token for `user` signed by the server (pass it to KmsClient(token=...))."""
+        return self.server.issue_token(user)
+
+    def token_header(self, user: str | None = None) -> dict[str, str]:
+        """The X-Hadoop-Delegation-Token header of `user` (default: the OS user)."""
+        from orc_crypto.keys.tokens import TOKEN_HEADER
+
+        return {TOKEN_HEADER: self.issue_token(user or self.user).encode()}
 
     @property
     def host(self) -> str:
@@ -115,12 +127,15 @@ class KmsFixture:
 def kms_server(tmp_path_factory) -> Iterator[KmsFixture]:
     """The embedded KMS on a free loopback port, keys `pii` (256-bit) and `fin` (128-bit).
 
-    The OS user (what Spark sends as user.name) may read metadata of and decrypt with both keys.
-    Tests that change ACLs must call `kms_server.reset_acl()` when done.
+    It runs in its default token mode: the OS user's delegation token is written to a 0600 token
+    file that HADOOP_TOKEN_FILE_LOCATION names for the session, so Spark's Hadoop KMS client and
+    our KmsClient both authenticate with it (no pseudo auth). The OS user may read metadata of and
+    decrypt with both keys. Tests that change ACLs must call `kms_server.reset_acl()` when done.
     """
     from orc_crypto.keys.embedded import EmbeddedKeystore
+    from orc_crypto.keys.tokens import load_or_create_secret
     from orc_crypto.kms.acl import KeyAcls
-    from orc_crypto.kms.server import KmsServer
+    from orc_crypto.kms.server import KmsServer, KmsSettings, prepare_auth
 
     directory = tmp_path_factory.mktemp("kms")
     keystore_path = directory / "keystore.json"
@@ -128,11 +143,30 @@ def kms_server(tmp_path_factory) -> Iterator[KmsFixture]:
     keystore = EmbeddedKeystore.create(keystore_path, KMS_TEST_PASSPHRASE, scrypt_n=2**10)
     for name, bits in KMS_TEST_KEYS.items():
         keystore.create_key(name, bits=bits, description=f"test key {name}")
-    fixture = KmsFixture(server=None, keystore=keystore, keystore_path=keystore_path, user=getpass.getuser())
-    server = KmsServer(keystore, KeyAcls(fixture.default_acl()), audit_path=directory / "audit.log")
+    token_file = directory / "kms.token"
+    fixture = KmsFixture(
+        server=None,
+        keystore=keystore,
+        keystore_path=keystore_path,
+        user=getpass.getuser(),
+        token_file=token_file,
+    )
+    settings = KmsSettings(kms_secret_file=directory / "kms.secret", kms_token_file=token_file)
+    load_or_create_secret(settings.kms_secret_file)
+    port = free_port()
+    auth = prepare_auth(settings, "127.0.0.1", port, owner=fixture.user)
+    server = KmsServer(
+        keystore, KeyAcls(fixture.default_acl()), port=port, audit_path=directory / "audit.log", auth=auth
+    )
     fixture.server = server
     server.start()
+    previous = os.environ.get("HADOOP_TOKEN_FILE_LOCATION")
+    os.environ["HADOOP_TOKEN_FILE_LOCATION"] = str(token_file)
     yield fixture
+    if previous is None:
+        os.environ.pop("HADOOP_TOKEN_FILE_LOCATION", None)
+    else:
+        os.environ["HADOOP_TOKEN_FILE_LOCATION"] = previous
     server.stop()
 
 
@@ -150,7 +184,14 @@ def spark(tmp_path_factory, kms_server):
         .config("spark.pyspark.python", sys.executable)
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
+        # Hadoop's UGI loads the KMS delegation token from hadoop.token.files (a system property
+        # here; HADOOP_TOKEN_FILE_LOCATION works too): its KMS client then sends the token and
+        # never does the pseudo-auth handshake. Executors on a cluster get it via spark.executorEnv.
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dderby.system.home={warehouse} -Dhadoop.token.files={kms_server.token_file}",
+        )
+        .config("spark.executorEnv.HADOOP_TOKEN_FILE_LOCATION", str(kms_server.token_file))
         .config("spark.hadoop.hadoop.security.key.provider.path", kms_server.provider_path)
         .getOrCreate()
     )

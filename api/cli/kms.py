@@ -44,7 +44,9 @@ def _open_keystore(path: Path | None, *, create: bool = False):
             if not create:
                 fail(f"keystore {path} does not exist; create a key first with `watershed kms create-key`")
             err_console.print(f"creating keystore {path}")
-            return EmbeddedKeystore.create(path, passphrase)
+        if create:
+            # Under the keystore lock: two commands creating the keystore at once make one file.
+            return EmbeddedKeystore.open_or_create(path, passphrase)
         return EmbeddedKeystore.open(path, passphrase)
     except KeyProviderError as exc:
         fail(str(exc))
@@ -88,11 +90,38 @@ def serve_command(
     audit_log: Path = typer.Option(
         None, "--audit-log", help="Audit log file, one JSON line per key operation."
     ),
+    auth: str = typer.Option(
+        None,
+        "--auth",
+        help=(
+            "token (default; WATERSHED_KMS_AUTH): only delegation tokens signed with the server secret. "
+            "pseudo: trust the user.name a client claims; only for tests of Spark's own KMS client."
+        ),
+    ),
+    secret_file: Path = typer.Option(
+        None,
+        "--secret-file",
+        help="Server secret, generated on first start, mode 0600 (default var/kms/kms.secret; WATERSHED_KMS_SECRET_FILE).",
+    ),
+    token_file: Path = typer.Option(
+        None,
+        "--token-file",
+        help=(
+            "Where the owner's delegation token is written, mode 0600 (default var/kms/kms.token; "
+            "WATERSHED_KMS_TOKEN_FILE). Give it to Spark as HADOOP_TOKEN_FILE_LOCATION."
+        ),
+    ),
+    allow_key_material_read: bool = typer.Option(
+        None,
+        "--allow-key-material-read/--no-key-material-read",
+        help="Serve key material over REST (_currentversion, keyversion, _versions); off by default.",
+        show_default=False,
+    ),
 ) -> None:
     """Serve the keystore over the Hadoop KMS REST API at http://HOST:PORT/kms (provider kms://http@HOST:PORT/kms)."""
     from orc_crypto.keys.base import KeyProviderError
     from orc_crypto.kms.acl import AclError, KeyAcls
-    from orc_crypto.kms.server import KmsSettings, provider_uri, serve_forever
+    from orc_crypto.kms.server import KmsSettings, prepare_auth, provider_uri, serve_forever
 
     settings = KmsSettings()
     host = host or settings.kms_host
@@ -101,6 +130,15 @@ def serve_command(
         usage_error("--keystore and --jceks are exclusive: serve one keystore")
     if not 0 < port < 65536:
         usage_error(f"--port {port}: not a TCP port")
+    if auth is not None and auth not in ("token", "pseudo"):
+        usage_error(f"--auth {auth}: expected token or pseudo")
+    overrides = {
+        "kms_auth": auth,
+        "kms_secret_file": secret_file,
+        "kms_token_file": token_file,
+        "kms_allow_material_read": allow_key_material_read,
+    }
+    settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
     try:
         if jceks is not None:
             from orc_crypto.keys.jceks import JceksKeystore
@@ -118,16 +156,28 @@ def serve_command(
         loopback = host == "localhost"
     if not loopback:
         err_console.print(
-            styled(("warning:", "yellow"), f" listening on {host} without TLS or Kerberos (simple auth only)")
+            styled(("warning:", "yellow"), f" listening on {host} without TLS: tokens travel in clear")
         )
+    if settings.kms_auth == "pseudo":
+        err_console.print(
+            styled(
+                ("warning:", "yellow"),
+                " --auth pseudo trusts any claimed user.name: for tests of Spark's own KMS client only",
+            )
+        )
+    try:
+        kms_auth = prepare_auth(settings, host, port)
+    except (KeyProviderError, OSError) as exc:
+        fail(str(exc))
     audit_path = audit_log or settings.kms_audit_log
     if audit_path is not None:
         audit_path.parent.mkdir(parents=True, exist_ok=True)
     console.print(
-        f"KMS on {provider_uri(host, port)} serving {len(backend.names())} keys; audit log {audit_path}"
+        f"KMS on {provider_uri(host, port)} serving {len(backend.names())} keys; audit log {audit_path}; "
+        f"token file {settings.kms_token_file} (HADOOP_TOKEN_FILE_LOCATION)"
     )
     try:
-        serve_forever(backend, acls, host=host, port=port, audit_path=audit_path)
+        serve_forever(backend, acls, host=host, port=port, audit_path=audit_path, auth=kms_auth)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 

@@ -11,11 +11,17 @@ is detected like a wrong passphrase.
 from __future__ import annotations
 
 import base64
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
 import json
 import os
 import secrets
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -81,15 +87,94 @@ def _unb64(text: str) -> bytes:
     return base64.b64decode(text.encode("ascii"), validate=True)
 
 
+_DERIVED: dict[tuple[bytes, bytes, int, int, int], bytes] = {}
+_DERIVED_LOCK = threading.Lock()
+
+
 def _derive(passphrase: str, salt: bytes, n: int, r: int, p: int) -> bytes:
-    return Scrypt(salt=salt, length=32, n=n, r=r, p=p).derive(passphrase.encode("utf-8"))
+    """scrypt costs ~0.1 s: derived keys are cached per (passphrase digest, salt, parameters)."""
+    # The cache key holds a digest, not the passphrase, so the dict never keeps it in clear.
+    cache_key = (hashlib.sha256(passphrase.encode("utf-8")).digest(), salt, n, r, p)
+    with _DERIVED_LOCK:
+        cached = _DERIVED.get(cache_key)
+    if cached is None:
+        cached = Scrypt(salt=salt, length=32, n=n, r=r, p=p).derive(passphrase.encode("utf-8"))
+        with _DERIVED_LOCK:
+            _DERIVED[cache_key] = cached
+    return cached
+
+
+def _lock_path(path: Path) -> Path:
+    # A separate lock file: the keystore itself is replaced by rename, so a lock on it would be
+    # held on an inode that is no longer the keystore.
+    return path.with_name(path.name + ".lock")
+
+
+@contextlib.contextmanager
+def keystore_lock(path: Path, *, shared: bool = False) -> Iterator[None]:
+    """The keystore's inter-process lock (flock on `<keystore>.lock`), exclusive unless `shared`."""
+    lock_file = _lock_path(Path(path))
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """temp file (0600) + fsync + rename + directory fsync: after a crash the old or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def backup_keystore(src: Path, dst: Path) -> None:
+    """Copy the keystore `src` to `dst` under both files' locks, atomically.
+
+    No writer can change `src` during the copy, and a running server or CLI that uses `dst`
+    as its keystore sees either the old or the copied file; so `backup_keystore(backup, live)`
+    is also the restore. The copy stays encrypted under the same passphrase.
+    """
+    src, dst = Path(src), Path(dst)
+    first, second = sorted([src, dst], key=lambda p: str(p.resolve()))
+    with keystore_lock(first), keystore_lock(second):
+        try:
+            data = src.read_bytes()
+        except OSError as exc:
+            raise KeystoreError(f"cannot read keystore {src}: {exc.strerror}") from exc
+        if not data:
+            raise KeystoreError(f"keystore {src} is empty")
+        _write_atomically(dst, data)
 
 
 class EmbeddedKeystore:
     """A KeyProvider and KMS backend over the encrypted keystore file.
 
-    Every mutation re-encrypts the whole file under a fresh nonce and renames a temp file
-    over the old one, so a crash leaves either the old or the new keystore, never a mix.
+    Several processes may use one file at once (the KMS server and `watershed kms` commands):
+    every change is a read-modify-write under the keystore's exclusive file lock that re-reads
+    the current file first, so no writer's key is lost, and reads reload the file when it
+    changed on disk. A write replaces the file by rename, so a crash leaves the old or the new
+    keystore, never a mix.
     """
 
     def __init__(self, path: Path, passphrase: str, *, scrypt_n: int | None = None) -> None:
@@ -97,18 +182,24 @@ class EmbeddedKeystore:
         self._passphrase = passphrase
         self._scrypt_n = scrypt_n or KeystoreSettings().keystore_scrypt_n
         self._keys: dict[str, MasterKeyRecord] = {}
+        #: (salt, n, r, p) of the file; kept across rewrites so the derived key stays cached
+        self._kdf: tuple[bytes, int, int, int] | None = None
+        #: (device, inode, size, mtime_ns) of the file last read or written; None before that
+        self._signature: tuple[int, int, int, int] | None = None
+        self._mutex = threading.RLock()
         if self.path.exists():
-            self._load()
+            self._refresh()
 
     # -- construction -----------------------------------------------------------------
     @classmethod
     def create(cls, path: Path, passphrase: str, *, scrypt_n: int | None = None) -> EmbeddedKeystore:
         """A new, empty keystore file; refuses to overwrite an existing one."""
         path = Path(path)
-        if path.exists():
-            raise KeystoreError(f"keystore {path} already exists")
-        store = cls(path, passphrase, scrypt_n=scrypt_n)
-        store._save()
+        with keystore_lock(path):
+            if path.exists():
+                raise KeystoreError(f"keystore {path} already exists")
+            store = cls(path, passphrase, scrypt_n=scrypt_n)
+            store._save()
         return store
 
     @classmethod
@@ -118,11 +209,42 @@ class EmbeddedKeystore:
             raise KeystoreError(f"keystore {path} does not exist")
         return cls(path, passphrase)
 
+    @classmethod
+    def open_or_create(cls, path: Path, passphrase: str, *, scrypt_n: int | None = None) -> EmbeddedKeystore:
+        """Open the keystore, creating it empty if missing (under the lock: two creators make one file)."""
+        path = Path(path)
+        with keystore_lock(path):
+            store = cls(path, passphrase, scrypt_n=scrypt_n)
+            if store._signature is None:
+                store._save()
+        return store
+
     # -- file I/O -----------------------------------------------------------------------
+    @staticmethod
+    def _file_signature(stat: os.stat_result) -> tuple[int, int, int, int]:
+        return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+    def _refresh(self) -> None:
+        """Reload the file if another process (or handle) replaced it since we last saw it."""
+        with self._mutex:
+            try:
+                current = self._file_signature(self.path.stat())
+            except FileNotFoundError:
+                if self._signature is None:
+                    return
+                raise KeystoreError(f"keystore {self.path} disappeared") from None
+            except OSError as exc:
+                raise KeystoreError(f"cannot read keystore {self.path}: {exc.strerror}") from exc
+            if current != self._signature:
+                self._load()
+
     def _load(self) -> None:
         try:
-            envelope = json.loads(self.path.read_text(encoding="utf-8"))
-            if envelope.get("format") != FORMAT_NAME:
+            # The signature comes from the opened file, so it matches exactly the bytes parsed.
+            with self.path.open("rb") as handle:
+                signature = self._file_signature(os.fstat(handle.fileno()))
+                envelope = json.loads(handle.read())
+            if not isinstance(envelope, dict) or envelope.get("format") != FORMAT_NAME:
                 raise KeystoreError(f"{self.path} is not a Watershed keystore")
             if envelope.get("version") != FORMAT_VERSION:
                 raise KeystoreError(
@@ -136,7 +258,7 @@ class EmbeddedKeystore:
             n, r, p = int(kdf["n"]), int(kdf["r"]), int(kdf["p"])
         except KeystoreError:
             raise
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise KeystoreError(f"cannot read keystore {self.path}: {exc}") from exc
         key = _derive(self._passphrase, salt, n, r, p)
         try:
@@ -145,7 +267,6 @@ class EmbeddedKeystore:
             raise KeystoreError(
                 f"cannot decrypt keystore {self.path}: wrong passphrase or the file was modified"
             ) from None
-        self._scrypt_n = n
         body = json.loads(plaintext)
         self._keys = {
             name: MasterKeyRecord(
@@ -159,6 +280,9 @@ class EmbeddedKeystore:
             )
             for name, entry in body["keys"].items()
         }
+        self._scrypt_n = n
+        self._kdf = (salt, n, r, p)
+        self._signature = signature
 
     @staticmethod
     def _header_aad(envelope: dict) -> bytes:
@@ -166,11 +290,16 @@ class EmbeddedKeystore:
         return json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
     def _save(self) -> None:
-        salt, nonce = secrets.token_bytes(16), secrets.token_bytes(12)
+        """Write the in-memory keys; callers hold the file lock and have just re-read the file."""
+        if self._kdf is None:
+            self._kdf = (secrets.token_bytes(16), self._scrypt_n, 8, 1)
+        salt, n, r, p = self._kdf
+        # A fresh random 96-bit nonce per write under the same derived key (GCM's limit is 2^32 writes).
+        nonce = secrets.token_bytes(12)
         envelope: dict = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
-            "kdf": {"name": "scrypt", "salt": _b64(salt), "n": self._scrypt_n, "r": 8, "p": 1},
+            "kdf": {"name": "scrypt", "salt": _b64(salt), "n": n, "r": r, "p": p},
         }
         body = {
             "keys": {
@@ -185,22 +314,27 @@ class EmbeddedKeystore:
                 for rec in self._keys.values()
             }
         }
-        key = _derive(self._passphrase, salt, self._scrypt_n, 8, 1)
+        key = _derive(self._passphrase, salt, n, r, p)
         ciphertext = AESGCM(key).encrypt(nonce, json.dumps(body).encode("utf-8"), self._header_aad(envelope))
         envelope["nonce"] = _b64(nonce)
         envelope["ciphertext"] = _b64(ciphertext)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(envelope, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, self.path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+        _write_atomically(self.path, json.dumps(envelope).encode("utf-8"))
+        self._signature = self._file_signature(self.path.stat())
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """Read-modify-write: lock the file, re-read it, let the caller change `_keys`, save."""
+        with self._mutex, keystore_lock(self.path):
+            self._refresh()
+            snapshot = dict(self._keys)
+            try:
+                yield
+                self._save()
+            except BaseException:
+                # A failed change leaves memory as the file is; the next read reloads it anyway.
+                self._keys = snapshot
+                self._signature = None
+                raise
 
     # -- key management -------------------------------------------------------------------
     def create_key(
@@ -214,8 +348,6 @@ class EmbeddedKeystore:
         cipher: str = DEFAULT_CIPHER,
     ) -> MasterKeyRecord:
         check_key_name(name)
-        if name in self._keys:
-            raise KeyProviderError(f"key {name!r} already exists in {self.path}")
         if bits not in SUPPORTED_BIT_LENGTHS:
             raise KeyProviderError(f"key {name!r}: bit length must be one of {SUPPORTED_BIT_LENGTHS}")
         if not cipher.startswith("AES/"):
@@ -224,41 +356,50 @@ class EmbeddedKeystore:
             material = secrets.token_bytes(bits // 8)
         elif len(material) * 8 != bits:
             raise KeyProviderError(f"key {name!r}: material is {len(material) * 8} bits, expected {bits}")
-        record = MasterKeyRecord(
-            name=name,
-            cipher=cipher,
-            bit_length=bits,
-            created_ms=int(time.time() * 1000),
-            description=description,
-            attributes=dict(attributes or {}),
-            versions=[material],
-        )
-        self._keys[name] = record
-        self._save()
+        with self._changing():
+            if name in self._keys:
+                raise KeyProviderError(f"key {name!r} already exists in {self.path}")
+            record = MasterKeyRecord(
+                name=name,
+                cipher=cipher,
+                bit_length=bits,
+                created_ms=int(time.time() * 1000),
+                description=description,
+                attributes=dict(attributes or {}),
+                versions=[material],
+            )
+            self._keys[name] = record
         return record
 
     def roll_key(self, name: str, material: bytes | None = None) -> MasterKeyRecord:
         """Add version `name@versions` with fresh material; writers switch to it, old files still decrypt."""
-        record = self.get(name)
-        if material is None:
-            material = secrets.token_bytes(record.bit_length // 8)
-        elif len(material) * 8 != record.bit_length:
-            raise KeyProviderError(
-                f"key {name!r}: material is {len(material) * 8} bits, expected {record.bit_length}"
-            )
-        record.versions.append(material)
-        self._save()
+        with self._changing():
+            old = self._get_loaded(name)
+            if material is None:
+                material = secrets.token_bytes(old.bit_length // 8)
+            elif len(material) * 8 != old.bit_length:
+                raise KeyProviderError(
+                    f"key {name!r}: material is {len(material) * 8} bits, expected {old.bit_length}"
+                )
+            # A new record object: one handed out earlier keeps describing what it described.
+            record = dataclasses.replace(old, versions=[*old.versions, material])
+            self._keys[name] = record
         return record
 
     def delete_key(self, name: str) -> None:
-        self.get(name)
-        del self._keys[name]
-        self._save()
+        with self._changing():
+            self._get_loaded(name)
+            del self._keys[name]
 
     def names(self) -> list[str]:
+        self._refresh()
         return sorted(self._keys)
 
     def get(self, name: str) -> MasterKeyRecord:
+        self._refresh()
+        return self._get_loaded(name)
+
+    def _get_loaded(self, name: str) -> MasterKeyRecord:
         try:
             return self._keys[name]
         except KeyError:

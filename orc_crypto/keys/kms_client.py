@@ -2,6 +2,11 @@
 
 Master keys never leave the KMS: the client asks for metadata and has the KMS decrypt
 the encrypted local key (decrypt-EEK), exactly as ORC Java does (doc §5).
+
+Authentication, like Hadoop's client: a `kms-dt` delegation token for the provider (given, or
+found in the token files named by HADOOP_TOKEN_FILE_LOCATION / WATERSHED_KMS_TOKEN_FILE, or in
+var/kms/kms.token) is sent in X-Hadoop-Delegation-Token; without one, the pseudo-auth handshake
+with `user.name` (which the embedded KMS accepts only in its explicit pseudo mode).
 """
 
 from __future__ import annotations
@@ -9,15 +14,28 @@ from __future__ import annotations
 import base64
 import binascii
 import getpass
+import os
+from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
 from orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, MasterKeyInfo, UnknownKey
 from orc_crypto.keys.material import flip_bytes
+from orc_crypto.keys.tokens import (
+    TOKEN_HEADER,
+    DelegationToken,
+    TokenError,
+    TokenIdentifier,
+    read_token_file,
+    select_kms_token,
+    token_services,
+)
 
 DEFAULT_TIMEOUT = 30.0
+#: where `watershed kms serve` writes its owner's token unless WATERSHED_KMS_TOKEN_FILE says otherwise
+DEFAULT_TOKEN_FILE = Path("var/kms/kms.token")
 
 
 def kms_base_urls(provider_uri: str) -> list[str]:
@@ -48,6 +66,31 @@ def b64decode_any(text: str) -> bytes:
     return base64.b64decode(cleaned + "=" * (-len(cleaned) % 4), validate=True)
 
 
+def token_file_candidates() -> list[Path]:
+    """Token files to search, as Hadoop's UGI would plus ours: env files first, then the default."""
+    names = [os.environ.get("HADOOP_TOKEN_FILE_LOCATION", ""), os.environ.get("WATERSHED_KMS_TOKEN_FILE", "")]
+    paths = [Path(part.strip()) for name in names for part in name.split(",") if part.strip()]
+    return [*paths, DEFAULT_TOKEN_FILE]
+
+
+def find_token(provider_uri: str, files: list[Path] | None = None) -> DelegationToken | None:
+    """The kms-dt token for `provider_uri` in the first token file that has one (unreadable files skipped)."""
+    services = [provider_uri.rstrip("/")]
+    for base in kms_base_urls(provider_uri):
+        parts = urlsplit(base)
+        services += token_services(parts.hostname or "", parts.port or 0)
+    for path in token_file_candidates() if files is None else files:
+        if not path.is_file():
+            continue
+        try:
+            token = select_kms_token(read_token_file(path), services)
+        except TokenError:
+            continue
+        if token is not None:
+            return token
+    return None
+
+
 def _segment(value: str) -> str:
     # Hadoop's client encodes each path segment like Java's URLEncoder.
     return quote(value, safe="")
@@ -61,14 +104,30 @@ class KmsClient:
         provider_uri: str,
         *,
         user: str | None = None,
+        token: DelegationToken | str | None = None,
+        token_file: Path | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        """`token` (or the kms-dt token in `token_file`, else in the default token files)
+        authenticates; with `user` given and no token, pseudo auth as `user`."""
         self.provider_uri = provider_uri
         self.base_urls = kms_base_urls(provider_uri)
+        if isinstance(token, str):
+            token = DelegationToken.decode(token)
+        if token is None and token_file is not None:
+            token = find_token(provider_uri, [Path(token_file)])
+            if token is None:
+                raise KeyProviderError(f"token file {token_file} has no KMS token for {provider_uri}")
+        if token is None and user is None:
+            token = find_token(provider_uri)
+        self._token = token
         self.user = user or getpass.getuser()
-        self._client = httpx.Client(timeout=timeout, transport=transport)
-        self._authenticated: set[str] = set()
+        if token is not None:
+            self.user = TokenIdentifier.from_bytes(token.identifier).owner
+        headers = {TOKEN_HEADER: token.encode()} if token is not None else None
+        self._client = httpx.Client(timeout=timeout, transport=transport, headers=headers)
+        self._authenticated: set[str] = set(self.base_urls) if token is not None else set()
 
     def close(self) -> None:
         self._client.close()
@@ -97,7 +156,7 @@ class KmsClient:
                     if base not in self._authenticated:
                         self._handshake(base)
                     response = self._client.request(method, base + path, params=params, json=json)
-                    if response.status_code == 401 and attempt == 0:
+                    if response.status_code == 401 and attempt == 0 and self._token is None:
                         # Expired or foreign cookie: authenticate again once, like Hadoop's client.
                         self._authenticated.discard(base)
                         self._client.cookies.clear()
@@ -186,6 +245,19 @@ class KmsClient:
         return local_key
 
     # -- other KMS operations ------------------------------------------------------------------
+    def create_key(self, name: str, bits: int = 256, description: str | None = None) -> dict[str, Any]:
+        """Create a key on the KMS (needs the create right); the answer names version NAME@0."""
+        return self._request(
+            "POST",
+            "keys",
+            json={"name": name, "cipher": "AES/CTR/NoPadding", "length": bits, "description": description},
+            what=f"create key {name!r}",
+        )
+
+    def roll_key(self, name: str) -> dict[str, Any]:
+        """Roll a key over on the KMS (needs the management right); the answer names the new version."""
+        return self._request("POST", f"key/{_segment(name)}", json={}, what=f"roll key {name!r}")
+
     def key_names(self) -> list[str]:
         body = self._request("GET", "keys/names", what="the key names")
         return list(body or [])

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import getpass
 import socket
 import threading
 import time
 from pathlib import Path
+from typing import Literal
 
 import uvicorn
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orc_crypto.keys.base import KeyProviderError
+from orc_crypto.keys.tokens import issue_token, load_or_create_secret, token_services, write_token_file
 from orc_crypto.kms.acl import KeyAcls
-from orc_crypto.kms.app import KeyBackend, KmsState, create_app
+from orc_crypto.kms.app import DEFAULT_MAX_BODY_BYTES, KeyBackend, KmsAuth, KmsState, create_app
 from orc_crypto.kms.audit import AuditLog
 
 DEFAULT_HOST = "127.0.0.1"
@@ -27,6 +30,36 @@ class KmsSettings(BaseSettings):
     kms_port: int = 9600
     kms_acl_file: Path | None = None
     kms_audit_log: Path | None = Path("var/kms/audit.log")
+    #: "token" (delegation tokens only) or "pseudo" (a claimed user.name: tests of Spark's client only)
+    kms_auth: Literal["token", "pseudo"] = "token"
+    #: the server secret that signs delegation tokens (generated on first start, mode 0600)
+    kms_secret_file: Path = Path("var/kms/kms.secret")
+    #: the owner's token file (Hadoop token storage, mode 0600), rewritten on every start
+    kms_token_file: Path = Path("var/kms/kms.token")
+    #: serve key material over REST (_currentversion, keyversion/<v>, _versions); ORC never needs it
+    kms_allow_material_read: bool = False
+    kms_max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+
+def token_hosts(host: str) -> list[str]:
+    """The host names a client may put in the provider URI for a server bound to `host`."""
+    if host in ("127.0.0.1", "localhost"):
+        return ["127.0.0.1", "localhost"]
+    return [host]
+
+
+def prepare_auth(settings: KmsSettings, host: str, port: int, owner: str | None = None) -> KmsAuth:
+    """Load (or generate) the server secret and write the owner's token file for HOST:PORT."""
+    secret = load_or_create_secret(settings.kms_secret_file)
+    owner = owner or getpass.getuser()
+    services = [service for h in token_hosts(host) for service in token_services(h, port)]
+    write_token_file(settings.kms_token_file, issue_token(secret, owner), services)
+    return KmsAuth(
+        mode=settings.kms_auth,
+        secret=secret,
+        allow_material_read=settings.kms_allow_material_read,
+        max_body_bytes=settings.kms_max_body_bytes,
+    )
 
 
 def free_port(host: str = DEFAULT_HOST) -> int:
@@ -51,10 +84,11 @@ class KmsServer:
         host: str = DEFAULT_HOST,
         port: int | None = None,
         audit_path: Path | None = None,
+        auth: KmsAuth | None = None,
     ) -> None:
         self.host = host
         self.port = port or free_port(host)
-        self.app = create_app(backend, acls, AuditLog(audit_path))
+        self.app = create_app(backend, acls, AuditLog(audit_path), auth)
         config = uvicorn.Config(
             self.app, host=host, port=self.port, log_level="warning", access_log=False, lifespan="off"
         )
@@ -64,6 +98,10 @@ class KmsServer:
     @property
     def state(self) -> KmsState:
         return self.app.state.kms
+
+    def issue_token(self, user: str):
+        """A delegation token for `user` (orc_crypto.keys.tokens.DelegationToken) signed by this server."""
+        return self.state.auth.issue_token(user)
 
     @property
     def url(self) -> str:
@@ -100,8 +138,14 @@ class KmsServer:
 
 
 def serve_forever(
-    backend: KeyBackend, acls: KeyAcls, *, host: str, port: int, audit_path: Path | None = None
+    backend: KeyBackend,
+    acls: KeyAcls,
+    *,
+    host: str,
+    port: int,
+    audit_path: Path | None = None,
+    auth: KmsAuth | None = None,
 ) -> None:
     """Foreground server for `watershed kms serve` (Ctrl-C stops it)."""
-    app = create_app(backend, acls, AuditLog(audit_path))
+    app = create_app(backend, acls, AuditLog(audit_path), auth)
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, lifespan="off")

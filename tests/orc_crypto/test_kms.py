@@ -15,7 +15,9 @@ from orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, UnknownKey
 from orc_crypto.keys.jceks import JceksKeystore
 from orc_crypto.keys.kms_client import KmsClient, kms_base_urls
 from orc_crypto.keys.material import flip_bytes, unwrap_local_key
+from orc_crypto.keys.tokens import TOKEN_HEADER
 from orc_crypto.kms.acl import AclError, KeyAcl, KeyAcls, load_acl_file
+from orc_crypto.kms.app import KmsAuth
 from orc_crypto.kms.server import KmsServer
 from tests.orc_crypto.test_keys import SAMPLE1_ENCRYPTED_KEYS, SAMPLE_KEYSTORE
 
@@ -28,9 +30,18 @@ def client(kms_server):
 
 @contextmanager
 def _session(kms_server, user: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=kms_server.url + "/v1/") as http:
-        assert http.request("OPTIONS", "keys/names", params={"user.name": user}).status_code == 200
+    """An HTTP client that authenticates as `user` with a delegation token."""
+    with httpx.Client(base_url=kms_server.url + "/v1/", headers=kms_server.token_header(user)) as http:
         yield http
+
+
+@pytest.fixture
+def pseudo_server(kms_server) -> Iterator[KmsServer]:
+    """A second server on the session keystore in the explicit pseudo-auth mode."""
+    with KmsServer(
+        kms_server.keystore, KeyAcls(kms_server.default_acl()), auth=KmsAuth(mode="pseudo")
+    ) as server:
+        yield server
 
 
 def test_provider_uri_parsing():
@@ -44,13 +55,14 @@ def test_provider_uri_parsing():
             kms_base_urls(bad)
 
 
-def test_handshake_follows_hadoop_pseudo_auth(kms_server):
+def test_handshake_follows_hadoop_pseudo_auth(pseudo_server, kms_server):
+    """In the explicit pseudo mode (tests of Spark's own client only) the handshake works as Hadoop's."""
     with httpx.Client() as http:
-        first = http.request("OPTIONS", kms_server.url + "/v1/key/pii/_metadata")
+        first = http.request("OPTIONS", pseudo_server.url + "/v1/key/pii/_metadata")
         assert first.status_code == 200
         assert "set-cookie" not in first.headers and "www-authenticate" not in first.headers
         second = http.request(
-            "OPTIONS", kms_server.url + "/v1/key/pii/_metadata", params={"user.name": "alice"}
+            "OPTIONS", pseudo_server.url + "/v1/key/pii/_metadata", params={"user.name": "alice"}
         )
         assert second.status_code == 200
         cookie = second.headers["set-cookie"]
@@ -59,11 +71,11 @@ def test_handshake_follows_hadoop_pseudo_auth(kms_server):
         fields = dict(item.split("=", 1) for item in value.split("&"))
         assert set(fields) == {"u", "p", "t", "e", "s"} and int(fields["e"]) > 2**31
         # Without a cookie or user.name a key operation is refused, never with Negotiate.
-        anonymous = httpx.get(kms_server.url + "/v1/key/pii/_metadata")
+        anonymous = httpx.get(pseudo_server.url + "/v1/key/pii/_metadata")
         assert anonymous.status_code == 401 and "www-authenticate" not in anonymous.headers
         assert anonymous.json()["RemoteException"]["exception"] == "AuthenticationException"
         forged = httpx.get(
-            kms_server.url + "/v1/key/pii/_metadata",
+            pseudo_server.url + "/v1/key/pii/_metadata",
             headers={"Cookie": f'hadoop.auth="u={kms_server.user}&p=x&t=simple&e=99999999999999&s=AAAA"'},
         )
         assert forged.status_code == 401
@@ -132,7 +144,7 @@ def test_generate_eek_round_trips_through_decrypt(client):
 
 
 def test_errors_map_to_provider_exceptions(kms_server):
-    with KmsClient(kms_server.provider_path, user="mallory") as stranger:
+    with KmsClient(kms_server.provider_path, token=kms_server.issue_token("mallory")) as stranger:
         with pytest.raises(KeyAccessDenied, match=r"mallory.*not allowed"):
             stranger.decrypt_local_key("pii", 0, bytes(32))
         with pytest.raises(KeyAccessDenied):
@@ -197,16 +209,16 @@ def test_jceks_backed_server_with_acl_file(tmp_path, monkeypatch):
     )
     monkeypatch.setenv("HADOOP_KEYSTORE_PASSWORD", "ORC_KEY")
     with KmsServer(JceksKeystore(SAMPLE_KEYSTORE), KeyAcls.load(acl_file)) as server:
-        with KmsClient(server.provider_path, user="alice") as alice:
+        with KmsClient(server.provider_path, token=server.issue_token("alice")) as alice:
             for encrypted, local in SAMPLE1_ENCRYPTED_KEYS.items():
                 assert alice.decrypt_local_key("pii", 0, bytes.fromhex(encrypted)).hex() == local
             assert alice.key_names() == ["pii"]
-        with KmsClient(server.provider_path, user="bob") as bob:
+        with KmsClient(server.provider_path, token=server.issue_token("bob")) as bob:
             assert bob.key_info("pii").version == 0  # metadata: '*'
             with pytest.raises(KeyAccessDenied):
                 bob.decrypt_local_key("pii", 0, bytes(32))
-        with httpx.Client(base_url=server.url + "/v1/") as http:
-            http.request("OPTIONS", "keys", params={"user.name": "ops"})
+        ops = {TOKEN_HEADER: server.issue_token("ops").encode()}
+        with httpx.Client(base_url=server.url + "/v1/", headers=ops) as http:
             created = http.post("keys", json={"name": "new", "cipher": "AES/CTR/NoPadding", "length": 256})
             assert created.status_code == 400 and "read-only" in created.json()["RemoteException"]["message"]
 
@@ -215,11 +227,12 @@ def test_admin_creates_and_rolls_keys_over_rest(tmp_path):
     from orc_crypto.keys.embedded import EmbeddedKeystore
 
     store = EmbeddedKeystore.create(tmp_path / "ks.json", "pw", scrypt_n=2**10)
+    auth = KmsAuth(allow_material_read=True)
+    ops = {TOKEN_HEADER: auth.issue_token("ops").encode()}
     with (
-        KmsServer(store, KeyAcls.owner_only("ops")) as server,
-        httpx.Client(base_url=server.url + "/v1/") as http,
+        KmsServer(store, KeyAcls.owner_only("ops"), auth=auth) as server,
+        httpx.Client(base_url=server.url + "/v1/", headers=ops) as http,
     ):
-        http.request("OPTIONS", "keys", params={"user.name": "ops"})
         created = http.post("keys", json={"name": "hr", "cipher": "AES/CTR/NoPadding", "length": 128})
         assert created.status_code == 201 and created.headers["location"].endswith("/kms/v1/key/hr")
         rolled = http.post("key/hr", json={})

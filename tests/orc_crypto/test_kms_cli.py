@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from api.cli import app
 from orc_crypto.keys.base import KeyAccessDenied
 from orc_crypto.keys.kms_client import KmsClient
+from orc_crypto.keys.tokens import issue_token, load_or_create_secret
 from orc_crypto.kms.server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,6 +26,8 @@ def env(tmp_path, monkeypatch) -> dict[str, str]:
         "WATERSHED_KEYSTORE_PASSPHRASE": "cli-secret",
         "WATERSHED_KEYSTORE_SCRYPT_N": "1024",
         "WATERSHED_KEYSTORE_PATH": str(tmp_path / "ks.json"),
+        "WATERSHED_KMS_SECRET_FILE": str(tmp_path / "kms.secret"),
+        "WATERSHED_KMS_TOKEN_FILE": str(tmp_path / "kms.token"),
     }
     for name, value in values.items():
         monkeypatch.setenv(name, value)
@@ -84,7 +87,12 @@ def test_serve_process_with_acl(env, tmp_path):
     try:
         uri = f"kms://http@127.0.0.1:{port}/kms"
         deadline = time.monotonic() + 20
-        with KmsClient(uri, user="alice", timeout=2) as alice:
+        while not (tmp_path / "kms.secret").exists():
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+        # Tokens for other users are minted with the server's secret (what an admin tool would do).
+        secret = load_or_create_secret(tmp_path / "kms.secret")
+        with KmsClient(uri, token=issue_token(secret, "alice"), timeout=2) as alice:
             while True:
                 try:
                     info = alice.key_info("pii")
@@ -95,7 +103,7 @@ def test_serve_process_with_acl(env, tmp_path):
                     time.sleep(0.2)
             assert info.bit_length == 256
             assert len(alice.decrypt_local_key("pii", 0, bytes(32))) == 32
-        with KmsClient(uri, user="bob") as bob, pytest.raises(KeyAccessDenied):
+        with KmsClient(uri, token=issue_token(secret, "bob")) as bob, pytest.raises(KeyAccessDenied):
             bob.decrypt_local_key("pii", 0, bytes(32))
         lines = audit.read_text().splitlines()
         assert any('"user": "bob"' in line and '"DENIED"' in line for line in lines)
