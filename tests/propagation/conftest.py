@@ -108,3 +108,16 @@ def workers(celery_redis, falkordb_server, tmp_path_factory):
         yield pool
     finally:
         pool.stop_all()
+
+
+@pytest.fixture
+def cli_env(graph_store, celery_redis, monkeypatch):
+    """The small lineage of test_celery_rules on a graph of its own; the CLI's settings point at it."""
+    from tests.propagation.test_celery_rules import load
+
+    load(graph_store)
+    port = graph_store.client.connection.connection_pool.connection_kwargs["port"]
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph_store.graph_name)
+    monkeypatch.setenv("WATERSHED_CELERY_BROKER", f"redis://127.0.0.1:{celery_redis.port}/0")
+    return graph_store

@@ -6,19 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
-from tests.propagation.test_celery_rules import load
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def cli_env(graph_store, celery_redis, monkeypatch):
-    load(graph_store)
-    port = graph_store.client.connection.connection_pool.connection_kwargs["port"]
-    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
-    monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph_store.graph_name)
-    monkeypatch.setenv("WATERSHED_CELERY_BROKER", f"redis://127.0.0.1:{celery_redis.port}/0")
-    return graph_store
 
 
 def invoke(*args: str):
@@ -88,3 +77,30 @@ def test_propagate_without_workers_says_how_to_start_one(cli_env, monkeypatch):
     monkeypatch.setattr("api.cli.propagate._workers_alive", lambda settings: 0)
     result = invoke("propagate")
     assert result.exit_code == 1 and "watershed worker" in result.output
+
+
+def test_names_that_look_like_markup_print_literally(cli_env):
+    """`tag set`, `tag show`, `tag why` and `graph lineage` print identifiers such as `[red]x` and `[/]` as they are."""
+    from tests.propagation.test_celery_rules import load
+
+    load(cli_env, {"t_markup": "INSERT OVERWRITE TABLE dw.`[/]` SELECT `[red]x` AS `[/]` FROM ods.`[b]t`"})
+    source, target = "ods.[b]t.[red]x", "dw.[/].[/]"
+    result = invoke("tag", "set", source, "pii=L3", "--by", "[bold]eve")
+    assert result.exit_code == 0, result.output
+    assert source in result.output
+    assert invoke("propagate", "--local").exit_code == 0
+
+    shown = invoke("tag", "show", target)
+    assert shown.exit_code == 0, shown.output
+    assert target in shown.output and source in shown.output and "t_markup" in shown.output
+    own = invoke("tag", "show", source)
+    assert "by [bold]eve" in own.output and "pii=L3 (manual)" in own.output
+
+    why = invoke("tag", "why", target, "pii")
+    assert why.exit_code == 0, why.output
+    assert f"{target} pii=L3 (propagated)" in why.output and f"{source} pii=L3 (manual)" in why.output
+    assert "[direct]" in why.output
+
+    lineage = invoke("graph", "lineage", target)
+    assert lineage.exit_code == 0, lineage.output
+    assert target in lineage.output and source in lineage.output
