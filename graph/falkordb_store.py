@@ -2,9 +2,11 @@
 
 Never FalkorDB's Bolt port: it crashes the server on messages over about 8 KB.
 FalkorDB has no multi-statement transactions; each statement of a load is
-atomic, and a load is idempotent (a half-applied load is finished by running
-it again, because the task's version is written with its edges and the old
-edges are deleted first).
+atomic, and the statements reach the append-only file in the order they ran
+(an ordered log: after a crash, what survives is a prefix of them). A load
+clears its tasks' versions in its first statement and sets them in its last,
+so a load cut short leaves tasks without a version, and the next harvest loads
+them again (`graph.queries.UNSET_TASK_VERSIONS`).
 """
 
 from __future__ import annotations

@@ -39,12 +39,20 @@ CREATE_MISSING_COLUMNS = (
 SET_COLUMN_TYPES = (
     "UNWIND $rows AS r MATCH (c:Column {id: r[0]}) WHERE coalesce(c.type, '') <> r[3] SET c.type = r[3]"
 )
+# A load or a deletion first takes the task's version away and a load sets it again in its last
+# statement: a task's version is visible only with all its edges. Neither backend needs more: Neo4j
+# runs the load in one transaction, and FalkorDB's append-only file is an ordered log, so after a
+# crash a surviving version implies that every statement before it survived too. A task whose load
+# was cut short has no version, and the next harvest loads it again whatever version it brings.
+UNSET_TASK_VERSIONS = "UNWIND $ids AS id MERGE (k:Task {id: id}) SET k.version = null"
 MERGE_TASKS = (
     "UNWIND $rows AS r MERGE (k:Task {id: r[0]}) "
-    "SET k.version = r[1], k.sql_hash = r[2], k.owner = r[3], k.schedule = r[4], "
-    "k.dialect = r[5], k.errors = r[6]"
+    "SET k.sql_hash = r[2], k.owner = r[3], k.schedule = r[4], k.dialect = r[5], k.errors = r[6]"
 )
+SET_TASK_VERSIONS = "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.version = r[1]"
 # Edges of a (re)loaded task version are created, not merged: its old edges were deleted first.
+# The deletes find a task's edges from the tables it WRITES, so a load creates its WRITES (and
+# READS) before any other edge: edges of a load cut short are then always found by the next one.
 CREATE_COLUMN_EDGES = (
     "UNWIND $rows AS r MATCH (a:Column {id: r[0]}) MATCH (b:Column {id: r[1]}) "
     "CREATE (a)-[:FLOWS_TO {task: r[2], kind: r[3], functions: r[4], key: r[5]}]->(b)"

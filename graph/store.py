@@ -5,8 +5,10 @@ A backend provides `_run(query, params) -> rows` and `_write(statements)`
 task-level semantics live here:
 
 - a task is loaded as a unit: if the stored version equals the new one
-  nothing happens; otherwise the task's old edges are deleted and the new
-  ones created, in one write;
+  nothing happens; otherwise the task's version is cleared, its old edges
+  are deleted, the new ones created, and the version set last (see
+  `queries.UNSET_TASK_VERSIONS`): a load cut short by a crash leaves a task
+  without a version, which the next load replaces whatever it brings;
 - deleting a task removes its edges and its Task node (Table and Column
   nodes stay: other tasks or later versions may refer to them).
 """
@@ -151,6 +153,7 @@ class GraphStore(ABC):
         for ids in chunks(task_ids, self.batch_size):
             ids = list(ids)
             statements += [
+                (queries.UNSET_TASK_VERSIONS, {"ids": ids}),
                 (queries.MARK_TASK_WRITES_CHANGED, {"ids": ids}),
                 (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),
@@ -161,19 +164,23 @@ class GraphStore(ABC):
             (queries.CREATE_MISSING_COLUMNS, list(rows.columns.values())),
             (queries.SET_COLUMN_TYPES, [c for c in rows.columns.values() if c[3] is not None]),
             (queries.MERGE_TASKS, rows.tasks),
+            (queries.CREATE_READS, rows.reads),
+            (queries.CREATE_WRITES, rows.writes),
             (queries.CREATE_COLUMN_EDGES, rows.column_edges),
             (queries.CREATE_WEAK_EDGES, rows.weak_edges),
             (queries.CREATE_TABLE_EDGES, rows.table_edges),
-            (queries.CREATE_READS, rows.reads),
-            (queries.CREATE_WRITES, rows.writes),
+            (queries.SET_TASK_VERSIONS, rows.tasks),
         ):
             statements += [(query, {"rows": list(batch)}) for batch in chunks(data, self.batch_size)]
         return statements
 
     def delete_tasks(self, task_ids: Sequence[str]) -> None:
         ids = list(task_ids)
+        # Idempotent after a crash at any statement: the version goes first, so a Task node
+        # left behind without its edges is reloaded (never "unchanged") if the task comes back.
         self._write(
             [
+                (queries.UNSET_TASK_VERSIONS, {"ids": ids}),
                 (queries.MARK_TASK_WRITES_CHANGED, {"ids": ids}),
                 (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),

@@ -97,7 +97,10 @@ def test_a_load_is_one_write_transaction_with_batched_unwinds():
     assert kinds == ["read", "write"]  # stored versions, then the whole load at once
     _, statements = recorder.transactions[1]
     queries = [q for q, _ in statements]
-    assert queries[0].startswith("UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]")
+    # the version goes first and comes back last: visible only with all the task's edges
+    assert queries[0] == "UNWIND $ids AS id MERGE (k:Task {id: id}) SET k.version = null"
+    assert queries[1].startswith("UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]")
+    assert queries[-1] == "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.version = r[1]"
     edge_batches = [p["rows"] for q, p in statements if "CREATE (a)-[:FLOWS_TO {task: r[2], kind" in q]
     assert [len(b) for b in edge_batches] == [2, 1]
     # [source, target, task, kind, functions, key], the layout in graph.rows
