@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 from typing import BinaryIO
 
@@ -17,9 +18,10 @@ from orc_crypto.codec.stripes import (
 )
 from orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, decompress, read_tail
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
-from orc_crypto.files import atomic_output, mapped_input
+from orc_crypto.files import atomic_output, check_output, mapped_input
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
 from orc_crypto.proto import orc_proto_pb2 as pb
+from orc_crypto.verify import Expected, verify_written
 
 
 def _unwrap(
@@ -212,15 +214,31 @@ def _reorder(tail, s, stripe_footer, encrypted_columns, keys, stripe_id, data, n
     return bytes(index_area), bytes(data_area)
 
 
-def decrypt_file(source: str | Path, target: str | Path, provider: KeyProvider) -> None:
-    """Write the plaintext form of the encrypted ORC file `source` to `target` (temp file + rename).
+def decrypt_file(
+    source: str | Path,
+    target: str | Path,
+    provider: KeyProvider,
+    *,
+    in_place: bool = False,
+    verify: str = "auto",
+) -> None:
+    """Write the plaintext form of the encrypted ORC file `source` to `target`: a temp file beside
+    the target, read back and checked (`orc_crypto.verify`), then renamed over it. The target is
+    checked before any work; it may be `source` itself only with `in_place`.
 
     The source is mapped, not read, and the output written stripe by stripe, so a large file
     never sits in memory whole.
     """
     source = str(source)
-    with mapped_input(source, OrcFormatError) as data, atomic_output(target) as out:
-        decrypt_to(source, data, out, provider)
+    destination = check_output(source, target, in_place=in_place)
+    mode = os.stat(source).st_mode if in_place else None
+    with mapped_input(source, OrcFormatError) as data:
+        rows = [stripe.numberOfRows for stripe in read_tail(source, data).footer.stripes]
+        expected = Expected(stripe_rows=rows, source=source)
+        with atomic_output(
+            destination, mode=mode, verify=lambda temp: verify_written(target, temp, expected, verify)
+        ) as out:
+            decrypt_to(source, data, out, provider)
 
 
 def read_table(source: str | Path, provider: KeyProvider | None = None):

@@ -35,7 +35,7 @@ from orc_crypto.codec.statistics import merge_statistics
 from orc_crypto.codec.stripes import read_stripe_footer, stream_places
 from orc_crypto.codec.tail import OrcTail, column_subtree_max, read_tail
 from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
-from orc_crypto.files import atomic_output, mapped_input
+from orc_crypto.files import atomic_output, check_output, mapped_input
 from orc_crypto.keys.base import KeyProvider, KeyProviderError
 from orc_crypto.masking.copy import MaskedCopy, MaskedStripe
 from orc_crypto.masking.values import NULLIFY, MaskError, SubtreeMasker
@@ -48,6 +48,7 @@ from orc_crypto.options import (
     split_field,
 )
 from orc_crypto.proto import orc_proto_pb2 as pb
+from orc_crypto.verify import Expected, verify_written
 
 __all__ = [
     "encrypt_bytes",
@@ -394,17 +395,18 @@ def encrypt_to(
     random_bytes: Callable[[int], bytes] = os.urandom,
     workers: int | None = None,
     progress: Progress | None = None,
-) -> None:
-    """Write the encrypted form of the plaintext ORC file `data` (named `path` in errors) to `out`."""
+) -> Expected:
+    """Write the encrypted form of the plaintext ORC file `data` (named `path` in errors) to `out`;
+    returns what was written, for `verify_written`."""
     try:
-        _encrypt_to(path, data, out, provider, encrypt, masks or {}, random_bytes, workers, progress)
+        return _encrypt_to(path, data, out, provider, encrypt, masks or {}, random_bytes, workers, progress)
     except OrcCryptoError:
         raise
     except (IndexError, KeyError, ValueError, OverflowError) as exc:
         raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
 
 
-def _encrypt_to(path, data, out, provider, encrypt, masks, random_bytes, workers, progress) -> None:
+def _encrypt_to(path, data, out, provider, encrypt, masks, random_bytes, workers, progress) -> Expected:
     tail = read_tail(path, data)
     if tail.is_encrypted:
         raise UnsupportedOrcError(path, "the file is already encrypted")
@@ -430,6 +432,24 @@ def _encrypt_to(path, data, out, provider, encrypt, masks, random_bytes, workers
     finally:
         for variant in plan.variants:
             variant.masked.close()
+    return Expected(
+        stripe_rows=[stripe.numberOfRows for stripe in tail.footer.stripes],
+        local_keys=[variant.local_key for variant in plan.variants],
+        source=path,
+        source_columns=_top_level_names(tail, [variant.root for variant in plan.variants]),
+    )
+
+
+def _top_level_names(tail: OrcTail, roots: list[int]) -> list[str]:
+    """The top-level fields holding these columns (what pyarrow can select to decode them)."""
+    types = tail.footer.types
+    top = types[0]
+    names = []
+    for name, child in zip(top.fieldNames, top.subtypes, strict=False):
+        last = column_subtree_max(types, child)
+        if any(child <= root <= last for root in roots):
+            names.append(name)
+    return names
 
 
 def _check_row_counts(tail: OrcTail) -> None:
@@ -475,8 +495,23 @@ def encrypt_file(
     *,
     workers: int | None = None,
     progress: Progress | None = None,
+    in_place: bool = False,
+    verify: str = "auto",
 ) -> None:
-    """Encrypt `source` into `target` (temp file + rename; `source` is never modified)."""
+    """Encrypt `source` into `target`: a temp file beside the target, read back and checked
+    (`orc_crypto.verify`, `verify` "auto", "fast" or "full"), then renamed over it. The target is checked
+    before any work; it may be `source` itself only with `in_place` (the output then keeps the
+    input's mode, and the input stays as it was until the new file is verified)."""
     source = str(source)
-    with mapped_input(source, OrcFormatError) as data, atomic_output(target) as out:
-        encrypt_to(source, data, out, provider, encrypt, masks, workers=workers, progress=progress)
+    destination = check_output(source, target, in_place=in_place)
+    mode = os.stat(source).st_mode if in_place else None
+    written: list[Expected] = []
+    with (
+        mapped_input(source, OrcFormatError) as data,
+        atomic_output(
+            destination, mode=mode, verify=lambda temp: verify_written(target, temp, written[0], verify)
+        ) as out,
+    ):
+        written.append(
+            encrypt_to(source, data, out, provider, encrypt, masks, workers=workers, progress=progress)
+        )

@@ -22,3 +22,11 @@ class UnsupportedOrcError(OrcCryptoError):
 
 class OrcKeyError(OrcCryptoError):
     """A key needed for decryption is unknown, denied or wrong."""
+
+
+class OrcOutputError(OrcCryptoError):
+    """The output cannot be written where asked (missing directory, a directory, the input itself)."""
+
+
+class OrcVerifyError(OrcFormatError):
+    """What was written does not read back (a damaged input stream copied through); the target is untouched."""

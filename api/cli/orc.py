@@ -18,6 +18,32 @@ app = typer.Typer(
 
 KMS_HELP = "Hadoop KMS provider URI, e.g. kms://http@127.0.0.1:9600/kms."
 KEYSTORE_HELP = "Embedded keystore file (passphrase from WATERSHED_KEYSTORE_PASSPHRASE or ..._FILE)."
+TARGET_HELP = (
+    "ORC file to write: a temp file beside it, read back and verified, then renamed over it. "
+    "It may be the input only with --in-place (then it can be left out)."
+)
+IN_PLACE_HELP = "Replace the input file; it stays as it was until the new file is written and verified."
+VERIFY_HELP = (
+    "How the written file is checked before it replaces the target: fast (row counts, every stream "
+    "decompresses), full (also decodes every stripe with the ORC library, about 2x the time), or "
+    "auto: full for an uncompressed file, fast otherwise."
+)
+
+
+def _target(source: Path, target: Path | None, in_place: bool) -> Path:
+    if target is None:
+        if not in_place:
+            usage_error("give the output file, or --in-place to replace the input")
+        return source
+    return target
+
+
+def _verify_level(verify: str) -> str:
+    from orc_crypto.verify import VERIFY_LEVELS
+
+    if verify not in VERIFY_LEVELS:
+        usage_error(f"--verify {verify!r}: expected one of {', '.join(VERIFY_LEVELS)}")
+    return verify
 
 
 def _provider(kms: str | None, keystore: Path | None):
@@ -37,10 +63,21 @@ def _provider(kms: str | None, keystore: Path | None):
         fail(f"{kms or keystore}: {exc}")
 
 
+def _check_output(source: Path, target: Path, in_place: bool) -> None:
+    """The output is checked before the keys are opened or any work is done."""
+    from orc_crypto.errors import OrcCryptoError
+    from orc_crypto.files import check_output
+
+    try:
+        check_output(source, target, in_place=in_place)
+    except OrcCryptoError as exc:
+        fail(str(exc))
+
+
 @app.command("encrypt")
 def encrypt_command(
-    source: Path = typer.Argument(..., help="Plaintext ORC file to read (never modified)."),
-    target: Path = typer.Argument(..., help="Encrypted ORC file to write (temp file + rename)."),
+    source: Path = typer.Argument(..., help="Plaintext ORC file to read (modified only with --in-place)."),
+    target: Path | None = typer.Argument(None, help=TARGET_HELP),
     encrypt: str = typer.Option(
         ..., "--encrypt", help='Columns per master key, e.g. "pii:ssn,email;fin:salary".'
     ),
@@ -56,6 +93,8 @@ def encrypt_command(
         0, "--workers", min=0, help="Threads rewriting stripes (0: one per core, up to 4)."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+    in_place: bool = typer.Option(False, "--in-place", help=IN_PLACE_HELP),
+    verify: str = typer.Option("auto", "--verify", help=VERIFY_HELP),
 ) -> None:
     """Encrypt columns of a plaintext ORC file as ORC Java would write them.
 
@@ -67,10 +106,13 @@ def encrypt_command(
     from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
     from orc_crypto.errors import OrcCryptoError
 
+    target = _target(source, target, in_place)
+    verify = _verify_level(verify)
     try:
         columns, masks = parse_encrypt_option(encrypt), parse_mask_option(mask)
     except ValueError as exc:
         usage_error(str(exc))
+    _check_output(source, target, in_place)
     provider = _provider(kms, keystore)
     started = time.monotonic()
     last_report = [started]
@@ -82,7 +124,17 @@ def encrypt_command(
             err_console.print(f"stripe {done}/{total} ({now - started:.1f} s)", highlight=False)
 
     try:
-        encrypt_file(source, target, provider, columns, masks, workers=workers or None, progress=progress)
+        encrypt_file(
+            source,
+            target,
+            provider,
+            columns,
+            masks,
+            workers=workers or None,
+            progress=progress,
+            in_place=in_place,
+            verify=verify,
+        )
     except OrcCryptoError as exc:
         fail(str(exc))
     size = source.stat().st_size
@@ -94,18 +146,23 @@ def encrypt_command(
 
 @app.command("decrypt")
 def decrypt_command(
-    source: Path = typer.Argument(..., help="Encrypted ORC file to read."),
-    target: Path = typer.Argument(..., help="Plaintext ORC file to write (temp file + rename)."),
+    source: Path = typer.Argument(..., help="Encrypted ORC file to read (modified only with --in-place)."),
+    target: Path | None = typer.Argument(None, help=TARGET_HELP),
     kms: str | None = typer.Option(None, "--kms", help=KMS_HELP),
     keystore: Path | None = typer.Option(None, "--keystore", help=KEYSTORE_HELP),
+    in_place: bool = typer.Option(False, "--in-place", help=IN_PLACE_HELP),
+    verify: str = typer.Option("auto", "--verify", help=VERIFY_HELP),
 ) -> None:
     """Decrypt every encrypted column of an ORC file into a plaintext ORC file."""
     from orc_crypto.decrypt import decrypt_file
     from orc_crypto.errors import OrcCryptoError
 
+    target = _target(source, target, in_place)
+    verify = _verify_level(verify)
+    _check_output(source, target, in_place)
     provider = _provider(kms, keystore)
     try:
-        decrypt_file(source, target, provider)
+        decrypt_file(source, target, provider, in_place=in_place, verify=verify)
     except OrcCryptoError as exc:
         fail(str(exc))
     console.print(f"wrote {target}")

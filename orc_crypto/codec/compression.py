@@ -47,6 +47,10 @@ def _decompress_chunk(codec: int, data: bytes, block_size: int) -> bytes:
     raise ChunkError(f"unsupported compression {CODEC_NAMES.get(codec, codec)}")
 
 
+#: one chunk's plain bytes (the read-back check of a written file decompresses chunk by chunk)
+decompress_chunk = _decompress_chunk
+
+
 def decompress(codec: int, data: bytes, block_size: int) -> bytes:
     """Plain bytes of a whole compressed stream (all its chunks)."""
     if codec == NONE:
