@@ -1,16 +1,34 @@
 """The Spark harvest job: extract every task's lineage in the executors, load it into the graph.
 
     spark-submit ingest/harvest.py --tasks TASKS [--catalog catalog.json] [--out DIR] [--graph falkordb|none]
+        [--no-prune | --prune-force]
     watershed harvest --tasks TASKS ...
 
 TASKS is a directory of .sql files, a .jsonl/.parquet export, or (with
 `--tasks-table`) a Spark/Hive table with the export's columns. The catalog is
 broadcast; extraction runs in `mapPartitions` and returns one JSON row per
 task. The driver streams the rows back (`toLocalIterator`), loads them into
-the graph in batches, and writes next to the run's output `errors.jsonl`
-(task id, statement index, message: bad SQL never stops the harvest) and
-`run.json` (run id, inputs, counts, duration). On a cluster, ship the
-packages with `--py-files watershed.zip` or install the wheel on the nodes.
+the graph in batches, and writes in a directory of its own under OUT
+`errors.jsonl` (task id, statement index or source, message: bad SQL and bad
+records never stop the harvest) and `run.json` (run id, status, inputs,
+counts, what pruning did, duration). A source that cannot be read fails
+before that directory exists; a run that fails later leaves a run.json saying
+`"status": "failed"` and why.
+
+A task id that the corpus defines more than once is an error naming every
+place (file:line, .sql file, Parquet row, or the table, where Spark finds
+them before extraction): none of its records is loaded and the graph keeps
+the version it has, so every re-harvest gives the same graph and errors.
+
+After loading, tasks the graph has and the corpus lacks are pruned, unless
+the corpus is empty or pruning would remove more than `prune_max_fraction`
+(default 0.5) of the graph's tasks: then nothing is removed, the lineage
+loaded stays, the output and run.json say how many tasks (and the first ids)
+would have gone, and the exit status is 1 (`--prune-force` removes them).
+Exit status: 0 done, 1 bad input, failure or refused prune, 2 usage.
+
+On a cluster, ship the packages with `--py-files watershed.zip` or install
+the wheel on the nodes.
 """
 
 from __future__ import annotations
@@ -18,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,65 +44,170 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest.catalog import Catalog
+from ingest.catalog import Catalog, CatalogError
 from ingest.model import LineageError, SqlTask, TaskLineage
-from ingest.sources import SourceProblem, read_tasks
+from ingest.settings import IngestSettings
+from ingest.sources import (
+    DuplicateTask,
+    SourceProblem,
+    TaskSourceError,
+    check_task_source,
+    read_task_source,
+    split_duplicates,
+)
 
 
 def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
-    """Runs in an executor: one JSON line per task, never an exception for a bad task."""
+    """Runs in an executor: one JSON line per record, never an exception for a bad one.
+
+    A record that is no valid task (a field of the wrong type) comes back as a
+    `problem`, skipped like a bad line of an export; a task whose extraction
+    fails comes back with the failure as its error and is loaded without edges.
+    """
+    from pydantic import ValidationError
+
     from ingest.extract import extract_lineage
+    from ingest.sources import _message, record_task_id, task_from_record
 
     data = catalog_broadcast.value if catalog_broadcast is not None else None
     catalog = Catalog.from_dict(data) if data else Catalog()
     for row in rows:
-        record = row.asDict() if hasattr(row, "asDict") else dict(row)
-        task_id = str(record.get("task_id") or "")
+        record = row.asDict(recursive=True) if hasattr(row, "asDict") else dict(row)
         try:
-            from ingest.sources import task_from_record
-
             task = task_from_record(record)
+        except (ValueError, ValidationError) as exc:
+            yield json.dumps({"problem": _message(exc), "task_id": record_task_id(record)})
+            continue
+        try:
             lineage = extract_lineage(task, catalog)
         except Exception as exc:
             lineage = TaskLineage(
-                task_id=task_id or "<unknown>",
-                dialect=str(record.get("dialect") or "hive"),
+                task_id=task.task_id,
+                dialect=task.dialect,
                 errors=[
                     LineageError(
-                        task_id=task_id or "<unknown>",
-                        statement_index=0,
-                        message=f"{type(exc).__name__}: {exc}",
+                        task_id=task.task_id, statement_index=0, message=f"{type(exc).__name__}: {exc}"
                     )
                 ],
             )
-            task = None
-        yield json.dumps(
-            {
-                "task": task.model_dump() if task is not None else record,
-                "lineage": json.loads(lineage.model_dump_json()),
-            }
-        )
+        yield json.dumps({"task": task.model_dump(), "lineage": json.loads(lineage.model_dump_json())})
+
+
+class HarvestError(RuntimeError):
+    """The harvest cannot run: the message names the input (table, output directory) and why."""
 
 
 @dataclass
 class HarvestReport:
     run_id: str
     inputs: list[str]
+    #: ok | prune-refused | failed
+    status: str = "ok"
+    error: str = ""
     tasks: int = 0
     tasks_with_errors: int = 0
     statement_errors: int = 0
     source_problems: list[SourceProblem] = field(default_factory=list)
+    duplicates: list[DuplicateTask] = field(default_factory=list)
     loaded: int = 0
     unchanged: int = 0
     deleted: int = 0
+    #: done | nothing | off | skipped (records without a known id) | refused (the safety limit) | ""
+    prune: str = ""
+    prune_message: str = ""
+    #: how many tasks a refused or skipped prune would have removed, and the first of them
+    prune_would_remove: int = 0
+    prune_first: list[str] = field(default_factory=list)
     extract_seconds: float = 0.0
     load_seconds: float = 0.0
     seconds: float = 0.0
     out_dir: str = ""
 
+    def summary(self) -> dict:
+        """What run.json and the job's last output line hold."""
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            **({"error": self.error} if self.error else {}),
+            "inputs": self.inputs,
+            "tasks": self.tasks,
+            "tasks_with_errors": self.tasks_with_errors,
+            "statement_errors": self.statement_errors,
+            "source_problems": len(self.source_problems),
+            "duplicate_task_ids": len(self.duplicates),
+            "loaded": self.loaded,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "prune": {
+                "status": self.prune,
+                "message": self.prune_message,
+                "would_remove": self.prune_would_remove,
+                "first": self.prune_first,
+            },
+            "extract_seconds": round(self.extract_seconds, 3),
+            "load_seconds": round(self.load_seconds, 3),
+            "seconds": round(self.seconds, 3),
+            "out_dir": self.out_dir,
+        }
 
-def _records(tasks: str, problems: list[SourceProblem]) -> list[dict]:
-    return [task.model_dump() for task in read_tasks(tasks, problems)]
+
+#: how many task ids a prune message and run.json list
+PRUNE_EXAMPLES = 10
+
+
+def check_out_dir(out_dir: str | Path) -> Path:
+    """Fail before any work when run records cannot be written under `out_dir` (nothing is created)."""
+    path = Path(out_dir)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise HarvestError(f"--out {path}: {existing} is not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise HarvestError(f"--out {path}: cannot write run records in {existing} ({exc.strerror})") from None
+    return path
+
+
+def _make_run_dir(out_dir: Path, run_id: str) -> Path:
+    out = out_dir / run_id
+    try:
+        out.mkdir(parents=True)
+    except OSError as exc:
+        raise HarvestError(f"--out {out_dir}: cannot create the run directory ({exc.strerror})") from None
+    return out
+
+
+def _table_corpus(spark, table: str) -> tuple[object, list[DuplicateTask]]:
+    """The task table without the ids it holds more than once, and those ids (found by Spark, before extraction)."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+
+    try:
+        frame = spark.table(table)
+    except AnalysisException as exc:
+        raise HarvestError(f"--tasks-table {table}: {str(exc).splitlines()[0]}") from None
+    missing = [name for name in ("task_id", "sql") if name not in frame.columns]
+    if missing:
+        raise HarvestError(
+            f"--tasks-table {table}: no column {', '.join(missing)} (it has {', '.join(frame.columns)})"
+        )
+    task_id = F.trim(F.col("task_id").cast("string"))
+    repeated = (
+        frame.where(task_id.isNotNull() & (task_id != ""))
+        .groupBy(task_id.alias("_duplicate_id"))
+        .count()
+        .where(F.col("count") > 1)
+    )
+    duplicates = [
+        DuplicateTask(row["_duplicate_id"], row["count"], (f"table {table}",))
+        for row in repeated.orderBy("_duplicate_id").collect()
+    ]
+    if duplicates:
+        frame = frame.join(F.broadcast(repeated), task_id == repeated["_duplicate_id"], "left_anti")
+    return frame, duplicates
 
 
 def run_harvest(
@@ -96,99 +220,57 @@ def run_harvest(
     out_dir: str | Path = "var/harvest",
     batch_size: int = 1000,
     prune: bool = True,
+    prune_force: bool = False,
+    prune_max_fraction: float | None = None,
     progress: Callable[[str], None] = print,
 ) -> HarvestReport:
-    """Harvest a task corpus; with `prune`, tasks the graph has but the corpus lacks are deleted."""
+    """Harvest a task corpus; with `prune`, tasks the graph has but the corpus lacks are deleted.
+
+    Pruning refuses (the report's `status` is `prune-refused`, nothing is
+    deleted, the lineage loaded stays) when the corpus is empty or would
+    remove more than `prune_max_fraction` of the graph's tasks (the setting
+    `prune_max_fraction`, 50% by default), unless `prune_force`. Ids the corpus
+    defines more than once, and bad records whose id is known, are never pruned.
+
+    A source that cannot be read raises `TaskSourceError` before anything is
+    written; an unusable `--out` or task table raises `HarvestError`. A run
+    that fails later writes `run.json` with `status: failed` and the error,
+    then raises the original exception (with a note naming the run record).
+    """
     began = time.monotonic()
     run_id = f"harvest-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     report = HarvestReport(run_id=run_id, inputs=[tasks or f"table:{tasks_table}"])
-    out = Path(out_dir) / run_id
-    out.mkdir(parents=True, exist_ok=True)
-    report.out_dir = str(out)
+    if prune_max_fraction is None:
+        prune_max_fraction = IngestSettings().prune_max_fraction
 
+    # The corpus first: a source that cannot be read fails before a run directory exists.
     if tasks_table:
-        frame = spark.table(tasks_table)
+        frame, report.duplicates = _table_corpus(spark, tasks_table)
         rdd = frame.rdd
     else:
-        records = _records(tasks, report.source_problems)
+        located, report.duplicates = split_duplicates(list(read_task_source(tasks, report.source_problems)))
+        records = [item.task.model_dump() for item in located]
         slices = max(1, min(len(records) // 50 + 1, spark.sparkContext.defaultParallelism * 4))
         rdd = spark.sparkContext.parallelize(records, slices)
-    catalog_data = catalog.model_dump(mode="json") if catalog is not None and catalog.tables else None
-    broadcast = spark.sparkContext.broadcast(catalog_data)
-    lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast))
-
-    if store is not None and catalog is not None and catalog.tables:
-        # With the catalog's nodes in place, task loads only match ids and create edges.
-        began_catalog = time.monotonic()
-        store.upsert_catalog(catalog)
-        report.load_seconds += time.monotonic() - began_catalog
-    extract_began = time.monotonic()
-    # Extract every partition in parallel first; the driver then streams the cached rows.
-    lines = lines.persist()
-    lines.count()
-    report.extract_seconds = time.monotonic() - extract_began
-    pending: list[tuple[SqlTask, TaskLineage]] = []
-    seen: set[str] = set()
-    with (out / "errors.jsonl").open("w") as errors:
-        for problem in report.source_problems:
-            errors.write(
-                json.dumps(
-                    {
-                        "task_id": None,
-                        "statement_index": None,
-                        "source": problem.location,
-                        "message": problem.message,
-                    }
-                )
-                + "\n"
-            )
-        for line in lines.toLocalIterator(prefetchPartitions=True):
-            item = json.loads(line)
-            lineage = TaskLineage.model_validate(item["lineage"])
-            report.tasks += 1
-            if lineage.errors:
-                report.tasks_with_errors += 1
-                report.statement_errors += len(lineage.errors)
-                for error in lineage.errors:
-                    errors.write(json.dumps(error.model_dump()) + "\n")
-            try:
-                task = SqlTask.model_validate(item["task"])
-            except ValueError:
-                continue
-            seen.add(task.task_id)
-            pending.append((task, lineage))
-            if store is not None and len(pending) >= batch_size:
-                _load(store, pending, catalog, report, progress)
-                pending = []
-        if store is not None and pending:
-            _load(store, pending, catalog, report, progress)
-    lines.unpersist()
-    if store is not None and prune and not report.source_problems:
-        gone = sorted(set(store.task_ids()) - seen)
-        if gone:
-            store.delete_tasks(gone)
-            report.deleted = len(gone)
-            progress(f"  {len(gone)} tasks no longer in the corpus: their lineage was removed")
+    out = _make_run_dir(Path(out_dir), run_id)
+    report.out_dir = str(out)
+    try:
+        # The safety limit is a share of what the graph held before this run loaded anything.
+        tasks_before = len(store.task_ids()) if store is not None and prune else 0
+        seen = _extract_and_load(spark, rdd, out, catalog, store, batch_size, report, progress)
+        if store is not None and prune:
+            _prune(store, seen, tasks_before, report, prune_force, prune_max_fraction, progress)
+        else:
+            report.prune = "off"
+    except BaseException as exc:
+        report.status = "failed"
+        report.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        report.seconds = time.monotonic() - began
+        _write_run_record(out, report)
+        exc.add_note(f"harvest {run_id} failed; its run record: {out / 'run.json'}")
+        raise
     report.seconds = time.monotonic() - began
-    (out / "run.json").write_text(
-        json.dumps(
-            {
-                "run_id": run_id,
-                "inputs": report.inputs,
-                "tasks": report.tasks,
-                "tasks_with_errors": report.tasks_with_errors,
-                "statement_errors": report.statement_errors,
-                "source_problems": len(report.source_problems),
-                "loaded": report.loaded,
-                "unchanged": report.unchanged,
-                "deleted": report.deleted,
-                "extract_seconds": round(report.extract_seconds, 3),
-                "load_seconds": round(report.load_seconds, 3),
-                "seconds": round(report.seconds, 3),
-            },
-            indent=2,
-        )
-    )
+    _write_run_record(out, report)
     if store is not None:
         from graph.model import HarvestRun
 
@@ -205,6 +287,144 @@ def run_harvest(
             )
         )
     return report
+
+
+def _write_run_record(out: Path, report: HarvestReport) -> None:
+    (out / "run.json").write_text(json.dumps(report.summary(), indent=2) + "\n")
+
+
+def _extract_and_load(spark, rdd, out: Path, catalog, store, batch_size, report, progress) -> set[str]:
+    """Extract in the executors, stream the rows back, load them in batches; the ids of the tasks seen."""
+    catalog_data = catalog.model_dump(mode="json") if catalog is not None and catalog.tables else None
+    broadcast = spark.sparkContext.broadcast(catalog_data)
+    lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast))
+
+    if store is not None and catalog is not None and catalog.tables:
+        # With the catalog's nodes in place, task loads only match ids and create edges.
+        began_catalog = time.monotonic()
+        store.upsert_catalog(catalog)
+        report.load_seconds += time.monotonic() - began_catalog
+    extract_began = time.monotonic()
+    # Extract every partition in parallel first; the driver then streams the cached rows.
+    lines = lines.persist()
+    lines.count()
+    report.extract_seconds = time.monotonic() - extract_began
+    pending: list[tuple[SqlTask, TaskLineage]] = []
+    seen: set[str] = set()
+    table = report.inputs[0].removeprefix("table:")
+    with (out / "errors.jsonl").open("w") as errors:
+        for duplicate in report.duplicates:
+            errors.write(json.dumps(_duplicate_error(duplicate)) + "\n")
+        for index, duplicate in enumerate(report.duplicates):
+            if index == PRUNE_EXAMPLES:
+                progress(f"  ... and {len(report.duplicates) - index} more duplicate task ids (errors.jsonl)")
+                break
+            progress(f"  error: {duplicate.message}")
+        for problem in report.source_problems:
+            errors.write(json.dumps(_problem_error(problem)) + "\n")
+        for line in lines.toLocalIterator(prefetchPartitions=True):
+            item = json.loads(line)
+            if "problem" in item:
+                where = f"table {table}, task {item['task_id']}" if item["task_id"] else f"table {table}"
+                problem = SourceProblem(where, item["problem"], item["task_id"])
+                report.source_problems.append(problem)
+                errors.write(json.dumps(_problem_error(problem)) + "\n")
+                continue
+            lineage = TaskLineage.model_validate(item["lineage"])
+            report.tasks += 1
+            if lineage.errors:
+                report.tasks_with_errors += 1
+                report.statement_errors += len(lineage.errors)
+                for error in lineage.errors:
+                    errors.write(json.dumps(error.model_dump()) + "\n")
+            task = SqlTask.model_validate(item["task"])
+            seen.add(task.task_id)
+            pending.append((task, lineage))
+            if store is not None and len(pending) >= batch_size:
+                _load(store, pending, catalog, report, progress)
+                pending = []
+        if store is not None and pending:
+            _load(store, pending, catalog, report, progress)
+    lines.unpersist()
+    return seen
+
+
+def _duplicate_error(duplicate: DuplicateTask) -> dict:
+    return {
+        "task_id": duplicate.task_id,
+        "statement_index": None,
+        "source": "; ".join(duplicate.locations),
+        "locations": list(duplicate.locations),
+        "message": duplicate.message,
+    }
+
+
+def _problem_error(problem: SourceProblem) -> dict:
+    return {
+        "task_id": problem.task_id,
+        "statement_index": None,
+        "source": problem.location,
+        "message": problem.message,
+    }
+
+
+def _prune(
+    store,
+    seen: set[str],
+    tasks_before: int,
+    report: HarvestReport,
+    force: bool,
+    max_fraction: float,
+    progress,
+) -> None:
+    """Delete the tasks the graph has and the corpus lacks, unless that looks like a corpus gone wrong."""
+    graph_ids = set(store.task_ids())
+    # Ids the corpus names but does not load (defined twice, or a bad record) keep what the graph has.
+    kept = {d.task_id for d in report.duplicates} | {p.task_id for p in report.source_problems if p.task_id}
+    gone = sorted(graph_ids - seen - kept)
+    report.prune_would_remove = len(gone)
+    report.prune_first = gone[:PRUNE_EXAMPLES]
+    if not gone:
+        report.prune = "nothing"
+        return
+    listed = ", ".join(gone[:PRUNE_EXAMPLES]) + (
+        f" and {len(gone) - PRUNE_EXAMPLES} more" if len(gone) > PRUNE_EXAMPLES else ""
+    )
+    unknown = [p for p in report.source_problems if not p.task_id]
+    if unknown and not force:
+        # A record we could not read may be one of these tasks: removing it would lose its lineage.
+        report.prune = "skipped"
+        report.prune_message = (
+            f"prune skipped: {len(unknown)} records of the corpus could not be read and name no task id, "
+            f"so {len(gone)} tasks missing from it stay in the graph ({listed}); fix the records listed "
+            "in errors.jsonl"
+        )
+        progress(f"  {report.prune_message}")
+        return
+    tasks_before = max(tasks_before, len(gone))
+    share = len(gone) / tasks_before
+    reason = (
+        "the corpus holds no task"
+        if not seen
+        else f"{share:.0%} of the {tasks_before} tasks it had, more than the limit of {max_fraction:.0%} "
+        "(setting prune_max_fraction)"
+        if share > max_fraction
+        else None
+    )
+    if reason is not None and not force:
+        report.status = "prune-refused"
+        report.prune = "refused"
+        report.prune_message = (
+            f"prune refused: it would remove {len(gone)} tasks from the graph, {reason}: {listed}; "
+            "the lineage loaded stays; rerun with --prune-force to remove them (or --no-prune)"
+        )
+        progress(f"  {report.prune_message}")
+        return
+    store.delete_tasks(gone)
+    report.deleted = len(gone)
+    report.prune = "done"
+    report.prune_message = f"{len(gone)} tasks no longer in the corpus: their lineage was removed ({listed})"
+    progress(f"  {report.prune_message}")
 
 
 def _load(store, pending, catalog, report: HarvestReport, progress) -> None:
@@ -261,6 +481,7 @@ def spark_session(master: str = "local[*]", app_name: str = "watershed-harvest")
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The spark-submit entry point: exit 0 when done, 1 on bad input, a failure or a refused prune, 2 on usage."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -275,27 +496,63 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--master", default=None, help="Spark master (default local[*]; spark-submit sets its own)"
     )
+    parser.add_argument(
+        "--no-prune", dest="prune", action="store_false", help="keep tasks the graph has but the corpus lacks"
+    )
+    parser.add_argument(
+        "--prune-force",
+        action="store_true",
+        help="prune even an empty corpus or one that shrank by more than prune_max_fraction",
+    )
     args = parser.parse_args(argv)
-    if not args.tasks and not args.tasks_table:
-        parser.error("give --tasks or --tasks-table")
+    if (args.tasks is None) == (args.tasks_table is None):
+        parser.error("give exactly one of --tasks or --tasks-table")
+    if args.catalog and args.spark_catalog:
+        parser.error("give --catalog or --spark-catalog, not both")
+    try:
+        return _main(args)
+    except (TaskSourceError, CatalogError, HarvestError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _main(args: argparse.Namespace) -> int:
+    if args.tasks:
+        check_task_source(args.tasks)
+    check_out_dir(args.out)
+    catalog = Catalog.load(args.catalog) if args.catalog else None
+    max_fraction = IngestSettings().prune_max_fraction
     store = None
     if args.graph == "falkordb":
         from graph.falkordb_store import FalkorDBStore
+        from graph.settings import GraphSettings
 
-        store = FalkorDBStore.from_settings()
-        store.ensure_schema()
+        settings = GraphSettings()
+        try:
+            store = FalkorDBStore.from_settings(settings)
+            store.ensure_schema()
+        except Exception as exc:
+            raise HarvestError(
+                f"cannot reach FalkorDB on {settings.falkordb_host}:{settings.falkordb_port} ({exc})"
+            ) from None
     spark = spark_session(args.master or "local[*]")
-    catalog = (
-        Catalog.load(args.catalog)
-        if args.catalog
-        else catalog_from_spark(spark)
-        if args.spark_catalog
-        else None
-    )
+    if args.spark_catalog:
+        catalog = catalog_from_spark(spark)
     report = run_harvest(
-        spark, tasks=args.tasks, tasks_table=args.tasks_table, catalog=catalog, store=store, out_dir=args.out
+        spark,
+        tasks=args.tasks,
+        tasks_table=args.tasks_table,
+        catalog=catalog,
+        store=store,
+        out_dir=args.out,
+        prune=args.prune,
+        prune_force=args.prune_force,
+        prune_max_fraction=max_fraction,
     )
-    print(json.dumps({k: v for k, v in report.__dict__.items() if k != "source_problems"}, default=str))
+    print(json.dumps(report.summary()))
+    if report.status == "prune-refused":
+        print(f"error: {report.prune_message}", file=sys.stderr)
+        return 1
     return 0
 
 

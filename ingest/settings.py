@@ -16,3 +16,6 @@ class IngestSettings(WatershedSettings):
     run_date_variables: list[str] = Field(
         default_factory=lambda: ["date", "run_date", "bizdate", "biz_date", "ds", "dt"]
     )
+    #: the largest share of the graph's tasks one harvest may prune (remove because the corpus
+    #: lacks them) without `--prune-force`; an empty corpus never prunes without it
+    prune_max_fraction: float = Field(default=0.5, ge=0.0, le=1.0)

@@ -33,23 +33,41 @@ def harvest_command(
     prune: bool = typer.Option(
         True, "--prune/--no-prune", help="Delete tasks the graph has but the corpus lacks."
     ),
+    prune_force: bool = typer.Option(
+        False,
+        "--prune-force",
+        help="Prune even when the corpus is empty or would lose more than prune_max_fraction of the graph's tasks.",
+    ),
 ) -> None:
-    """Extract the lineage of every task with Spark and load it into the graph."""
-    from ingest.harvest import run_harvest, spark_session
+    """Extract the lineage of every task with Spark and load it into the graph.
+
+    Exit 1 when an input cannot be read, the run fails, or pruning was refused
+    (the lineage loaded stays; the message lists what would be removed).
+    """
+    from ingest.harvest import HarvestError, check_out_dir, run_harvest, spark_session
+    from ingest.settings import IngestSettings
+    from ingest.sources import TaskSourceError, check_task_source
 
     if catalog is not None and spark_catalog:
         usage_error("give --catalog or --spark-catalog, not both")
-
     if (tasks is None) == (tasks_table is None):
         usage_error("give exactly one of --tasks or --tasks-table")
-    if tasks is not None and not tasks.exists():
-        fail(f"{tasks}: no such task directory or export file")
+    if prune_force and not prune:
+        usage_error("give --prune-force or --no-prune, not both")
+    # Every input is checked before Spark starts or anything is written.
+    try:
+        if tasks is not None:
+            check_task_source(tasks)
+        check_out_dir(out)
+    except (TaskSourceError, HarvestError) as exc:
+        fail(str(exc))
     loaded_catalog = None
     if catalog is not None:
         try:
             loaded_catalog = Catalog.load(catalog)
         except CatalogError as exc:
             fail(str(exc))
+    max_fraction = IngestSettings().prune_max_fraction
     store = None
     if graph:
         from api.cli.graph import open_store
@@ -62,23 +80,36 @@ def harvest_command(
 
         loaded_catalog = catalog_from_spark(spark)
     console.print(f"harvesting {tasks or tasks_table} on {master}")
-    report = run_harvest(
-        spark,
-        tasks=str(tasks) if tasks else None,
-        tasks_table=tasks_table,
-        catalog=loaded_catalog,
-        store=store,
-        out_dir=out,
-        prune=prune,
-        progress=console.print,
-    )
+    try:
+        report = run_harvest(
+            spark,
+            tasks=str(tasks) if tasks else None,
+            tasks_table=tasks_table,
+            catalog=loaded_catalog,
+            store=store,
+            out_dir=out,
+            prune=prune,
+            prune_force=prune_force,
+            prune_max_fraction=max_fraction,
+            progress=console.print,
+        )
+    except (TaskSourceError, HarvestError) as exc:
+        fail(str(exc))
+    except Exception as exc:
+        # The run record already says "failed" and why; the user gets one line naming it.
+        notes = " ".join(getattr(exc, "__notes__", []))
+        fail(
+            f"harvest failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} {notes}".strip()
+        )
     console.print(
         f"run {report.run_id}: {report.tasks} tasks, {report.loaded} loaded, {report.unchanged} unchanged, "
         f"{report.deleted} removed, {report.tasks_with_errors} with errors ({report.statement_errors} statements), "
-        f"{len(report.source_problems)} unreadable records; extract {report.extract_seconds:.1f} s, "
-        f"load {report.load_seconds:.1f} s"
+        f"{len(report.source_problems)} unreadable records, {len(report.duplicates)} duplicate task ids; "
+        f"extract {report.extract_seconds:.1f} s, load {report.load_seconds:.1f} s"
     )
     console.print(f"errors and run record: {report.out_dir}")
+    if report.status == "prune-refused":
+        fail(report.prune_message)
 
 
 def generate_command(
@@ -95,7 +126,10 @@ def generate_command(
     """Generate a synthetic layered warehouse (ODS -> DWD -> DWS -> ADS) with SQL tasks and a catalog."""
     from bench.gen_warehouse import generate_warehouse
 
-    summary = generate_warehouse(
-        out, tasks=tasks, seed=seed, data_tables=data_tables, data_partitions=data_partitions
-    )
+    try:
+        summary = generate_warehouse(
+            out, tasks=tasks, seed=seed, data_tables=data_tables, data_partitions=data_partitions
+        )
+    except OSError as exc:
+        fail(f"{out}: cannot write the warehouse there ({exc.strerror or exc}: {exc.filename or out})")
     console.print(summary.__dict__)
