@@ -10,9 +10,11 @@ tags.json:
                  {"name": "address", "type": "struct<street:string,zip:string>", "tags": ["pii"]},
                  {"name": "salary", "type": "int", "tags": ["financial"]}]}
 
-`type` is a Spark SQL type, needed only for CREATE TABLE. Output order is deterministic:
-keys sorted by name, masks sorted by their mask string (the order ORC itself uses), columns
-in table order.
+`type` is a Spark SQL type, needed only for CREATE TABLE: it is parsed as one (nested
+struct/array/map, decimal(p,s), varchar(n) and so on) and written back in canonical form, so
+nothing but a type reaches the statement. `table`, when given, must name the table the DDL is
+for. Output order is deterministic: keys sorted by name, masks sorted by their mask string (the
+order ORC itself uses), columns in table order.
 """
 
 from __future__ import annotations
@@ -22,9 +24,21 @@ import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlglot import exp, parse_one
+from sqlglot.errors import SqlglotError
 
 from orc_crypto.options import quote_name
 from orc_crypto.policy import EncryptionPolicy, PolicyError
+
+_T = exp.DataType.Type
+#: the types Spark SQL has (sqlglot's names for them); anything else sqlglot parses is refused
+_SPARK_TYPES = {
+    _T.BOOLEAN, _T.TINYINT, _T.SMALLINT, _T.INT, _T.BIGINT, _T.FLOAT, _T.DOUBLE, _T.DECIMAL,
+    _T.TEXT, _T.VARCHAR, _T.CHAR, _T.BINARY, _T.DATE, _T.TIMESTAMP, _T.TIMESTAMPTZ,
+    _T.TIMESTAMPNTZ, _T.TIMESTAMPLTZ, _T.ARRAY, _T.MAP, _T.STRUCT, _T.VARIANT,
+}  # fmt: skip
+#: how many parameters a type takes, at most (decimal(p,s), varchar(n), char(n)); others take none
+_PARAMETERS = {_T.DECIMAL: 2, _T.VARCHAR: 1, _T.CHAR: 1}
 
 _PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Spark's ANSI reserved words that would break an unquoted identifier
@@ -64,7 +78,8 @@ class EncryptionPlan(BaseModel):
 
     @property
     def orc_encrypt(self) -> str:
-        return ";".join(f"{key}:{','.join(cols)}" for key, cols in self.encrypt.items())
+        # ORC reads a key name as it reads a field name: back-quoted unless plain (`fin.v2`)
+        return ";".join(f"{quote_name(key)}:{','.join(cols)}" for key, cols in self.encrypt.items())
 
     @property
     def orc_mask(self) -> str:
@@ -82,6 +97,64 @@ def load_tags(path: Path) -> TableTags:
         return TableTags.model_validate(raw)
     except ValidationError as exc:
         raise PolicyError(f"tags file {path}: {exc}") from exc
+
+
+def _table_parts(table: str) -> list[str]:
+    parts = re.findall(r"`(?:[^`]|``)*`|[^.]+", table)
+    return [p[1:-1].replace("``", "`") if p.startswith("`") else p for p in parts]
+
+
+def check_tags_table(table: str, tags: TableTags, tags_path: str | Path | None = None) -> None:
+    """A tags file that names a table must name `table` (Spark compares names case-insensitively)."""
+    if tags.table is None:
+        return
+    if [p.lower() for p in _table_parts(tags.table)] != [p.lower() for p in _table_parts(table)]:
+        where = f"tags file {tags_path}" if tags_path else "the tags"
+        raise PolicyError(f"{where} is for table {tags.table!r}, not for {table!r}")
+
+
+def spark_type(column: str, text: str) -> str:
+    """`text` parsed as a Spark SQL type and written back canonically; PolicyError names the
+    column and the text when it is anything else (a type followed by more SQL, an unknown type,
+    bad decimal/varchar parameters)."""
+
+    def refuse(why: str) -> PolicyError:
+        return PolicyError(f"column {column!r}: type {text!r} is not a Spark SQL type ({why})")
+
+    try:
+        parsed = parse_one(text, into=exp.DataType, dialect="spark")
+    except SqlglotError as exc:
+        raise refuse("it does not parse as one") from exc
+    for node in parsed.find_all(exp.DataType):
+        if isinstance(node.this, exp.Interval) or node.find_ancestor(exp.Interval):
+            continue  # interval year to month, interval day to second
+        if node.this not in _SPARK_TYPES:
+            name = node.this.value if isinstance(node.this, exp.DataType.Type) else node.sql("spark")
+            raise refuse(f"{name.lower()} is not a Spark type")
+        parameters = [e for e in node.expressions if isinstance(e, exp.DataTypeParam)]
+        if len(parameters) > _PARAMETERS.get(node.this, 0):
+            raise refuse(f"too many parameters for {node.this.value.lower()}")
+        values = []
+        for parameter in parameters:
+            if not (isinstance(parameter.this, exp.Literal) and parameter.this.is_int):
+                raise refuse(f"parameter {parameter.sql(dialect='spark')} is not a whole number")
+            values.append(int(parameter.this.this))
+        if (
+            node.this == _T.DECIMAL
+            and values
+            and not (1 <= values[0] <= 38 and 0 <= (values[1:] or [0])[0] <= values[0])
+        ):
+            raise refuse("decimal(p,s) needs 1 <= p <= 38 and 0 <= s <= p")
+        if node.this in (_T.VARCHAR, _T.CHAR) and values and values[0] < 1:
+            raise refuse("the length must be at least 1")
+    rendered = parsed.sql(dialect="spark")
+    # what is printed must read back as this same type and nothing more
+    try:
+        if parse_one(rendered, into=exp.DataType, dialect="spark") != parsed:
+            raise refuse("it does not render back to itself")
+    except SqlglotError as exc:
+        raise refuse("it does not render back to itself") from exc
+    return rendered
 
 
 def quote_identifier(name: str) -> str:
@@ -141,9 +214,10 @@ def create_table_ddl(
     missing = [c.name for c in tags.columns if not c.type]
     if missing:
         raise PolicyError(f"CREATE TABLE needs a type for every column; missing for: {', '.join(missing)}")
+    check_tags_table(table, tags)
     plan = plan_encryption(tags, policy)
     provider = key_provider_path or policy.key_provider_path
-    columns = ",\n".join(f"  {quote_identifier(c.name)} {c.type}" for c in tags.columns)
+    columns = ",\n".join(f"  {quote_identifier(c.name)} {spark_type(c.name, c.type)}" for c in tags.columns)
     options: list[tuple[str, str]] = []
     if plan.encrypt:
         if provider:
@@ -163,6 +237,7 @@ def create_table_ddl(
 
 def alter_table_ddl(table: str, tags: TableTags, policy: EncryptionPolicy) -> str:
     """ALTER TABLE ... SET TBLPROPERTIES for an existing Hive ORC table (new files get encrypted)."""
+    check_tags_table(table, tags)
     plan = plan_encryption(tags, policy)
     if not plan.encrypt:
         raise PolicyError(f"no column of {table} has a tag that the policy encrypts")

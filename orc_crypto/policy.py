@@ -17,14 +17,11 @@ Tags that are not a level (for example `public`) do not encrypt anything.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-#: ORC parses `orc.encrypt`/`orc.mask` by splitting on these, so names must not contain them.
-ORC_OPTION_SEPARATORS = re.compile(r"[:;,]")
 BUILTIN_MASKS = ("nullify", "redact", "sha256")
 
 
@@ -42,9 +39,14 @@ class LevelPolicy(BaseModel):
     @field_validator("key")
     @classmethod
     def _key_name(cls, value: str) -> str:
-        if not value or ORC_OPTION_SEPARATORS.search(value) or "@" in value:
-            raise ValueError(f"invalid master key name {value!r}")
-        return value
+        # the names the key providers accept (the DDL back-quotes them for orc.encrypt)
+        from orc_crypto.keys.base import KeyProviderError
+        from orc_crypto.keys.material import check_key_name
+
+        try:
+            return check_key_name(value)
+        except KeyProviderError as exc:
+            raise ValueError(str(exc)) from exc
 
     @field_validator("mask")
     @classmethod

@@ -10,7 +10,8 @@ from api.cli.output import fail
 
 TAGS_HELP = (
     'Tags file (JSON): {"table": "db.t", "columns": [{"name": "ssn", "type": "string", "tags": ["pii"]}, ...]}. '
-    "`type` (a Spark SQL type) is needed for CREATE TABLE only."
+    "`type` (a Spark SQL type, written back canonically) is needed for CREATE TABLE only; "
+    "`table`, if given, must be TABLE."
 )
 POLICY_HELP = (
     "Policy file (YAML): `key_provider_path: kms://http@HOST:PORT/kms` (optional) and `levels:` a list, "
@@ -33,11 +34,12 @@ def ddl_command(
 
     A column takes the first policy level among its tags; it is encrypted with that level's master key and masked with its mask. Readers without the key see the masked values.
     """
-    from orc_crypto.ddl import alter_table_ddl, create_table_ddl, load_tags
+    from orc_crypto.ddl import alter_table_ddl, check_tags_table, create_table_ddl, load_tags
     from orc_crypto.policy import PolicyError, load_policy
 
     try:
         table_tags = load_tags(tags)
+        check_tags_table(table, table_tags, tags)
         encryption_policy = load_policy(policy)
         if alter:
             statement = alter_table_ddl(table, table_tags, encryption_policy)

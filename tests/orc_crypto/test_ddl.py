@@ -13,7 +13,7 @@ from orc_crypto.ddl import (
     quote_table_name,
 )
 from orc_crypto.policy import EncryptionPolicy, PolicyError
-from tests.orc_crypto.conftest import POLICY, TABLE_TAGS
+from tests.orc_crypto.conftest import ENCRYPTED_TABLE, POLICY, TABLE_TAGS
 
 PROVIDER = "kms://http@127.0.0.1:9600/kms"
 
@@ -29,14 +29,14 @@ def policy() -> EncryptionPolicy:
 
 
 def test_create_table_ddl(tags, policy):
-    assert create_table_ddl("sales.customers", tags, policy, key_provider_path=PROVIDER) == (
-        "CREATE TABLE sales.customers (\n"
-        "  id bigint,\n"
-        "  ssn string,\n"
-        "  email string,\n"
-        "  salary int,\n"
-        "  address struct<street:string,zip:string>,\n"
-        "  name string\n"
+    assert create_table_ddl(ENCRYPTED_TABLE, tags, policy, key_provider_path=PROVIDER) == (
+        f"CREATE TABLE {ENCRYPTED_TABLE} (\n"
+        "  id BIGINT,\n"
+        "  ssn STRING,\n"
+        "  email STRING,\n"
+        "  salary INT,\n"
+        "  address STRUCT<street: STRING, zip: STRING>,\n"
+        "  name STRING\n"
         ") USING ORC\n"
         "OPTIONS (\n"
         '  hadoop.security.key.provider.path "kms://http@127.0.0.1:9600/kms",\n'
@@ -48,8 +48,8 @@ def test_create_table_ddl(tags, policy):
 
 
 def test_alter_table_ddl(tags, policy):
-    assert alter_table_ddl("sales.customers", tags, policy) == (
-        "ALTER TABLE sales.customers SET TBLPROPERTIES ("
+    assert alter_table_ddl(ENCRYPTED_TABLE, tags, policy) == (
+        f"ALTER TABLE {ENCRYPTED_TABLE} SET TBLPROPERTIES ("
         "'orc.encrypt'='fin:salary;pii:ssn,email,address', "
         "'orc.mask'='nullify:ssn,address;redact:salary;sha256:email')"
     )
@@ -78,7 +78,7 @@ def test_identifiers_are_quoted_where_needed(policy):
     assert quote_table_name("`db.x`.t") == "`db.x`.t"
     tags = TableTags(columns=[{"name": "select", "type": "string", "tags": ["pii"]}])
     ddl = create_table_ddl("my-db.t", tags, policy)
-    assert ddl.startswith("CREATE TABLE `my-db`.t (\n  `select` string\n)")
+    assert ddl.startswith("CREATE TABLE `my-db`.t (\n  `select` STRING\n)")
     assert 'orc.encrypt "pii:select"' in ddl and "hadoop.security.key.provider.path" not in ddl
 
 
@@ -115,4 +115,4 @@ def test_bad_inputs_are_rejected(policy):
 
 def test_table_without_sensitive_columns_gets_plain_ddl(policy):
     ddl = create_table_ddl("t", TableTags(columns=[{"name": "x", "type": "int", "tags": ["public"]}]), policy)
-    assert ddl == "CREATE TABLE t (\n  x int\n) USING ORC"
+    assert ddl == "CREATE TABLE t (\n  x INT\n) USING ORC"
