@@ -429,8 +429,11 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        message = "no such KMS resource" if exc.status_code == 404 else str(exc.detail)
-        return error_response(exc.status_code, message)
+        status = exc.status_code
+        if status == 405 and classify(request.method, request.url.path, {})[0] == "unknown":
+            status = 404  # only the catch-all OPTIONS route matched: the path itself is unknown
+        message = "no such KMS resource" if status == 404 else str(exc.detail)
+        return error_response(status, message)
 
     @app.exception_handler(Exception)
     async def unexpected_error(request: Request, exc: Exception):
