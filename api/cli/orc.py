@@ -114,6 +114,10 @@ def encrypt_command(
         usage_error(str(exc))
     _check_output(source, target, in_place)
     provider = _provider(kms, keystore)
+    try:
+        size = source.stat().st_size  # before the run: --in-place replaces it
+    except OSError as exc:
+        fail(f"{source}: cannot read: {exc.strerror or exc}")
     started = time.monotonic()
     last_report = [started]
 
@@ -137,7 +141,6 @@ def encrypt_command(
         )
     except OrcCryptoError as exc:
         fail(str(exc))
-    size = source.stat().st_size
     seconds = time.monotonic() - started
     console.print(
         f"wrote {target} ({size / 1e6:.1f} MB read in {seconds:.1f} s, {size / 1e6 / max(seconds, 1e-9):.0f} MB/s)"
