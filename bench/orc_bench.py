@@ -6,7 +6,8 @@ Generates (once, cached under var/bench/) a deterministic snappy ORC file of
 about `--size-mb` MB with pyarrow, starts the embedded KMS on a free port, and
 encrypts the two string columns `ssn` and `email`:
 
-- orc_crypto: `encrypt_file` (read, encrypt, write), through the KMS;
+- orc_crypto: `encrypt_file` (read, encrypt, write, read back and verify with
+  `--verify`, default auto), through the KMS;
 - raw AES-CTR over the file's bytes with `cryptography`, alone and as
   read + AES-CTR + write of the same bytes, written as orc_crypto writes
   (temp file, fsync, rename): the floor a rewriter can reach;
@@ -159,6 +160,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "orc_bench.json")
     parser.add_argument("--skip-spark", action="store_true", help="leave Spark's rewrite out")
     parser.add_argument("--repeat", type=int, default=2, help="best of this many runs of each (default 2)")
+    parser.add_argument(
+        "--verify",
+        choices=("auto", "fast", "full"),
+        default="auto",
+        help="how orc_crypto checks what it wrote (default auto: fast for this snappy file)",
+    )
     args = parser.parse_args()
 
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -174,7 +181,13 @@ def main() -> None:
     print(f"source: {source} ({size / 1e6:.0f} MB, ready in {time.perf_counter() - began:.0f} s)", flush=True)
     work = Path(tempfile.mkdtemp(prefix="watershed-orc-bench-", dir=args.cache))
     kms = start_kms(work)
-    result: dict = {"source_mb": round(size / 1e6, 1), "columns": COLUMNS, "repeat": args.repeat, "runs": {}}
+    result: dict = {
+        "source_mb": round(size / 1e6, 1),
+        "columns": COLUMNS,
+        "repeat": args.repeat,
+        "verify": args.verify,
+        "runs": {},
+    }
     try:
         # Raw AES-CTR over the same bytes, alone and as read + encrypt + write.
         def aes_only(data: bytes = source.read_bytes()) -> bytes:
@@ -211,7 +224,12 @@ def main() -> None:
                 with KmsClient(kms.provider_path) as client:
                     seconds = timed(
                         lambda t=target, m=masks, c=client: encrypt_file(
-                            source, t, c, parse_encrypt_option(COLUMNS), parse_mask_option(m)
+                            source,
+                            t,
+                            c,
+                            parse_encrypt_option(COLUMNS),
+                            parse_mask_option(m),
+                            verify=args.verify,
                         ),
                         args.repeat,
                     )
