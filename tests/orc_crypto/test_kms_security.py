@@ -116,6 +116,8 @@ for name, path in (("token", token_file), ("secret", secret_file)):
         result[name] = "read"
     except PermissionError:
         result[name] = "denied"
+    except OSError as exc:
+        result[name] = type(exc).__name__
 def call(method, path, headers=None, body=None):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     conn.request(method, "/kms/v1/" + path, body=body, headers=headers or {})
@@ -150,9 +152,6 @@ def test_another_os_user_cannot_read_the_token_nor_get_key_data(serve):
         pytest.skip(f"{SYSTEM_PYTHON} (a Python every user may run) is missing")
     other = _other_user()
     secret_file = serve.directory / "kms.secret"
-    for path in (serve.token_file, secret_file):
-        info = path.stat()
-        assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
     probe = subprocess.run(
         [str(SYSTEM_PYTHON), "-c", PROBE, str(serve.port), str(serve.token_file), str(secret_file)],
         user=other.pw_uid,
@@ -166,7 +165,6 @@ def test_another_os_user_cannot_read_the_token_nor_get_key_data(serve):
     )
     assert probe.returncode == 0, probe.stderr
     result = json.loads(probe.stdout)
-    assert result["token"] == "denied" and result["secret"] == "denied"
     material = EmbeddedKeystore.open(serve.directory / "ks.json", PASSPHRASE).get("pii").versions[0]
     encodings = {
         base64.b64encode(material).decode().rstrip("="),
@@ -175,6 +173,10 @@ def test_another_os_user_cannot_read_the_token_nor_get_key_data(serve):
     for status, body, cookie in result["answers"]:
         assert status == 401 and cookie is None, (status, body)
         assert '"material"' not in body and not any(e in body for e in encodings)
+    assert result["token"] == "denied" and result["secret"] == "denied"
+    for path in (serve.token_file, secret_file):
+        info = path.stat()
+        assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
     # The owner, with the token file, is served (metadata and decrypt; material reads stay off).
     with httpx.Client(base_url=serve.url, headers={TOKEN_HEADER: serve.owner_token()}) as owner:
         assert owner.get("key/pii/_metadata").status_code == 200
@@ -228,11 +230,11 @@ def test_huge_bodies_are_refused_before_they_are_buffered(serve):
     total = 300 * MIB
     before = _rss_kib(serve.process.pid, "VmRSS")
     path = "keyversion/pii%400/_eek?eek_op=decrypt"
-    token = {TOKEN_HEADER: serve.owner_token()}
     assert _stream_body(serve.port, path, {}, total, chunked=False) == 401
     assert _stream_body(serve.port, path + "&user.name=root", {}, total, chunked=True) == 401
     growth = _rss_kib(serve.process.pid, "VmHWM") - before  # the highest RSS the process ever had
     assert growth * 1024 < 64 * MIB, f"unauthenticated bodies raised the server's RSS by {growth // 1024} MiB"
+    token = {TOKEN_HEADER: serve.owner_token()}
     assert _stream_body(serve.port, path, token, total, chunked=False) == 413
     assert _stream_body(serve.port, path, token, total, chunked=True) == 413
     assert _stream_body(serve.port, "keys", token, total, chunked=True) == 413
