@@ -12,14 +12,18 @@ from ingest.catalog import Catalog, CatalogError
 
 def harvest_command(
     tasks: Path | None = typer.Option(
-        None, "--tasks", "-t", help="Directory of .sql files, or a .jsonl/.parquet task export."
+        None,
+        "--tasks",
+        "-t",
+        help="Directory of .sql files, or a .jsonl/.parquet task export.",
+        readable=False,  # checked here: an unreadable input is a failure (exit 1), not a usage error
     ),
     tasks_table: str | None = typer.Option(
         None,
         "--tasks-table",
         help="Spark/Hive table with task_id, version, sql, dialect, owner, schedule, vars.",
     ),
-    catalog: Path | None = typer.Option(None, "--catalog", "-c", help="JSON schema catalog."),
+    catalog: Path | None = typer.Option(None, "--catalog", "-c", help="JSON schema catalog.", readable=False),
     spark_catalog: bool = typer.Option(
         False, "--spark-catalog", help="Take the schemas from the Spark/Hive catalog."
     ),

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
+from typing import TextIO, get_args
 
 import typer
+from pydantic import TypeAdapter
 from rich.table import Table
 
-from api.cli.output import console, fail, parse_assignments, styled
+from api.cli.output import console, fail, parse_assignments, styled, usage_error
 from ingest.catalog import Catalog, CatalogError
-from ingest.extract import extract_lineage
+from ingest.extract import UnknownDialectError, check_dialect, extract_lineage
 from ingest.model import SqlTask, TaskLineage
+from ingest.sources import TaskSourceError, decode_text
 
 
 class OutputFormat(StrEnum):
@@ -21,7 +26,9 @@ class OutputFormat(StrEnum):
 
 
 def lineage_command(
-    file: Path = typer.Argument(..., help="SQL script to analyse ('-' reads standard input)."),
+    file: Path = typer.Argument(
+        ..., help="SQL script to analyse ('-' reads standard input).", readable=False
+    ),
     dialect: str = typer.Option(
         "hive", "--dialect", "-d", help="sqlglot dialect of the script (hive, spark, ...)."
     ),
@@ -30,6 +37,7 @@ def lineage_command(
         "--catalog",
         "-c",
         help="JSON schema catalog (format in the README) for star expansion and partitions.",
+        readable=False,
     ),
     var: list[str] = typer.Option(
         [], "--var", "-v", help="Variable for ${name} / ${hivevar:name}, as NAME=VALUE; repeatable."
@@ -38,15 +46,24 @@ def lineage_command(
     output: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
 ) -> None:
     """Extract table and column lineage, weak references, filters and partition windows of a SQL script."""
-    if str(file) == "-":
-        sql = sys.stdin.read()
-        name = task_id or "stdin"
-    else:
-        try:
-            sql = file.read_text()
-        except OSError as exc:
-            fail(f"{file}: cannot read the script ({exc.strerror or exc})")
-        name = task_id or file.stem
+    try:
+        check_dialect(dialect)
+    except UnknownDialectError as exc:
+        usage_error(f"--dialect: {exc}")
+    try:
+        if str(file) == "-":
+            stdin = getattr(sys.stdin, "buffer", None)
+            sql = decode_text(stdin.read(), "standard input") if stdin is not None else sys.stdin.read()
+            name = task_id or "stdin"
+        else:
+            try:
+                data = file.read_bytes()
+            except OSError as exc:
+                fail(f"{file}: cannot read the script ({exc.strerror or exc})")
+            sql = decode_text(data, str(file))
+            name = task_id or file.stem
+    except TaskSourceError as exc:
+        fail(str(exc))
     loaded = None
     if catalog is not None:
         try:
@@ -56,11 +73,59 @@ def lineage_command(
     task = SqlTask(task_id=name, sql=sql, dialect=dialect, vars=parse_assignments(var, "--var"))
     result = extract_lineage(task, loaded)
     if output is OutputFormat.json:
-        console.print_json(result.model_dump_json())
+        write_json(result, sys.stdout)
     else:
         print_lineage(result)
     if result.errors:
         raise typer.Exit(1)
+
+
+def write_json(result: TaskLineage, out: TextIO) -> None:
+    """`result` as indented JSON, written item by item.
+
+    The JSON of a script of thousands of statements is hundreds of
+    megabytes: neither it nor a re-parsed copy (rich's print_json) is ever
+    held whole.
+    """
+    out.write("{")
+    for position, (name, info) in enumerate(TaskLineage.model_fields.items()):
+        value = getattr(result, name)
+        out.write(f"{',' if position else ''}\n  {json.dumps(name)}: ")
+        if not isinstance(value, list) or not value:
+            out.write(json.dumps(value))
+            continue
+        adapter = TypeAdapter(get_args(info.annotation)[0])
+        out.write("[")
+        for index, item in enumerate(value):
+            text = adapter.dump_json(item, indent=2).decode()
+            # JSON strings never hold a raw newline: re-indenting by lines is safe.
+            out.write(f"{',' if index else ''}\n    {text.replace(chr(10), chr(10) + '    ')}")
+        out.write("\n  ]")
+    out.write("\n}\n")
+
+
+#: Rows rendered at once: rich renders a whole table in memory, hundreds of
+#: bytes per cell, so the tables of a large script are printed in pages.
+PAGE_ROWS = 500
+
+
+def _print_table(title: str, headers: list[tuple[str, str]], rows: Iterable[tuple[str, ...]]) -> None:
+    """A table printed page by page, its columns as wide on every page (title and header once)."""
+    rows = list(rows)
+    widths = [len(header) for header, _ in headers]
+    for row in rows:
+        for position, cell in enumerate(row):
+            longest = max((len(line) for line in cell.split("\n")), default=0)
+            if longest > widths[position]:
+                widths[position] = longest
+    for start in range(0, max(len(rows), 1), PAGE_ROWS):
+        first = start == 0
+        table = Table(title=title if first else None, title_justify="left", show_header=first)
+        for (header, justify), width in zip(headers, widths, strict=True):
+            table.add_column(header, justify=justify, min_width=width)
+        for row in rows[start : start + PAGE_ROWS]:
+            table.add_row(*row)
+        console.print(table)
 
 
 def print_lineage(result: TaskLineage) -> None:
@@ -69,32 +134,37 @@ def print_lineage(result: TaskLineage) -> None:
             ("task", "bold"), f" {result.task_id}  ({result.dialect}, {len(result.statements)} statements)"
         )
     )
-    reads = Table(title="tables read", title_justify="left")
-    reads.add_column("table")
-    reads.add_column("window (days)", justify="right")
-    reads.add_column("predicates")
-    for read in result.reads:
-        window = "unbounded" if read.partition_window_days is None else str(read.partition_window_days)
-        reads.add_row(read.table, window, "\n".join(p.text for p in read.predicates))
-    console.print(reads)
+    _print_table(
+        "tables read",
+        [("table", "left"), ("window (days)", "right"), ("predicates", "left")],
+        (
+            (
+                read.table,
+                "unbounded" if read.partition_window_days is None else str(read.partition_window_days),
+                "\n".join(p.text for p in read.predicates),
+            )
+            for read in result.reads
+        ),
+    )
     console.print(styled(("tables written:", "bold"), f" {', '.join(result.writes) or '(none)'}"))
 
-    columns = Table(title="column lineage", title_justify="left")
-    for header in ("target column", "source column", "kind", "functions"):
-        columns.add_column(header)
-    for column in result.columns:
-        if not column.sources:
-            columns.add_row(column.target, "(constant)", "", "")
-        for source in column.sources:
-            columns.add_row(column.target, source.id, source.kind, ", ".join(source.functions))
-    console.print(columns)
+    def column_rows() -> Iterator[tuple[str, ...]]:
+        for column in result.columns:
+            if not column.sources:
+                yield (column.target, "(constant)", "", "")
+            for source in column.sources:
+                yield (column.target, source.id, source.kind, ", ".join(source.functions))
 
-    weak = Table(title="weak references", title_justify="left")
-    for header in ("column", "role", "influences"):
-        weak.add_column(header)
-    for ref in result.weak_references:
-        weak.add_row(ref.column, ref.role, ref.target_table)
-    console.print(weak)
+    _print_table(
+        "column lineage",
+        [("target column", "left"), ("source column", "left"), ("kind", "left"), ("functions", "left")],
+        column_rows(),
+    )
+    _print_table(
+        "weak references",
+        [("column", "left"), ("role", "left"), ("influences", "left")],
+        ((ref.column, ref.role, ref.target_table) for ref in result.weak_references),
+    )
 
     for problem in result.unresolved:
         console.print(styled(("unresolved:", "yellow"), f" {problem}"))

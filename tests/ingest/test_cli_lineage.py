@@ -108,3 +108,21 @@ def test_identifiers_that_look_like_console_markup_print_literally(tmp_path):
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "db.[red]out.[bold]x" in text and "db.src.[/]" in text and "db.src.[dim]k" in text
+
+
+def test_a_binary_script_or_a_catalog_directory_is_one_error_naming_it(tmp_path):
+    """Issue 11 item 20: these gave raw tracebacks."""
+    binary = tmp_path / "binary.sql"
+    binary.write_bytes(b"SELECT 1;\n\x00\xff\xfe\x01 compiled, not SQL")
+    result = _lineage(str(binary))
+    assert result.exit_code == 1 and "binary.sql" in result.output and "UTF-8" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    script = tmp_path / "ok.sql"
+    script.write_text("SELECT 1")
+    catalog_dir = tmp_path / "catalogs"
+    catalog_dir.mkdir()
+    result = _lineage(str(script), "--catalog", str(catalog_dir))
+    assert result.exit_code == 1 and "catalogs" in result.output and "directory" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    piped = runner.invoke(app, ["lineage", "-"], input=b"SELECT \xff FROM t", catch_exceptions=False)
+    assert piped.exit_code == 1 and "standard input" in piped.output and "UTF-8" in piped.output
