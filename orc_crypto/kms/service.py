@@ -8,9 +8,6 @@ started when there is something to serve: a keystore file and its passphrase.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from graph import processes
 from orc_crypto.keys.embedded import KeystoreSettings
 from orc_crypto.kms.server import KmsSettings
 
@@ -46,14 +44,35 @@ class KmsService:
     def log_file(self) -> Path:
         return self.directory / "kms.log"
 
-    def pid(self) -> int | None:
-        """The pid `up` recorded, if that process still lives."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-            os.kill(pid, 0)
-        except (OSError, ValueError):
+    def _record(self) -> processes.ProcessRecord | None:
+        """The recorded process, when it is still the KMS started here (never a reused pid)."""
+        record = processes.read_record(self.pid_file)
+        if record is None:
             return None
-        return pid
+        if processes.is_same(record):
+            return record
+        if not record.verifiable:
+            # A bare pid from before process records: ours only if it is a KMS on our port.
+            live = processes.describe(record.pid)
+            if live is not None and self._is_our_command(live.cmdline or []):
+                return live
+        return None
+
+    def _is_our_command(self, cmdline: list[str]) -> bool:
+        text = " ".join(cmdline)
+        return "kms serve" in text and f"--port {self.port}" in text
+
+    def pid(self) -> int | None:
+        """The pid `up` recorded, if that very process still runs (same start time and command line)."""
+        record = self._record()
+        return record.pid if record is not None else None
+
+    def stale_note(self) -> str | None:
+        """Why the pid file is not trusted, or None (no pid file, or its process is the KMS)."""
+        record = processes.read_record(self.pid_file)
+        if record is None or self._record() is not None:
+            return None
+        return f"pid {record.pid} in {self.pid_file} is gone or now another process (stale pid file)"
 
     def answers(self) -> bool:
         try:
@@ -111,26 +130,19 @@ class KmsService:
                 process.kill()
                 raise KmsServiceError(f"the KMS did not answer on port {self.port} in {wait_seconds:.0f} s")
             time.sleep(0.1)
-        self.pid_file.write_text(f"{process.pid}\n")
+        processes.write_record(self.pid_file, process.pid)
         return True
 
     def stop(self, wait_seconds: float = 10.0) -> bool:
-        """Stop the KMS that `start` started (by its pid file); False when none ran."""
-        pid = self.pid()
-        if pid is None:
+        """Stop the KMS that `start` started (by its pid file); False when none ran.
+
+        Only the very process `start` recorded is signalled: a pid reused by another
+        process (after a reboot or a kill -9) is left alone and the stale file removed.
+        """
+        record = self._record()
+        if record is None:
             self.pid_file.unlink(missing_ok=True)
             return False
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + wait_seconds
-        while time.monotonic() < deadline:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)  # reap it when this process started it
-            try:
-                os.kill(pid, 0)
-            except OSError:
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(pid, signal.SIGKILL)
+        stopped = processes.terminate(record, wait_seconds)
         self.pid_file.unlink(missing_ok=True)
-        return True
+        return stopped
