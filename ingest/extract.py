@@ -8,11 +8,13 @@ their lineage. Nothing raises out of `extract_lineage` for bad SQL.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import re
 import threading
+from collections.abc import Iterator
 
-from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.dialect import Dialect, Dialects
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -104,6 +106,24 @@ def _run_date(variables: dict[str, str], settings: IngestSettings) -> DatePoint 
     return None
 
 
+class UnknownDialectError(ValueError):
+    """A dialect sqlglot does not know; the message names it and lists the known ones."""
+
+
+def known_dialects() -> list[str]:
+    return sorted(d.value for d in Dialects if d.value)
+
+
+def check_dialect(name: str) -> None:
+    """Raise `UnknownDialectError` unless `name` is a dialect sqlglot parses."""
+    try:
+        _tools.get(name.strip().lower())
+    except (ValueError, SqlglotError):
+        raise UnknownDialectError(
+            f"unknown dialect {name!r} (known: {', '.join(known_dialects())})"
+        ) from None
+
+
 class _DialectTools(threading.local):
     """A tokenizer and a parser per dialect and thread: building them costs more than a small parse."""
 
@@ -113,6 +133,9 @@ class _DialectTools(threading.local):
     def get(self, name: str) -> tuple[Dialect, object, object]:
         tools = self.by_name.get(name)
         if tools is None:
+            if not name:
+                # sqlglot's base dialect: no real engine's SQL
+                raise ValueError("no dialect given")
             dialect = Dialect.get_or_raise(name)
             tools = self.by_name[name] = (dialect, dialect.tokenizer(), dialect.parser())
         return tools
@@ -132,13 +155,14 @@ def extract_lineage(
     statements: list[StatementLineage] = []
     errors: list[LineageError] = []
     header = {"task_id": task.task_id, "dialect": task.dialect, "version": task.effective_version}
+    dialect = task.dialect.strip().lower()
     try:
-        _dialect, tokenizer, parser = _tools.get(task.dialect)
-    except (ValueError, SqlglotError) as exc:
-        errors.append(
-            LineageError(task_id=task.task_id, statement_index=0, message=f"unknown dialect: {exc}")
-        )
+        check_dialect(dialect)
+    except UnknownDialectError as exc:
+        # Checked before anything else: one error for the task, not one per statement.
+        errors.append(LineageError(task_id=task.task_id, statement_index=0, message=str(exc)))
         return TaskLineage(**header, errors=errors)
+    _dialect, tokenizer, parser = _tools.get(dialect)
 
     variables = script_variables(task.sql, task.vars)
     sql = substitute(task.sql, variables)
@@ -148,33 +172,111 @@ def extract_lineage(
         default_db,
         frozenset(c.lower() for c in settings.partition_columns),
         SUB_DAY_PARTITION_COLUMNS,
-        task.dialect,
+        dialect,
         _run_date(variables, settings),
     )
 
-    split = _split(tokenizer, sql)
-    if isinstance(split, TokenError):
-        pieces = _split_text(sql)
-        for index, (offset, text) in enumerate(pieces):
-            line = sql.count("\n", 0, offset) + 1
-            chunks = _split(tokenizer, text)
-            if isinstance(chunks, TokenError):
-                errors.append(
-                    LineageError(
-                        task_id=task.task_id,
-                        statement_index=index,
-                        line=line,
-                        message=f"cannot tokenize: {chunks}",
-                    )
-                )
-                continue
+    # The script is tokenized a batch of statements at a time: the tokens of a
+    # whole multi-megabyte script would take tens of bytes per character.
+    counter = itertools.count()
+    line = 1
+    for offset, end, chunks in _batches(tokenizer, sql):
+        text = sql[offset:end]
+        if isinstance(chunks, TokenError):
+            _untokenizable(
+                statements, errors, extractor, parser, tokenizer, text, line, counter, task.task_id
+            )
+        else:
             for chunk in chunks:
-                _one(statements, errors, extractor, parser, chunk, text, index, line - 1, task.task_id)
-    else:
-        for index, chunk in enumerate(split):
-            _one(statements, errors, extractor, parser, chunk, sql, index, 0, task.task_id)
+                _one(
+                    statements, errors, extractor, parser, chunk, text, next(counter), line - 1, task.task_id
+                )
+        line += text.count("\n")
 
     return TaskLineage(**header, statements=statements, errors=errors, **_aggregate(statements))
+
+
+#: Characters of script tokenized at once (cut at the next statement end after it).
+BATCH_CHARS = 128 * 1024
+#: How many following batches a batch that does not tokenize alone may take in
+#: (a cut fell inside a string or comment spanning a `;` line end).
+_EXTEND = 4
+
+
+def _cut(sql: str, start: int) -> int:
+    if len(sql) - start <= BATCH_CHARS:
+        return len(sql)
+    match = _STATEMENT_END.search(sql, start + BATCH_CHARS)
+    return match.end() if match is not None else len(sql)
+
+
+def _batches(tokenizer, sql: str) -> Iterator[tuple[int, int, list[_Chunk] | TokenError]]:
+    """`(start, end, chunks)` for consecutive pieces of `sql`, each cut at a statement end.
+
+    A piece that does not tokenize is retried with the next pieces joined to
+    it, since a cut inside a string or comment leaves it unterminated; one
+    that still fails is returned with its error, to be split per statement.
+    """
+    start = 0
+    while start < len(sql):
+        end = _cut(sql, start)
+        chunks = _split(tokenizer, sql[start:end])
+        if isinstance(chunks, TokenError):
+            longer = end
+            for _ in range(_EXTEND):
+                if longer >= len(sql):
+                    break
+                longer = _cut(sql, longer)
+                retried = _split(tokenizer, sql[start:longer])
+                if not isinstance(retried, TokenError):
+                    chunks, end = retried, longer
+                    break
+        yield start, end, chunks
+        start = end
+
+
+def _untokenizable(
+    statements: list[StatementLineage],
+    errors: list[LineageError],
+    extractor: StatementExtractor,
+    parser,
+    tokenizer,
+    text: str,
+    first_line: int,
+    counter: Iterator[int],
+    task_id: str,
+) -> None:
+    """A piece that does not tokenize: split at semicolons ending a line, each part on its own
+    (joined to the next few parts when a string or comment runs on past its end)."""
+    parts = _split_text(text)
+    position = 0
+    while position < len(parts):
+        offset, part = parts[position]
+        chunks = _split(tokenizer, part)
+        taken = 1
+        while isinstance(chunks, TokenError) and taken <= _EXTEND and position + taken < len(parts):
+            last_offset, last_part = parts[position + taken]
+            taken += 1
+            joined = text[offset : last_offset + len(last_part)]
+            retried = _split(tokenizer, joined)
+            if not isinstance(retried, TokenError):
+                chunks, part = retried, joined
+        if isinstance(chunks, TokenError):
+            taken = 1
+        position += taken
+        line = first_line + text.count("\n", 0, offset)
+        if isinstance(chunks, TokenError):
+            errors.append(
+                LineageError(
+                    task_id=task_id,
+                    statement_index=next(counter),
+                    line=line,
+                    message=f"cannot tokenize: {chunks}",
+                )
+            )
+            continue
+        for chunk in chunks:
+            _one(statements, errors, extractor, parser, chunk, part, next(counter), line - 1, task_id)
 
 
 def _one(
@@ -301,4 +403,4 @@ def _aggregate(statements: list[StatementLineage]) -> dict:
     }
 
 
-__all__ = ["StatementLineage", "extract_lineage"]
+__all__ = ["StatementLineage", "UnknownDialectError", "check_dialect", "extract_lineage", "known_dialects"]
