@@ -1,6 +1,8 @@
-"""`watershed services`: start, stop and inspect the embedded FalkorDB and Redis."""
+"""`watershed services`: start, stop, inspect, back up and restore the embedded FalkorDB and Redis."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 from rich.table import Table
@@ -77,3 +79,39 @@ def status_command() -> None:
     """Show whether each service runs and answers."""
     settings = GraphSettings()
     _print(status(settings), _kms(settings))
+
+
+def _graph_spec(settings: GraphSettings):
+    from graph.services import specs
+
+    return next(spec for spec in specs(settings) if spec.name == "falkordb")
+
+
+@app.command("backup")
+def backup_command(
+    directory: Path = typer.Argument(..., help="Where to write the backup (created if missing)."),
+) -> None:
+    """Write a consistent backup of the running graph (a FalkorDB snapshot) into DIRECTORY."""
+    from graph.backup import backup
+
+    try:
+        manifest = backup(_graph_spec(GraphSettings()), directory)
+    except (ServerError, OSError) as exc:
+        fail(f"backup to {directory}: {exc}")
+    console.print(
+        f"backed up graphs {', '.join(manifest.graphs) or '(none)'} to {directory} ({manifest.bytes} bytes)"
+    )
+
+
+@app.command("restore")
+def restore_command(
+    directory: Path = typer.Argument(..., help="A directory written by `watershed services backup`."),
+) -> None:
+    """Replace the graph with the backup in DIRECTORY (stops and restarts FalkorDB; old files kept aside)."""
+    from graph.backup import restore
+
+    try:
+        manifest = restore(_graph_spec(GraphSettings()), directory)
+    except (ServerError, OSError) as exc:
+        fail(f"restore from {directory}: {exc}")
+    console.print(f"restored graphs {', '.join(manifest.graphs) or '(none)'} from {directory}")

@@ -1,0 +1,71 @@
+"""`watershed services backup|restore`: a backup restored into a server gives back the same graph."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from api.cli import app
+from graph.server import free_port
+from ingest.extract import extract_lineage
+from ingest.model import SqlTask
+from tests.graph.fingerprint import graph_fingerprint
+
+runner = CliRunner()
+
+SQL = {
+    "t1": "INSERT OVERWRITE TABLE dw.orders SELECT id, upper(email) AS email, amount FROM ods.orders WHERE dt = '${date}'",
+    "t2": "INSERT OVERWRITE TABLE ads.totals SELECT email, sum(amount) AS total FROM dw.orders GROUP BY email",
+}
+
+
+@pytest.fixture
+def service_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keystore.json"))
+    yield tmp_path / "var"
+    runner.invoke(app, ["services", "down"])
+
+
+def _store():
+    from graph.falkordb_store import FalkorDBStore
+
+    store = FalkorDBStore.from_settings()
+    store.ensure_schema()
+    return store
+
+
+def test_a_restored_backup_is_the_graph_that_was_backed_up(service_env, tmp_path):
+    assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0
+    store = _store()
+    tasks = [SqlTask(task_id=i, sql=sql) for i, sql in SQL.items()]
+    store.upsert_tasks([(task, extract_lineage(task)) for task in tasks])
+    backed_up = graph_fingerprint(store)
+
+    result = runner.invoke(app, ["services", "backup", str(tmp_path / "backup")])
+    assert result.exit_code == 0, result.output
+    assert "watershed" in result.output
+
+    store.delete_tasks(["t2"])  # changes after the backup are undone by the restore
+    store._write([("CREATE (:Table {id: 'db.later'})", {})])
+    assert graph_fingerprint(store) != backed_up
+    store.close()
+
+    result = runner.invoke(app, ["services", "restore", str(tmp_path / "backup")])
+    assert result.exit_code == 0, result.output
+    assert graph_fingerprint(_store()) == backed_up
+    # The restored graph is the server's from now on: it survives a stop and a start.
+    runner.invoke(app, ["services", "down"])
+    assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0
+    assert graph_fingerprint(_store()) == backed_up
+    assert list((service_env / "falkordb").glob("before-restore-*/appendonlydir"))  # the old files, kept
+
+
+def test_restoring_what_is_not_a_backup_is_one_line(service_env, tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = runner.invoke(app, ["services", "restore", str(tmp_path / "empty")])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1 and "is not a backup" in result.output
