@@ -101,13 +101,13 @@ def serve_command(
     secret_file: Path = typer.Option(
         None,
         "--secret-file",
-        help="Server secret, generated on first start, mode 0600 (default var/kms/kms.secret; WATERSHED_KMS_SECRET_FILE).",
+        help="Server secret, generated on first start, mode 0600 (default DATA_DIR/kms/kms.secret, DATA_DIR being WATERSHED_DATA_DIR or var; WATERSHED_KMS_SECRET_FILE).",
     ),
     token_file: Path = typer.Option(
         None,
         "--token-file",
         help=(
-            "Where the owner's delegation token is written, mode 0600 (default var/kms/kms.token; "
+            "Where the owner's delegation token is written, mode 0600 (default DATA_DIR/kms/kms.token; "
             "WATERSHED_KMS_TOKEN_FILE). Give it to Spark as HADOOP_TOKEN_FILE_LOCATION."
         ),
     ),

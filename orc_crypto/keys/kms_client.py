@@ -5,7 +5,7 @@ the encrypted local key (decrypt-EEK), exactly as ORC Java does (doc §5).
 
 Authentication, like Hadoop's client: a `kms-dt` delegation token for the provider (given, or
 found in the token files named by HADOOP_TOKEN_FILE_LOCATION / WATERSHED_KMS_TOKEN_FILE, or in
-var/kms/kms.token) is sent in X-Hadoop-Delegation-Token; without one, the pseudo-auth handshake
+DATA_DIR/kms/kms.token) is sent in X-Hadoop-Delegation-Token; without one, the pseudo-auth handshake
 with `user.name` (which the embedded KMS accepts only in its explicit pseudo mode).
 """
 
@@ -28,14 +28,13 @@ from orc_crypto.keys.tokens import (
     DelegationToken,
     TokenError,
     TokenIdentifier,
+    default_kms_directory,
     read_token_file,
     select_kms_token,
     token_services,
 )
 
 DEFAULT_TIMEOUT = 30.0
-#: where `watershed kms serve` writes its owner's token unless WATERSHED_KMS_TOKEN_FILE says otherwise
-DEFAULT_TOKEN_FILE = Path("var/kms/kms.token")
 
 
 def kms_base_urls(provider_uri: str) -> list[str]:
@@ -70,7 +69,8 @@ def token_file_candidates() -> list[Path]:
     """Token files to search, as Hadoop's UGI would plus ours: env files first, then the default."""
     names = [os.environ.get("HADOOP_TOKEN_FILE_LOCATION", ""), os.environ.get("WATERSHED_KMS_TOKEN_FILE", "")]
     paths = [Path(part.strip()) for name in names for part in name.split(",") if part.strip()]
-    return [*paths, DEFAULT_TOKEN_FILE]
+    # where `watershed kms serve` writes its owner's token unless WATERSHED_KMS_TOKEN_FILE says otherwise
+    return [*paths, default_kms_directory() / "kms.token"]
 
 
 def find_token(provider_uri: str, files: list[Path] | None = None) -> DelegationToken | None:

@@ -40,6 +40,11 @@ DEFAULT_TOKEN_LIFETIME_MS = 365 * 24 * 3600 * 1000
 SECRET_BYTES = 32
 
 
+def default_kms_directory() -> Path:
+    """Where the KMS secret and token files live by default: DATA_DIR/kms (WATERSHED_DATA_DIR, else var)."""
+    return Path(os.environ.get("WATERSHED_DATA_DIR") or "var") / "kms"
+
+
 class TokenError(KeyProviderError):
     """A token, token file or secret file is malformed, unreadable or not owner-only."""
 
@@ -240,6 +245,7 @@ def _check_owner_only(path: Path, what: str) -> None:
 def load_or_create_secret(path: Path) -> bytes:
     """The server secret in `path` (hex, mode 0600), generated on first use."""
     path = Path(path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

@@ -10,10 +10,17 @@ from pathlib import Path
 from typing import Literal
 
 import uvicorn
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orc_crypto.keys.base import KeyProviderError
-from orc_crypto.keys.tokens import issue_token, load_or_create_secret, token_services, write_token_file
+from orc_crypto.keys.tokens import (
+    default_kms_directory,
+    issue_token,
+    load_or_create_secret,
+    token_services,
+    write_token_file,
+)
 from orc_crypto.kms.acl import KeyAcls
 from orc_crypto.kms.app import DEFAULT_MAX_BODY_BYTES, KeyBackend, KmsAuth, KmsState, create_app
 from orc_crypto.kms.audit import AuditLog
@@ -33,9 +40,9 @@ class KmsSettings(BaseSettings):
     #: "token" (delegation tokens only) or "pseudo" (a claimed user.name: tests of Spark's client only)
     kms_auth: Literal["token", "pseudo"] = "token"
     #: the server secret that signs delegation tokens (generated on first start, mode 0600)
-    kms_secret_file: Path = Path("var/kms/kms.secret")
+    kms_secret_file: Path = Field(default_factory=lambda: default_kms_directory() / "kms.secret")
     #: the owner's token file (Hadoop token storage, mode 0600), rewritten on every start
-    kms_token_file: Path = Path("var/kms/kms.token")
+    kms_token_file: Path = Field(default_factory=lambda: default_kms_directory() / "kms.token")
     #: serve key material over REST (_currentversion, keyversion/<v>, _versions); ORC never needs it
     kms_allow_material_read: bool = False
     kms_max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
