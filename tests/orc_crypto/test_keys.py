@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +17,7 @@ from orc_crypto.keys.embedded import (
     EmbeddedKeystore,
     KeystoreError,
     KeystoreSettings,
+    backup_keystore,
     passphrase_from_environment,
 )
 from orc_crypto.keys.jceks import JceksError, JceksKeystore
@@ -183,3 +188,45 @@ def test_jceks_password_errors_name_the_file(tmp_path, monkeypatch):
         JceksKeystore(garbage)
     with pytest.raises(KeyProviderError, match="read-only"):
         JceksKeystore(SAMPLE_KEYSTORE).roll_key("pii")
+
+
+WRITER = """
+import sys
+from orc_crypto.keys.embedded import EmbeddedKeystore
+store = EmbeddedKeystore.open(sys.argv[1], "s3cret")
+for i in range(10_000):
+    store.create_key(f"k{i}")
+    print(f"k{i}", flush=True)
+"""
+
+
+def test_a_killed_writer_leaves_a_whole_keystore_with_every_reported_key(keystore, tmp_path):
+    """SIGKILL a writer mid-stream: the file opens, every key it reported is there, the lock is free."""
+    path = tmp_path / "ks.json"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    reported = [writer.stdout.readline().strip() for _ in range(8)]
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(timeout=10)
+    writer.stdout.close()
+    survivor = EmbeddedKeystore.open(path, "s3cret")
+    assert set(reported) <= set(survivor.names())
+    survivor.create_key("after")  # the dead writer's flock went with it
+    assert "after" in EmbeddedKeystore.open(path, "s3cret").names()
+
+
+def test_backup_and_restore_under_the_lock(keystore, tmp_path):
+    keystore.create_key("pii")
+    backup = tmp_path / "backup" / "ks.json"
+    backup_keystore(tmp_path / "ks.json", backup)
+    assert stat.S_IMODE(os.stat(backup).st_mode) == 0o600
+    keystore.create_key("later")
+    keystore.delete_key("pii")
+    backup_keystore(backup, tmp_path / "ks.json")  # restore: the live handle reloads it
+    assert keystore.names() == ["pii"]
+    with pytest.raises(KeystoreError, match="missing"):
+        backup_keystore(tmp_path / "missing.json", tmp_path / "x.json")
