@@ -94,10 +94,13 @@ def mb_per_s(size: int, seconds: float) -> float:
 
 
 def start_kms(directory: Path):
-    """The embedded KMS with one 256-bit key `pii` the OS user may use."""
+    """The embedded KMS with one 256-bit key `pii` the OS user may use, in its default token mode:
+    the OS user's delegation token goes to `directory/kms.token`, which HADOOP_TOKEN_FILE_LOCATION
+    names for our client and Spark's."""
     from orc_crypto.keys.embedded import EmbeddedKeystore
+    from orc_crypto.keys.tokens import load_or_create_secret
     from orc_crypto.kms.acl import AclConfig, KeyAcl, KeyAcls
-    from orc_crypto.kms.server import KmsServer
+    from orc_crypto.kms.server import KmsServer, KmsSettings, free_port, prepare_auth
 
     keystore = EmbeddedKeystore.create(directory / "keystore.json", "orc-bench", scrypt_n=2**10)
     keystore.create_key("pii", bits=256, description="orc bench key")
@@ -105,7 +108,13 @@ def start_kms(directory: Path):
     acl = AclConfig(
         listers=[user], keys={"pii": KeyAcl(metadata=[user], decrypt_eek=[user], generate_eek=[user])}
     )
-    return KmsServer(keystore, KeyAcls(acl), audit_path=directory / "audit.log").start()
+    settings = KmsSettings(kms_secret_file=directory / "kms.secret", kms_token_file=directory / "kms.token")
+    load_or_create_secret(settings.kms_secret_file)
+    port = free_port()
+    auth = prepare_auth(settings, "127.0.0.1", port, owner=user)
+    os.environ["HADOOP_TOKEN_FILE_LOCATION"] = str(settings.kms_token_file)
+    server = KmsServer(keystore, KeyAcls(acl), port=port, audit_path=directory / "audit.log", auth=auth)
+    return server.start()
 
 
 def _first_cause(exc: Exception) -> str:
