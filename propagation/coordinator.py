@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from graph.model import node_label
 from graph.store import GraphStore
 from propagation import queries
 from propagation.engine import (
@@ -121,14 +122,27 @@ def celery_runner(
         def run(batches: list[list[str]], layer: int) -> list[list[str]]:
             results: list[list[str] | None] = [None] * len(batches)
             waiting: dict[str, int] = {}
+            handles: list = []
 
             def send(indexes: list[int]) -> None:
                 for i in indexes:
                     sent = app.send_task(
                         TASK_NAME, args=[spec, policy_data, batches[i], run_id, token, layer]
                     )
+                    handles.append(sent)
                     waiting[sent.id] = i
 
+            try:
+                _collect(send, waiting, results, batches)
+            except BaseException:
+                # A result handle unsubscribes from Redis when it is collected; with Redis gone that
+                # raises from a finalizer, long after the one-line error. Detached, it does nothing.
+                for handle in handles:
+                    handle.backend = None
+                raise
+            return [r or [] for r in results]
+
+        def _collect(send, waiting: dict[str, int], results: list, batches: list[list[str]]) -> None:
             send(list(range(len(batches))))
             while waiting:
                 try:
@@ -155,7 +169,6 @@ def celery_runner(
                         on_resend(len(missing))
                     waiting.clear()
                     send(missing)
-            return [r or [] for r in results]
 
         return run
 
@@ -284,7 +297,8 @@ def _lost(state: RunState, record: RunRecord, exc: BaseException) -> str:
         state.client.ping()
         which = "the graph server or a worker's connection to it"
     except redis.RedisError:
-        which = f"the Celery Redis ({state.client.connection_pool.connection_kwargs.get('port')})"
+        where = state.client.connection_pool.connection_kwargs
+        which = f"the Celery Redis at {where.get('host')}:{where.get('port')}"
     first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return (
         f"run {record.run_id} interrupted at layer {record.layer}: lost {which} ({first_line}); "
@@ -343,7 +357,9 @@ def _start(store: GraphTagStore, record: RunRecord, progress: Progress) -> None:
         # New columns, and columns of tables whose lineage changed (a source column may have
         # become a computed one), get their name-rule seeds brought up to date.
         touched, created = store.changed_since(record.since)
-        record.rule_seeds_changed = store.sync_rule_seeds(created | {n for n in touched if n.count(".") == 2})
+        record.rule_seeds_changed = store.sync_rule_seeds(
+            created | {n for n in touched if node_label(n) == "Column"}
+        )
         record.graph_started_at = store.now()
         changed, _ = store.changed_since(record.since)
         start = start_incremental(store, changed, record.run_id, record.token)

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
+from kombu.exceptions import OperationalError
 
 from graph.server import ServerSpec, free_port, start, stop
 from propagation.workers import worker_argv
@@ -75,8 +77,11 @@ class Workers:
         app = app_for(PropagationSettings(celery_broker=self.env["WATERSHED_CELERY_BROKER"]))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if len(app.control.ping(timeout=0.5) or []) >= count:
-                return
+            try:
+                if len(app.control.ping(timeout=0.5) or []) >= count:
+                    return
+            except (redis.ConnectionError, OperationalError):
+                continue  # a broker restarted under a connection this process kept: it reconnects
         raise RuntimeError(f"{count} Celery workers did not answer within {timeout} s; see {self.log_dir}")
 
     def stop(self, process: subprocess.Popen) -> None:
