@@ -27,6 +27,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
@@ -52,7 +53,7 @@ class KeystoreSettings(BaseSettings):
     keystore_passphrase: str | None = None
     keystore_passphrase_file: Path | None = None
     #: scrypt cost; 2**15 takes ~0.1 s and 32 MiB, enough to slow guessing without slowing the CLI
-    keystore_scrypt_n: int = 2**15
+    keystore_scrypt_n: int = Field(default=2**15, ge=2)
 
 
 class KeystoreError(KeyProviderError):

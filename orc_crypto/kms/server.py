@@ -34,7 +34,7 @@ class KmsSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WATERSHED_", extra="ignore")
 
     kms_host: str = DEFAULT_HOST
-    kms_port: int = 9600
+    kms_port: int = Field(default=9600, ge=1, le=65535)
     kms_acl_file: Path | None = None
     kms_audit_log: Path | None = Path("var/kms/audit.log")
     #: "token" (delegation tokens only) or "pseudo" (a claimed user.name: tests of Spark's client only)
@@ -45,7 +45,7 @@ class KmsSettings(BaseSettings):
     kms_token_file: Path = Field(default_factory=lambda: default_kms_directory() / "kms.token")
     #: serve key material over REST (_currentversion, keyversion/<v>, _versions); ORC never needs it
     kms_allow_material_read: bool = False
-    kms_max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    kms_max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
 
 
 def token_hosts(host: str) -> list[str]:
