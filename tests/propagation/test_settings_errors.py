@@ -10,6 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from graph.settings import GraphSettings
+from ingest.settings import IngestSettings
+from orc_crypto.keys.embedded import KeystoreSettings
+from orc_crypto.kms.server import KmsSettings
 from propagation.settings import PropagationSettings
 from tests.propagation.conftest import REPO
 from ttl_advisor.settings import AdvisorSettings
@@ -29,6 +32,10 @@ from ttl_advisor.settings import AdvisorSettings
         (PropagationSettings, "PROPAGATION_VISIBILITY_SECONDS", "0"),
         (AdvisorSettings, "TTL_MARGIN_DAYS", "-1"),
         (AdvisorSettings, "TTL_SAMPLE_FILES", "0"),
+        (KmsSettings, "KMS_PORT", "65536"),
+        (KmsSettings, "KMS_MAX_BODY_BYTES", "0"),
+        (KeystoreSettings, "KEYSTORE_SCRYPT_N", "1"),
+        (IngestSettings, "PRUNE_MAX_FRACTION", "1.5"),
     ],
 )
 def test_out_of_range_settings_are_refused(monkeypatch, cls, variable, value):
