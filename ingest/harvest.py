@@ -67,7 +67,7 @@ def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
     from pydantic import ValidationError
 
     from ingest.extract import extract_lineage
-    from ingest.sources import _message, record_task_id, task_from_record
+    from ingest.sources import describe_error, record_task_id, task_from_record
 
     data = catalog_broadcast.value if catalog_broadcast is not None else None
     catalog = Catalog.from_dict(data) if data else Catalog()
@@ -76,7 +76,7 @@ def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
         try:
             task = task_from_record(record)
         except (ValueError, ValidationError) as exc:
-            yield json.dumps({"problem": _message(exc), "task_id": record_task_id(record)})
+            yield json.dumps({"problem": describe_error(exc), "task_id": record_task_id(record)})
             continue
         try:
             lineage = extract_lineage(task, catalog)

@@ -269,7 +269,7 @@ def read_sql_directory(
         except OSError as exc:
             problems.append(SourceProblem(str(path), f"cannot read the file ({exc.strerror})"))
         except (TaskSourceError, ValueError, ValidationError) as exc:
-            message = _message(exc).removeprefix(f"{path}: ")
+            message = describe_error(exc).removeprefix(f"{path}: ")
             problems.append(SourceProblem(str(path), message, _file_task_id(path, root)))
 
 
@@ -313,7 +313,7 @@ def read_jsonl(path: Path, problems: list[SourceProblem]) -> Iterator[LocatedTas
                 try:
                     task = task_from_record(record)
                 except (ValueError, ValidationError) as exc:
-                    problem = SourceProblem(location, _message(exc), record_task_id(record))
+                    problem = SourceProblem(location, describe_error(exc), record_task_id(record))
                 else:
                     yield LocatedTask(location, task)
                     continue
@@ -352,7 +352,7 @@ def read_parquet(path: Path, problems: list[SourceProblem]) -> Iterator[LocatedT
         try:
             yield LocatedTask(location, task_from_record(record))
         except (ValueError, ValidationError) as exc:
-            problems.append(SourceProblem(location, _message(exc), record_task_id(record)))
+            problems.append(SourceProblem(location, describe_error(exc), record_task_id(record)))
 
 
 def check_task_source(source: str | Path) -> Path:
@@ -411,7 +411,8 @@ def split_duplicates(located: list[LocatedTask]) -> tuple[list[LocatedTask], lis
     return [item for item in located if item.task.task_id not in repeated], duplicates
 
 
-def _message(exc: Exception) -> str:
+def describe_error(exc: Exception) -> str:
+    """One line for a record's error: `field: what is wrong` per field for a validation error."""
     if isinstance(exc, ValidationError):
         return "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'record'}: {e['msg']}" for e in exc.errors()
