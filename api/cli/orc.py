@@ -31,10 +31,19 @@ VERIFY_HELP = (
 
 
 def _target(source: Path, target: Path | None, in_place: bool) -> Path:
+    import os
+
     if target is None:
         if not in_place:
             usage_error("give the output file, or --in-place to replace the input")
         return source
+    if in_place:
+        try:
+            same = os.path.samefile(source, target)
+        except OSError:
+            same = False
+        if not same:
+            usage_error(f"--in-place replaces the input: {target} is not {source} (leave the output out)")
     return target
 
 

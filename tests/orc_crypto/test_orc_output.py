@@ -124,7 +124,7 @@ def test_in_place_replaces_the_input_keeping_its_mode(keystore, tmp_path):
     assert orc.ORCFile(str(source)).read().equals(TABLE)
     assert source.stat().st_mode & 0o777 == 0o640
     other = _encrypt(keystore, source, tmp_path / "other.orc", "--in-place")
-    assert other.exit_code == 1 and "--in-place needs the output to be the input" in _flat(other)
+    assert other.exit_code == 2 and "--in-place replaces the input" in _flat(other)
     assert not (tmp_path / "other.orc").exists()
     assert _encrypt(keystore, source).exit_code == 2  # no output and no --in-place
 
