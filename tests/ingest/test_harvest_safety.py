@@ -76,6 +76,13 @@ def test_an_empty_or_shrunken_corpus_does_not_prune_the_graph(spark, graph_store
     shrunk = harvest(spark, graph_store, small, tmp_path / "out")
     assert shrunk.status == "prune-refused" and shrunk.prune_first == ids[2:]
     assert snapshot(graph_store) == before
+    # A file whose task id cannot be read could be any of the missing tasks: pruning is skipped.
+    (small / "binary.sql").write_bytes(b"\xff\xfe-- task: t3\n")
+    skipped = harvest(spark, graph_store, small, tmp_path / "out", prune_max_fraction=1.0)
+    assert (skipped.status, skipped.prune, skipped.deleted) == ("ok", "skipped", 0)
+    assert snapshot(graph_store) == before
+    assert [e["source"] for e in error_lines(skipped)] == [str(small / "binary.sql")]
+    (small / "binary.sql").unlink()
     # A higher limit, or --prune-force, lets it through.
     allowed = harvest(spark, graph_store, small, tmp_path / "out", prune_max_fraction=0.7)
     assert allowed.status == "ok" and allowed.deleted == 4
