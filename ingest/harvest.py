@@ -509,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give exactly one of --tasks or --tasks-table")
     if args.catalog and args.spark_catalog:
         parser.error("give --catalog or --spark-catalog, not both")
+    if args.prune_force and not args.prune:
+        parser.error("give --prune-force or --no-prune, not both")
     try:
         return _main(args)
     except (TaskSourceError, CatalogError, HarvestError) as exc:
