@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from graph import ids
+
 NodeLabel = Literal["Table", "Column", "Task", "HarvestRun"]
 Direction = Literal["upstream", "downstream"]
 Level = Literal["column", "table"]
@@ -20,7 +22,7 @@ Level = Literal["column", "table"]
 
 def node_label(node_id: str) -> Literal["Table", "Column"]:
     """Table ids are `db.table`, column ids `db.table.column`: the label follows from the id."""
-    return "Table" if node_id.count(".") == 1 else "Column"
+    return "Table" if ids.depth(node_id) == 2 else "Column"
 
 
 class GraphNode(BaseModel):

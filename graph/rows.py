@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph import ids
 from ingest.catalog import Catalog
 from ingest.model import SqlTask, TaskLineage
 
@@ -44,7 +45,7 @@ class LoadRows:
     def add_table(self, table_id: str, catalog: Catalog | None) -> None:
         if table_id in self.tables:
             return
-        db, _, name = table_id.partition(".")
+        db, name = ids.split_last(table_id)
         entry = catalog.get(table_id) if catalog is not None else None
         if entry is None:
             self.tables[table_id] = [table_id, db, name, None, None, None, None, None, None]
@@ -64,7 +65,7 @@ class LoadRows:
     def add_column(self, column_id: str, catalog: Catalog | None) -> None:
         if column_id in self.columns:
             return
-        table_id, _, name = column_id.rpartition(".")
+        table_id, name = ids.split_last(column_id)
         self.add_table(table_id, catalog)
         column_type = None
         entry = catalog.get(table_id) if catalog is not None else None

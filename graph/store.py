@@ -20,6 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from graph import ids as node_ids
 from graph import queries
 from graph.model import (
     Direction,
@@ -126,7 +127,7 @@ class GraphStore(ABC):
         for table_id, entry in catalog.tables.items():
             rows.add_table(table_id, catalog)
             for name in entry.all_columns:
-                rows.add_column(f"{table_id}.{name}", catalog)
+                rows.add_column(node_ids.child(table_id, name), catalog)
         statements: list[tuple[str, dict[str, Any]]] = []
         for query, data in (
             (queries.MERGE_TABLES, list(rows.tables.values())),
@@ -227,7 +228,7 @@ class GraphStore(ABC):
                 GraphNode(
                     id=i,
                     label="Column",
-                    properties={"id": i, "table": i.rpartition(".")[0], "name": i.rpartition(".")[2]}
+                    properties={"id": i, "table": node_ids.parent(i), "name": node_ids.name(i)}
                     | ({"type": t} if t is not None else {}),
                 )
                 for i, t in sorted(node_types.items())

@@ -25,6 +25,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from graph import ids
+
 
 class CatalogError(ValueError):
     """A catalog file or entry is invalid; the message names the file and the entry."""
@@ -104,14 +106,19 @@ class Catalog(BaseModel):
         default_db = data.get("default_database")
         tables: dict[str, CatalogTable] = {}
         for raw_name, spec in raw_tables.items():
-            name = str(raw_name).strip().lower()
-            if "." not in name:
+            try:
+                parts = ids.split(str(raw_name).strip().lower())
+            except ids.InvalidIdError as exc:
+                raise CatalogError(f"{source}: table {raw_name!r}: {exc}") from None
+            if len(parts) == 1:
                 if not default_db:
                     raise CatalogError(
                         f"{source}: table {raw_name!r} is not qualified as db.table "
                         "and the catalog has no default_database"
                     )
-                name = f"{default_db.lower()}.{name}"
+                parts.insert(0, default_db.lower())
+            # One spelling per table: a name holding a dot is quoted, ods.`t` is ods.t.
+            name = ids.join(*parts)
             if not isinstance(spec, dict):
                 spec = {"columns": spec}
             # A dumped catalog repeats each table's name inside its entry.

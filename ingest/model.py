@@ -1,8 +1,10 @@
 """Pydantic models at the boundary of the lineage extractor.
 
 Identifiers are lower case and fully qualified: a table is `db.table`, a
-column `db.table.column`; a nested key of a column (JSON path, struct field,
-map key) is kept apart in `key` and written `db.table.column#$.a.b` by `id`.
+column `db.table.column`, a name holding a dot written between backticks
+(``ods.x.`y.z` ``; built and split only by `graph.ids`); a nested key of a column
+(JSON path, struct field, map key) is kept apart in `key` and written
+`db.table.column#$.a.b` by `id`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
+
+from graph import ids
 
 Kind = Literal["direct", "expression", "aggregate", "window", "conditional-value"]
 Role = Literal["filter", "join", "group", "order", "condition"]
@@ -76,7 +80,7 @@ class SourceColumn:
 
     @property
     def table(self) -> str:
-        return self.column.rsplit(".", 1)[0]
+        return ids.parent(self.column)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -88,7 +92,7 @@ class ColumnLineage:
 
     @property
     def table(self) -> str:
-        return self.target.rsplit(".", 1)[0]
+        return ids.parent(self.target)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -101,7 +105,7 @@ class WeakReference:
 
     @property
     def table(self) -> str:
-        return self.column.rsplit(".", 1)[0]
+        return ids.parent(self.column)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from graph import ids
 from ingest.catalog import Catalog
 from ingest.dates import DayRange, hull
 from ingest.errors import StatementError
@@ -133,7 +134,7 @@ def table_id(table: exp.Table, default_database: str) -> str:
             raise StatementError(f"unsubstituted variable ${{{part.name}}} in table name {table.sql()}")
     name = table.name.lower()
     db = table.args.get("db")
-    return f"{db.name.lower()}.{name}" if db is not None else f"{default_database}.{name}"
+    return ids.join(db.name.lower() if db is not None else default_database, name)
 
 
 def _join_key(inner: str | None, outer: str | None) -> str | None:
@@ -343,7 +344,7 @@ class QueryResolver:
                     if name not in excluded:
                         names.append(name)
                         contribs.append(
-                            [(f"{source.table}.{name}", None, DIRECT, _NO_FUNCS, source.occurrence)]
+                            [(ids.child(source.table, name), None, DIRECT, _NO_FUNCS, source.occurrence)]
                         )
             else:
                 ctx.problem(f"{source.table}.*: columns unknown without a catalog")
@@ -479,7 +480,7 @@ class QueryResolver:
         column_set = source._column_set
         if column_set is not None and name not in column_set:
             ctx.problem(f"unknown column {shown} (not in {source.table})")
-        return [(f"{source.table}.{name}", None, DIRECT, _NO_FUNCS, source.occurrence)]
+        return [(ids.child(source.table, name), None, DIRECT, _NO_FUNCS, source.occurrence)]
 
     def _find_unqualified(self, name: str, scope: Scope, ctx: ReadContext) -> Source | bool | None:
         """The one source of `scope` that has column `name`; False when ambiguous."""
@@ -526,7 +527,9 @@ class QueryResolver:
                         column_set = source._column_set
                         if column_set is not None and name not in column_set:
                             ctx.problem(f"unknown column {name} (not in {source.table})")
-                        return [(f"{source.table}.{name}", None, DIRECT, _NO_FUNCS, source.occurrence)], None
+                        return [
+                            (ids.child(source.table, name), None, DIRECT, _NO_FUNCS, source.occurrence)
+                        ], None
                     return self._source_column(source, name, ctx, name), None
                 current = current.parent
         if qualifier is None:
@@ -558,12 +561,12 @@ class QueryResolver:
             if source is not None:
                 return self._source_column(source, parts[1], ctx, ".".join(parts[:2])), _path(parts[2:])
             if len(parts) >= 3:
-                qualified = f"{parts[0]}.{parts[1]}"
+                qualified = ids.join(parts[0], parts[1])
                 for source in current.sources.values():
                     if source.table == qualified or (
                         source.table is not None
                         and source.alias == parts[1]
-                        and parts[0] == source.table.split(".")[0]
+                        and parts[0] == ids.split(source.table)[0]
                     ):
                         return self._source_column(source, parts[2], ctx, ".".join(parts[:3])), _path(
                             parts[3:]
@@ -848,7 +851,7 @@ class QueryResolver:
         for column_id, inner_key, kind, funcs, occurrence in found:
             if occurrence is None or inner_key is not None or kind != DIRECT or funcs:
                 return []
-            targets.append((occurrence, column_id.rsplit(".", 1)[1]))
+            targets.append((occurrence, ids.name(column_id)))
         return targets
 
     def _is_day_column(self, occurrence: Occurrence, column: str) -> bool:

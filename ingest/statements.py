@@ -8,9 +8,11 @@ script (their schemas resolve later `SELECT *`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from sys import intern
 
 from sqlglot import exp
 
+from graph import ids
 from ingest.catalog import Catalog, CatalogColumn, CatalogTable
 from ingest.dates import DatePoint, intersect, window_days
 from ingest.errors import StatementError
@@ -171,7 +173,7 @@ class StatementExtractor:
         relation = self._query_with(node, query, ctx, shared_with)
         names = self._target_columns(tid, relation, explicit, static, dynamic, partition is not None, ctx)
         columns = self._column_lineage(tid, names, relation)
-        columns.extend(ColumnLineage(target=f"{tid}.{name}", sources=[]) for name in static)
+        columns.extend(ColumnLineage(target=ids.child(tid, name), sources=[]) for name in static)
         return Write(tid, columns, ctx)
 
     def _query_with(
@@ -223,7 +225,7 @@ class StatementExtractor:
             if position >= len(relation.contribs):
                 break
             columns.append(
-                ColumnLineage(target=f"{tid}.{name}", sources=_sources(relation.contribs[position]))
+                ColumnLineage(target=ids.child(tid, name), sources=_sources(relation.contribs[position]))
             )
         return columns
 
@@ -337,7 +339,9 @@ class StatementExtractor:
                     assigned.setdefault(column.name.lower(), []).extend(out)
             elif isinstance(then, exp.Var) and "*" in then.name:
                 self._merge_star(scope, source, assigned, ctx)
-        columns = [ColumnLineage(target=f"{tid}.{name}", sources=_sources(c)) for name, c in assigned.items()]
+        columns = [
+            ColumnLineage(target=ids.child(tid, name), sources=_sources(c)) for name, c in assigned.items()
+        ]
         return Write(tid, columns, ctx)
 
     def _merge_star(self, scope, source: exp.Expression, assigned: dict[str, list], ctx: ReadContext) -> None:
@@ -386,7 +390,9 @@ class StatementExtractor:
         ]
         statement["writes"] = written
         statement["columns"] = columns
-        statement["weak_references"] = [WeakReference(column=c, role=r, target_table=t) for c, r, t in weak]
+        statement["weak_references"] = [
+            WeakReference(column=intern(c), role=r, target_table=t) for c, r, t in weak
+        ]
         statement["unresolved"] = list(unresolved)
         statement["table_edges"] = [TableEdge(source=s, target=t) for s, t in edges]
 
@@ -422,11 +428,13 @@ class StatementExtractor:
 
 
 def _sources(contribs: list) -> list[SourceColumn]:
+    # Column ids are interned: the same source recurs in statement after
+    # statement, and a large script's results are mostly these strings.
     seen: dict[tuple, None] = {}
     for column_id, key, kind, funcs, _occurrence in contribs:
         seen[(column_id, key, kind, funcs)] = None
     return [
-        SourceColumn(column=column_id, key=key, kind=KINDS[kind], functions=list(funcs))
+        SourceColumn(column=intern(column_id), key=key, kind=KINDS[kind], functions=list(funcs))
         for column_id, key, kind, funcs in seen
     ]
 

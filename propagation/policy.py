@@ -30,6 +30,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from graph import ids
+
 KEEP_FUNCTIONS = [
     "cast",
     "trim",
@@ -152,7 +154,7 @@ class SeedRule(_Strict):
     tags: dict[str, str]
 
     def matches(self, column_id: str) -> bool:
-        name = column_id.rsplit(".", 1)[-1]
+        name = ids.name(column_id)
         return fnmatch.fnmatch(name, self.pattern) or fnmatch.fnmatch(column_id, self.pattern)
 
 

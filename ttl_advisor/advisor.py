@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from graph import ids
 from ingest.catalog import Catalog
 from ttl_advisor.model import ColumnUse, Recommendation, Savings
 from ttl_advisor.settings import AdvisorSettings
@@ -29,7 +30,7 @@ def recommend(
     if margin_days < 0:
         # a negative margin would cut a TTL below the windows the evidence lists
         raise ValueError(f"margin_days must be 0 or more, not {margin_days}")
-    table = column.rsplit(".", 1)[0]
+    table = ids.parent(column)
     evidence = sorted(uses, key=lambda u: (u.window_days is not None, -(u.window_days or 0), u.task_id))
     base = {
         "column": column,
@@ -72,7 +73,7 @@ def advise(
     last_seen = last_seen or {}
     recommendations: list[Recommendation] = []
     for column in _columns(index, catalog, table):
-        table_id = column.rsplit(".", 1)[0]
+        table_id = ids.parent(column)
         entry = catalog.get(table_id)
         table_ttl = entry.ttl_days if entry is not None else None
         rec = recommend(
@@ -84,7 +85,7 @@ def advise(
         )
         if estimate is not None and rec.status in ("ttl", "unused"):
             keep_days = rec.ttl_days if rec.status == "ttl" else 0
-            rec.savings = estimate(table_id, column.rsplit(".", 1)[1], keep_days)
+            rec.savings = estimate(table_id, ids.name(column), keep_days)
         recommendations.append(rec)
     return recommendations
 
@@ -95,9 +96,9 @@ def _columns(index: UsageIndex, catalog: Catalog, table: str | None) -> Iterable
         if table is None or table_id == table:
             for name in entry.all_columns:
                 if name not in entry.partition_column_names:
-                    seen[f"{table_id}.{name}"] = None
+                    seen[ids.child(table_id, name)] = None
     for column in [*index.used_columns(), *index.columns_seen]:
-        table_id, name = column.rsplit(".", 1)
+        table_id, name = ids.split_last(column)
         if table is not None and table_id != table:
             continue
         entry = catalog.get(table_id)

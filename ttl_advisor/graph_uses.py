@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graph import ids
 from graph.store import GraphStore
 from ingest.catalog import Catalog, CatalogTable
 from ingest.model import Predicate, TableRead
@@ -42,9 +43,7 @@ def index_graph(store: GraphStore, catalog: Catalog) -> UsageIndex:
         )
     index = UsageIndex()
     for column, task_id, kind, target_table in store._run(COLUMN_USES):
-        index.add(
-            column, task_id, f"value:{kind}", target_table, reads.get((task_id, column.rsplit(".", 1)[0]))
-        )
+        index.add(column, task_id, f"value:{kind}", target_table, reads.get((task_id, ids.parent(column))))
     for column, task_id, role, target_table in store._run(WEAK_USES):
-        index.add(column, task_id, role, target_table, reads.get((task_id, column.rsplit(".", 1)[0])))
+        index.add(column, task_id, role, target_table, reads.get((task_id, ids.parent(column))))
     return index

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from graph import ids
 from ingest.model import TableRead, TaskLineage
 from ttl_advisor.model import ColumnUse
 
@@ -68,14 +69,14 @@ def index_lineage(lineages: Iterable[TaskLineage]) -> UsageIndex:
         reads = {read.table: read for read in lineage.reads}
         for column in lineage.columns:
             index.note_column(column.target)
-            target_table = column.target.rsplit(".", 1)[0]
+            target_table = ids.parent(column.target)
             for source in column.sources:
                 index.add(
                     source.column,
                     lineage.task_id,
                     f"value:{source.kind}",
                     target_table,
-                    reads.get(source.column.rsplit(".", 1)[0]),
+                    reads.get(ids.parent(source.column)),
                 )
         for ref in lineage.weak_references:
             index.add(
@@ -83,6 +84,6 @@ def index_lineage(lineages: Iterable[TaskLineage]) -> UsageIndex:
                 lineage.task_id,
                 ref.role,
                 ref.target_table,
-                reads.get(ref.column.rsplit(".", 1)[0]),
+                reads.get(ids.parent(ref.column)),
             )
     return index

@@ -11,6 +11,7 @@ from rich.tree import Tree
 
 from api.cli.output import console, fail, styled, usage_error
 from api.cli.propagate import POLICY_HELP, _policy
+from graph import ids
 
 app = typer.Typer(help="Set, block and explain tags on columns and tables.", no_args_is_help=True)
 
@@ -40,9 +41,13 @@ def _check_tag(policy, key: str, values: list[str] | None = None) -> None:
 
 def _node(node: str) -> str:
     node = node.strip().lower()
-    if node.count(".") not in (1, 2) or not all(node.split(".")):
+    try:
+        parts = ids.split(node)
+    except ids.InvalidIdError:
+        parts = []
+    if len(parts) not in (2, 3):
         usage_error(f"{node!r}: expected db.table or db.table.column")
-    return node
+    return ids.join(*parts)
 
 
 @app.command("set")
