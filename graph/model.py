@@ -22,7 +22,11 @@ Level = Literal["column", "table"]
 
 def node_label(node_id: str) -> Literal["Table", "Column"]:
     """Table ids are `db.table`, column ids `db.table.column`: the label follows from the id."""
-    return "Table" if ids.depth(node_id) == 2 else "Column"
+    try:
+        depth = ids.depth(node_id)
+    except ids.InvalidIdError:
+        depth = node_id.count(".") + 1  # not a well-formed id: read as before ids were quoted
+    return "Table" if depth == 2 else "Column"
 
 
 class GraphNode(BaseModel):
