@@ -21,7 +21,7 @@ def test_a_run_whose_record_redis_lost_is_repaired_by_a_full_run(cli_env):
     # run record and its token counter (replaced, flushed, or the last second of its log).
     state = RunState.from_url(os.environ["WATERSHED_CELERY_BROKER"], cli_env.graph_name)
     store = GraphTagStore(cli_env, default_policy())
-    token = state.acquire(30, floor=store.fence_token() or 0)
+    token = state.acquire(30)
     store.raise_fence(token)
     store.clear_tags(store.tagged_nodes(), "prop-lost", token)
     state.release(token)
