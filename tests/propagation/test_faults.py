@@ -61,6 +61,7 @@ class Cluster:
             "PYTHONPATH": str(REPO),
         }
         self.workers = Workers(self.redis.port, self.falkordb.port, self.log_dir)
+        self.layers = 0  # of the clean run
 
     def up(self) -> None:
         start(self.falkordb)
@@ -133,6 +134,8 @@ def reference(cluster) -> list[str]:
     clean = cluster.propagate("--full")
     out, err = clean.communicate(timeout=300)
     assert clean.returncode == 0, out + err
+    cluster.layers = len(cluster.state().current().layers)
+    assert cluster.layers >= 4, cluster.layers
     graph = cluster.graph()
     lines = tag_lines(graph)
     graph.close()
@@ -201,9 +204,10 @@ def test_kills_at_random_points_converge_to_the_clean_tags(cluster, reference):
     victims = rng.sample(VICTIMS, len(VICTIMS)) + [rng.choice(VICTIMS) for _ in range(rounds - len(VICTIMS))]
     expected = tag_fingerprint_of(reference)
     for number, victim in enumerate(victims[:rounds]):
-        layer = rng.randint(1, 3)
+        # after a finished layer, and before the last one ends: the kill lands mid-run
+        layer = rng.randint(1, cluster.layers - 2)
         coordinator = start_and_wait_for_layer(cluster, layer)
-        time.sleep(rng.uniform(0, 0.3))
+        time.sleep(rng.uniform(0, 0.05))
         kill(cluster, victim, coordinator)
         if victim == "worker":
             restart(cluster, victim)  # the run goes on: its lost batches are sent again
@@ -212,7 +216,8 @@ def test_kills_at_random_points_converge_to_the_clean_tags(cluster, reference):
         if victim != "worker":
             restart(cluster, victim)
         print(
-            f"round {number}: killed {victim} after layer {layer}; the run's own exit {coordinator.returncode}"
+            f"round {number}: killed {victim} after layer {layer} of {cluster.layers}; "
+            f"the run's own exit {coordinator.returncode}"
         )
         if victim != "coordinator" and coordinator.returncode != 0:
             assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err[-3000:]
