@@ -41,7 +41,7 @@ def load_generated(graph: GraphStore, directory: Path, chunk: int = 1000) -> tup
     """Extract every task of a generated warehouse in this process and load it; returns (tasks, catalog)."""
     catalog = Catalog.load(directory / "catalog.json")
     graph.upsert_catalog(catalog)
-    tasks = list(read_jsonl(directory / "tasks.jsonl", []))
+    tasks = [located.task for located in read_jsonl(directory / "tasks.jsonl", [])]
     for start_at in range(0, len(tasks), chunk):
         graph.upsert_tasks(
             [(task, extract_lineage(task, catalog)) for task in tasks[start_at : start_at + chunk]], catalog
