@@ -36,7 +36,10 @@ def join(*names: str) -> str:
 
 def child(parent_id: str, name: str) -> str:
     """The id of `name` inside the node `parent_id` (a column of a table, a table of a database)."""
-    return f"{parent_id}.{quote(name)}"
+    # quote() inlined: the extractor builds an id for every column reference
+    if "." in name or _QUOTE in name:
+        name = _QUOTE + name.replace(_QUOTE, _QUOTE * 2) + _QUOTE
+    return f"{parent_id}.{name}"
 
 
 def split(node_id: str) -> list[str]:
