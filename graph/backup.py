@@ -24,6 +24,8 @@ from pathlib import Path
 
 import redis
 from pydantic import BaseModel
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from graph.server import ServerError, ServerSpec, answers, is_running, start, stop
 
@@ -49,19 +51,26 @@ def _sha256(path: Path) -> str:
 
 
 def _client(spec: ServerSpec) -> redis.Redis:
-    return redis.Redis(host=spec.host, port=spec.port, socket_timeout=60, socket_connect_timeout=2)
+    return redis.Redis(
+        host=spec.host,
+        port=spec.port,
+        socket_timeout=60,
+        socket_connect_timeout=2,
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 def snapshot(spec: ServerSpec, wait_seconds: float = 3600.0) -> Path:
     """Have the running server write a fresh snapshot; the path of its file."""
     client = _client(spec)
-    before = client.lastsave()
+    # Counted, not timed: LASTSAVE has whole seconds, and a small graph saves within one.
+    before = int(client.info("persistence")["rdb_saves"])
     # SCHEDULE: if an append-only rewrite is running, the save starts when it ends.
     client.execute_command("BGSAVE", "SCHEDULE")
     deadline = time.monotonic() + wait_seconds
     while time.monotonic() < deadline:
         info = client.info("persistence")
-        if client.lastsave() != before and not int(info.get("rdb_bgsave_in_progress", 0)):
+        if int(info["rdb_saves"]) > before and not int(info.get("rdb_bgsave_in_progress", 0)):
             if info.get("rdb_last_bgsave_status") != "ok":
                 raise ServerError(
                     f"{spec.name} on port {spec.port}: the snapshot failed; see {spec.log_file}"

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from graph import processes
 
@@ -144,7 +146,15 @@ def _pid(spec: ServerSpec) -> int | None:
 
 
 def _client(spec: ServerSpec, timeout: float = 0.5) -> redis.Redis:
-    return redis.Redis(host=spec.host, port=spec.port, socket_timeout=timeout, socket_connect_timeout=timeout)
+    # No retries: redis-py's default retries a refused connection with backoff for 3.5 s, and
+    # every probe here (is it up? is it ours?) wants the answer now.
+    return redis.Redis(
+        host=spec.host,
+        port=spec.port,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 def _answers_as(spec: ServerSpec, pid: int) -> bool:
