@@ -32,6 +32,75 @@ INDEXES = [
     "CREATE INDEX FOR (n:PropagationFence) ON (n.id)",
 ]
 
+#: Every property name Watershed writes on a node or relationship. The server logs writes as their
+#: effects (graph/server.py), and FalkorDB 4.16 registers the names a write mentions even when the
+#: write changes nothing (an empty UNWIND, a MATCH without rows) without logging that: a replay
+#: after a crash then numbers the names differently and later properties come back under the wrong
+#: names. `ensure_schema` registers all of them with one write that is logged, so no later write
+#: registers a name. tests/graph/test_replicated_properties.py fails when a write uses another name.
+REGISTERED_PROPERTIES: frozenset[str] = frozenset(
+    {
+        "at",
+        "by",
+        "cone",
+        "created_at",
+        "db",
+        "dialect",
+        "errors",
+        "filters",
+        "finished_at",
+        "format",
+        "from",
+        "functions",
+        "hops",
+        "id",
+        "inputs",
+        "key",
+        "kind",
+        "layer",
+        "layers",
+        "lineage_changed_at",
+        "loaded",
+        "location",
+        "mode",
+        "name",
+        "nodes",
+        "origin",
+        "own_changed_at",
+        "owner",
+        "partition_window",
+        "partitioned_by",
+        "predicates",
+        "resumed",
+        "role",
+        "rule",
+        "run",
+        "schedule",
+        "seconds",
+        "sql_hash",
+        "started_at",
+        "status",
+        "table",
+        "tag_run",
+        "tag_stamp",
+        "tags",
+        "tags_changed",
+        "task",
+        "tasks",
+        "token",
+        "ttl_days",
+        "ttl_days_recommended",
+        "ttl_evidence",
+        "ttl_run",
+        "ttl_status",
+        "type",
+        "unchanged",
+        "unparsed",
+        "value",
+        "version",
+        "via_task",
+    }
+)
 
 # A JSON object key, always followed by `:`; inside a JSON string every quote is escaped,
 # so this never matches text within a value.
@@ -113,6 +182,9 @@ class FalkorDBStore(GraphStore):
             except ResponseError as exc:
                 if "already indexed" not in str(exc):
                     raise
+        # A node created and deleted in one write: its effects, which name every property, are logged.
+        names = ", ".join(f"{name}: 0" for name in sorted(REGISTERED_PROPERTIES))
+        self.graph.query(f"CREATE (n:WatershedSchema {{{names}}}) DELETE n")
 
     def clear(self) -> None:
         self.forget_columns()
