@@ -122,9 +122,9 @@ PERSISTENCE = {
 
 #: FalkorDB's own settings (module arguments). EFFECTS_THRESHOLD 0: every write goes to the
 #: append-only file as its effects (the nodes and edges it changed), never as the Cypher query.
-#: Replaying queries re-runs each MATCH, and while the server loads, every one of them scanned:
-#: measured on the 500-task demo graph, replaying its 5 MB of queries took over 5 minutes, its
-#: effects under a second.
+#: Replaying logged queries re-runs each UNWIND ... MATCH, far slower at load than when it first
+#: ran: measured on the 500-task demo graph (bench/restart_bench.py), replaying its 4.8 MB of
+#: queries took 176-404 s, its effects under a second.
 FALKORDB_MODULE_ARGS = ("EFFECTS_THRESHOLD", "0")
 
 #: How long a start may go without any sign of progress (the port opening, loading advancing).
