@@ -31,7 +31,7 @@ from tests.graph.fingerprint import graph_fingerprint, graph_lines
 
 pytestmark = pytest.mark.spark
 
-ROUNDS = 4
+ROUNDS = 6
 #: small UNWIND batches: a load becomes many statements, so kills land between them
 BATCH = 15
 
