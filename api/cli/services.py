@@ -81,6 +81,10 @@ def status_command() -> None:
     _print(status(settings), _kms(settings))
 
 
+#: the keystore's file name in a backup directory
+KEYSTORE_BACKUP = "keystore.json"
+
+
 def _graph_spec(settings: GraphSettings):
     from graph.services import specs
 
@@ -91,8 +95,13 @@ def _graph_spec(settings: GraphSettings):
 def backup_command(
     directory: Path = typer.Argument(..., help="Where to write the backup (created if missing)."),
 ) -> None:
-    """Write a consistent backup of the running graph (a FalkorDB snapshot) into DIRECTORY."""
+    """Write a consistent backup of the running graph (a FalkorDB snapshot) and of the keystore into DIRECTORY.
+
+    The keystore copy stays encrypted under its passphrase: back the passphrase up elsewhere.
+    """
     from graph.backup import backup
+    from orc_crypto.keys.base import KeyProviderError
+    from orc_crypto.keys.embedded import KeystoreSettings, backup_keystore
 
     try:
         manifest = backup(_graph_spec(GraphSettings()), directory)
@@ -101,17 +110,51 @@ def backup_command(
     console.print(
         f"backed up graphs {', '.join(manifest.graphs) or '(none)'} to {directory} ({manifest.bytes} bytes)"
     )
+    keystore = KeystoreSettings().keystore_path
+    if not keystore.exists():
+        console.print(f"no keystore at {keystore}: nothing else to back up")
+        return
+    try:
+        backup_keystore(keystore, directory / KEYSTORE_BACKUP)
+    except (KeyProviderError, OSError) as exc:
+        fail(f"backup of keystore {keystore} to {directory}: {exc}")
+    console.print(f"backed up keystore {keystore} to {directory / KEYSTORE_BACKUP}")
 
 
 @app.command("restore")
 def restore_command(
     directory: Path = typer.Argument(..., help="A directory written by `watershed services backup`."),
 ) -> None:
-    """Replace the graph with the backup in DIRECTORY (stops and restarts FalkorDB; old files kept aside)."""
-    from graph.backup import restore
+    """Replace the graph (and the keystore, when the backup has one) with the backup in DIRECTORY.
 
+    FalkorDB is stopped and restarted (its old files kept aside). A keystore in the backup must open
+    with the configured passphrase before it replaces the current one; a running KMS picks it up.
+    """
+    from graph.backup import restore
+    from orc_crypto.keys.base import KeyProviderError
+    from orc_crypto.keys.embedded import (
+        EmbeddedKeystore,
+        KeystoreSettings,
+        backup_keystore,
+        passphrase_from_environment,
+    )
+
+    saved_keystore = directory / KEYSTORE_BACKUP
+    keystore = KeystoreSettings().keystore_path
+    if saved_keystore.exists():
+        # Checked before anything is replaced: a restore that cannot finish changes nothing.
+        try:
+            EmbeddedKeystore.open(saved_keystore, passphrase_from_environment())
+        except KeyProviderError as exc:
+            fail(f"restore from {directory}: the keystore in the backup does not open: {exc}")
     try:
         manifest = restore(_graph_spec(GraphSettings()), directory)
     except (ServerError, OSError) as exc:
         fail(f"restore from {directory}: {exc}")
     console.print(f"restored graphs {', '.join(manifest.graphs) or '(none)'} from {directory}")
+    if saved_keystore.exists():
+        try:
+            backup_keystore(saved_keystore, keystore)
+        except (KeyProviderError, OSError) as exc:
+            fail(f"restore of keystore {keystore} from {directory}: {exc}")
+        console.print(f"restored keystore {keystore} from {saved_keystore}")

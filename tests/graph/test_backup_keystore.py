@@ -1,0 +1,89 @@
+"""`watershed services backup|restore` with a keystore: both come back as they were backed up."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from api.cli import app
+from graph.server import free_port
+from ingest.extract import extract_lineage
+from ingest.model import SqlTask
+from tests.graph.fingerprint import graph_fingerprint
+
+runner = CliRunner()
+PASSPHRASE = "backup-test-passphrase"
+
+
+@pytest.fixture
+def service_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keys" / "keystore.json"))
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE", PASSPHRASE)
+    monkeypatch.setenv("WATERSHED_KEYSTORE_SCRYPT_N", "1024")
+    yield tmp_path
+    runner.invoke(app, ["services", "down"])
+
+
+def _store():
+    from graph.falkordb_store import FalkorDBStore
+
+    store = FalkorDBStore.from_settings()
+    store.ensure_schema()
+    return store
+
+
+def _keys(path) -> dict[str, list[bytes]]:
+    from orc_crypto.keys.embedded import EmbeddedKeystore
+
+    keystore = EmbeddedKeystore.open(path, PASSPHRASE)
+    return {name: list(keystore.get(name).versions) for name in keystore.names()}
+
+
+def test_a_restore_brings_back_the_graph_and_the_keys_of_the_backup(service_env):
+    keystore_path = service_env / "keys" / "keystore.json"
+    assert runner.invoke(app, ["kms", "create-key", "pii"], catch_exceptions=False).exit_code == 0
+    assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0
+    store = _store()
+    task = SqlTask(task_id="t1", sql="INSERT INTO dw.o SELECT id, upper(email) AS email FROM ods.o")
+    store.upsert_tasks([(task, extract_lineage(task))])
+    graph_before, keys_before = graph_fingerprint(store), _keys(keystore_path)
+
+    backup_dir = service_env / "backup"
+    result = runner.invoke(app, ["services", "backup", str(backup_dir)])
+    assert result.exit_code == 0, result.output
+    assert (backup_dir / "keystore.json").stat().st_mode & 0o077 == 0  # as private as the keystore
+
+    # Changes after the backup: a task gone, a key rolled, another key created.
+    store.delete_tasks(["t1"])
+    assert runner.invoke(app, ["kms", "roll", "pii"]).exit_code == 0
+    assert runner.invoke(app, ["kms", "create-key", "later"]).exit_code == 0
+    assert graph_fingerprint(store) != graph_before and _keys(keystore_path) != keys_before
+    store.close()
+
+    result = runner.invoke(app, ["services", "restore", str(backup_dir)])
+    assert result.exit_code == 0, result.output
+    assert graph_fingerprint(_store()) == graph_before
+    assert _keys(keystore_path) == keys_before
+
+
+def test_a_backup_whose_keystore_does_not_open_restores_nothing(service_env, monkeypatch):
+    assert runner.invoke(app, ["kms", "create-key", "pii"], catch_exceptions=False).exit_code == 0
+    assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0
+    store = _store()
+    task = SqlTask(task_id="t1", sql="INSERT INTO dw.o SELECT id FROM ods.o")
+    store.upsert_tasks([(task, extract_lineage(task))])
+    backup_dir = service_env / "backup"
+    assert runner.invoke(app, ["services", "backup", str(backup_dir)]).exit_code == 0
+    store.delete_tasks(["t1"])
+    after_backup = graph_fingerprint(store)
+    store.close()
+
+    monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE", "not-the-passphrase")
+    result = runner.invoke(app, ["services", "restore", str(backup_dir)])
+    assert result.exit_code == 1
+    assert "keystore in the backup does not open" in " ".join(result.output.split())
+    assert graph_fingerprint(_store()) == after_backup  # the graph was left as it was
