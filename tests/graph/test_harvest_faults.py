@@ -2,7 +2,8 @@
 
 Whatever statement the server was killed at, the re-harvest must converge to the graph of a
 clean run (compared by `tests.graph.fingerprint`). Kill points are chosen from the server's own
-command stream (its count of GRAPH.QUERY calls, INFO commandstats) over several rounds with a
+command stream (MONITOR): a clean run's stream gives the numbers of the graph queries that load
+tasks, and each round kills the server as it receives one of them, over several rounds with a
 seeded RNG; `WATERSHED_FAULT_SEED` replays a run. Half the rounds kill a harvest into an empty
 graph, the other half kill a harvest of a changed corpus (new versions, removed tasks) over a
 loaded graph and then harvest the original corpus back: a version cut short after its old edges
@@ -17,7 +18,6 @@ import random
 import shutil
 import signal
 import threading
-import time
 
 import pytest
 import redis
@@ -36,36 +36,51 @@ ROUNDS = 6
 BATCH = 15
 
 
-def _calls(client: redis.Redis) -> int:
-    stats = client.info("commandstats")
-    return sum(
-        v["calls"] for k, v in stats.items() if k.lower() in ("cmdstat_graph.query", "cmdstat_graph.ro_query")
-    )
+class Watcher(threading.Thread):
+    """Reads the server's command stream (MONITOR): records its graph queries, and SIGKILLs the
+    server once it has received query number `kill_at` (counted from 1) when one is given."""
 
+    STOP = "watcher-stop"
 
-class Killer(threading.Thread):
-    """SIGKILLs the server once it has run `after` more graph queries (polling INFO commandstats)."""
-
-    def __init__(self, spec: ServerSpec, pid: int, after: int) -> None:
+    def __init__(self, spec: ServerSpec, pid: int, kill_at: int | None = None) -> None:
         super().__init__(daemon=True)
-        self.client = redis.Redis(host=spec.host, port=spec.port)
+        self.spec = spec
         self.pid = pid
-        self.start_calls = _calls(self.client)
-        self.target = self.start_calls + after
-        self.done = threading.Event()
+        self.kill_at = kill_at
+        self.queries: list[str] = []
         self.killed_at: int | None = None
+        self.monitor = redis.Redis(host=spec.host, port=spec.port).monitor()
+        self.monitor.__enter__()  # MONITOR is on before the harvest sends anything
 
     def run(self) -> None:
-        while not self.done.is_set():
-            try:
-                calls = _calls(self.client)
-            except redis.RedisError:
-                return
-            if calls >= self.target:
-                os.kill(self.pid, signal.SIGKILL)
-                self.killed_at = calls - self.start_calls
-                return
-            time.sleep(0.0005)
+        try:
+            while True:
+                command = self.monitor.next_command()["command"]
+                if command == f"ECHO {self.STOP}":
+                    return
+                if not command.startswith("GRAPH.QUERY"):
+                    continue
+                self.queries.append(command)
+                if len(self.queries) == self.kill_at:
+                    os.kill(self.pid, signal.SIGKILL)
+                    self.killed_at = len(self.queries)
+                    return
+        except redis.RedisError:
+            return  # the server is gone
+
+    def finish(self) -> None:
+        if self.killed_at is None:
+            with contextlib.suppress(redis.RedisError):
+                redis.Redis(host=self.spec.host, port=self.spec.port).echo(self.STOP)
+        self.join()
+
+
+def load_window(queries: list[str]) -> tuple[int, int]:
+    """The query numbers (from 1) of a harvest's task loads: its first to its last write on a Task."""
+    on_tasks = [
+        number for number, query in enumerate(queries, 1) if ":Task" in query and " RETURN " not in query
+    ]
+    return on_tasks[0], on_tasks[-1]
 
 
 @pytest.fixture
@@ -92,33 +107,39 @@ def test_a_killed_harvest_converges_to_the_clean_graph(spark, corpora, tmp_path)
     rng = random.Random(seed)
     spec = ServerSpec("falkordb", "127.0.0.1", free_port(), tmp_path / "var", with_falkordb=True)
     pid = start(spec)
-    counter = redis.Redis(host=spec.host, port=spec.port)
 
     def store(name: str) -> FalkorDBStore:
         graph = FalkorDBStore(spec.host, spec.port, graph=name, batch_size=BATCH)
         graph.ensure_schema()
         return graph
 
-    def harvest(graph: FalkorDBStore, corpus) -> int:
-        """Harvest `corpus`; the number of graph queries it sent."""
-        before = _calls(counter)
-        run_harvest(
-            spark,
-            tasks=str(corpus),
-            catalog=catalog,
-            store=graph,
-            out_dir=tmp_path / "out",
-            progress=lambda _: None,
-        )
-        return _calls(counter) - before
+    def harvest(graph: FalkorDBStore, corpus, kill_at: int | None = None) -> Watcher:
+        """Harvest `corpus` while watching the server's command stream (and killing it at `kill_at`)."""
+        watcher = Watcher(spec, pid, kill_at)
+        watcher.start()
+        try:
+            run_harvest(
+                spark,
+                tasks=str(corpus),
+                catalog=catalog,
+                store=graph,
+                out_dir=tmp_path / "out",
+                progress=lambda _: None,
+            )
+        except redis.RedisError:
+            if kill_at is None:
+                raise  # only the kill may cut a harvest short
+        finally:
+            watcher.finish()
+        return watcher
 
     try:
         # The clean runs: A into an empty graph; B over it and A back give A's graph again.
         reference = store("clean")
-        calls_a = harvest(reference, corpus_a)
+        window_a = load_window(harvest(reference, corpus_a).queries)
         clean = graph_fingerprint(reference)
         clean_lines = graph_lines(reference)
-        calls_b = harvest(reference, corpus_b)
+        window_b = load_window(harvest(reference, corpus_b).queries)
         changed = graph_fingerprint(reference)
         assert changed != clean  # B really changes the graph
         harvest(reference, corpus_a)
@@ -132,19 +153,14 @@ def test_a_killed_harvest_converges_to_the_clean_graph(spark, corpora, tmp_path)
             over_loaded_graph = round_ % 2 == 1
             if over_loaded_graph:
                 harvest(graph, corpus_a)
-            corpus, calls = (corpus_b, calls_b) if over_loaded_graph else (corpus_a, calls_a)
-            killer = Killer(spec, pid, rng.randint(1, calls - 2))
-            killer.start()
-            with contextlib.suppress(redis.RedisError):  # the kill cuts the harvest short
-                harvest(graph, corpus)
-            killer.done.set()
-            killer.join()
+            corpus, window = (corpus_b, window_b) if over_loaded_graph else (corpus_a, window_a)
+            # Kill points within the task loads, where lineage is written (the catalog comes first).
+            watcher = harvest(graph, corpus, kill_at=rng.randint(*window))
             graph.close()
-            print(f"round {round_}: killed after {killer.killed_at} queries, of {calls}")
-            if killer.killed_at is None:
+            print(f"round {round_}: killed at graph query {watcher.killed_at} (task loads: queries {window})")
+            if watcher.killed_at is None:
                 continue  # the harvest finished first: nothing to recover from
             pid = start(spec)  # replays the append-only file
-            counter = redis.Redis(host=spec.host, port=spec.port)
             graph = store(name)
             if graph_fingerprint(graph) != clean:
                 disturbed += 1
