@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import secrets
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from orc_crypto.keys.material import (
     check_key_name,
     unwrap_local_key,
 )
+from orc_crypto.keys.private_file import write_private
 
 FORMAT_NAME = "watershed-keystore"
 FORMAT_VERSION = 1
@@ -124,31 +124,6 @@ def keystore_lock(path: Path, *, shared: bool = False) -> Iterator[None]:
         os.close(fd)  # closing releases the flock
 
 
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """temp file (0600) + fsync + rename + directory fsync: after a crash the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    _fsync_directory(path.parent)
-
-
 def backup_keystore(src: Path, dst: Path) -> None:
     """Copy the keystore `src` to `dst` under both files' locks, atomically.
 
@@ -165,7 +140,7 @@ def backup_keystore(src: Path, dst: Path) -> None:
             raise KeystoreError(f"cannot read keystore {src}: {exc.strerror}") from exc
         if not data:
             raise KeystoreError(f"keystore {src} is empty")
-        _write_atomically(dst, data)
+        write_private(dst, data)
 
 
 class EmbeddedKeystore:
@@ -319,7 +294,7 @@ class EmbeddedKeystore:
         ciphertext = AESGCM(key).encrypt(nonce, json.dumps(body).encode("utf-8"), self._header_aad(envelope))
         envelope["nonce"] = _b64(nonce)
         envelope["ciphertext"] = _b64(ciphertext)
-        _write_atomically(self.path, json.dumps(envelope).encode("utf-8"))
+        write_private(self.path, json.dumps(envelope).encode("utf-8"))
         self._signature = self._file_signature(self.path.stat())
 
     @contextlib.contextmanager

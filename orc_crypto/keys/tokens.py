@@ -24,12 +24,12 @@ import io
 import os
 import secrets
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from orc_crypto.keys.base import KeyProviderError
+from orc_crypto.keys.private_file import write_private
 
 TOKEN_KIND = "kms-dt"
 TOKEN_HEADER = "X-Hadoop-Delegation-Token"
@@ -220,22 +220,6 @@ def token_services(host: str, port: int) -> list[str]:
 
 
 # -- files ---------------------------------------------------------------------------------------
-def _write_owner_only(path: Path, data: bytes) -> None:
-    """temp file (0600) + fsync + rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-
-
 def _check_owner_only(path: Path, what: str) -> None:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
@@ -277,7 +261,7 @@ def write_token_file(path: Path, token: DelegationToken, services: list[str]) ->
         _write_bytes(out, service.encode("utf-8"))  # the alias
         out.write(token.with_service(service).to_bytes())
     _write_vlong(out, 0)  # no secret keys
-    _write_owner_only(Path(path), out.getvalue())
+    write_private(Path(path), out.getvalue())
 
 
 def read_token_file(path: Path) -> dict[str, DelegationToken]:
