@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
-from graph.server import free_port
 from ingest.extract import extract_lineage
 from ingest.model import SqlTask
 from tests.graph.fingerprint import graph_fingerprint
@@ -17,17 +15,6 @@ SQL = {
     "t1": "INSERT OVERWRITE TABLE dw.orders SELECT id, upper(email) AS email, amount FROM ods.orders WHERE dt = '${date}'",
     "t2": "INSERT OVERWRITE TABLE ads.totals SELECT email, sum(amount) AS total FROM dw.orders GROUP BY email",
 }
-
-
-@pytest.fixture
-def service_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keystore.json"))
-    yield tmp_path / "var"
-    runner.invoke(app, ["services", "down"])
 
 
 def _store():

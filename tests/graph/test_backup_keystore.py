@@ -6,7 +6,6 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
-from graph.server import free_port
 from ingest.extract import extract_lineage
 from ingest.model import SqlTask
 from tests.graph.fingerprint import graph_fingerprint
@@ -16,16 +15,12 @@ PASSPHRASE = "backup-test-passphrase"
 
 
 @pytest.fixture
-def service_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
+def keystore_env(service_env, tmp_path, monkeypatch):
+    """The test's services with a keystore and its passphrase (so `services up` also runs the KMS)."""
     monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keys" / "keystore.json"))
     monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE", PASSPHRASE)
     monkeypatch.setenv("WATERSHED_KEYSTORE_SCRYPT_N", "1024")
-    yield tmp_path
-    runner.invoke(app, ["services", "down"])
+    return tmp_path
 
 
 def _store():
@@ -43,8 +38,8 @@ def _keys(path) -> dict[str, list[bytes]]:
     return {name: list(keystore.get(name).versions) for name in keystore.names()}
 
 
-def test_a_restore_brings_back_the_graph_and_the_keys_of_the_backup(service_env):
-    keystore_path = service_env / "keys" / "keystore.json"
+def test_a_restore_brings_back_the_graph_and_the_keys_of_the_backup(keystore_env):
+    keystore_path = keystore_env / "keys" / "keystore.json"
     assert runner.invoke(app, ["kms", "create-key", "pii"], catch_exceptions=False).exit_code == 0
     assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0
     store = _store()
@@ -52,7 +47,7 @@ def test_a_restore_brings_back_the_graph_and_the_keys_of_the_backup(service_env)
     store.upsert_tasks([(task, extract_lineage(task))])
     graph_before, keys_before = graph_fingerprint(store), _keys(keystore_path)
 
-    backup_dir = service_env / "backup"
+    backup_dir = keystore_env / "backup"
     result = runner.invoke(app, ["services", "backup", str(backup_dir)])
     assert result.exit_code == 0, result.output
     assert (backup_dir / "keystore.json").stat().st_mode & 0o077 == 0  # as private as the keystore
@@ -70,13 +65,13 @@ def test_a_restore_brings_back_the_graph_and_the_keys_of_the_backup(service_env)
     assert _keys(keystore_path) == keys_before
 
 
-def test_a_backup_whose_keystore_does_not_open_restores_nothing(service_env, monkeypatch):
+def test_a_backup_whose_keystore_does_not_open_restores_nothing(keystore_env, monkeypatch):
     assert runner.invoke(app, ["kms", "create-key", "pii"], catch_exceptions=False).exit_code == 0
     assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0
     store = _store()
     task = SqlTask(task_id="t1", sql="INSERT INTO dw.o SELECT id FROM ods.o")
     store.upsert_tasks([(task, extract_lineage(task))])
-    backup_dir = service_env / "backup"
+    backup_dir = keystore_env / "backup"
     assert runner.invoke(app, ["services", "backup", str(backup_dir)]).exit_code == 0
     store.delete_tasks(["t1"])
     after_backup = graph_fingerprint(store)

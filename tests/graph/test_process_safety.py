@@ -18,18 +18,6 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def service_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keystore.json"))
-    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE", raising=False)
-    yield tmp_path / "var"
-    runner.invoke(app, ["services", "down"])
-
-
-@pytest.fixture
 def bystander():
     """An unrelated live process (what a stale pid file names after a reboot reused its pid)."""
     process = subprocess.Popen(["sleep", "300"])

@@ -5,25 +5,11 @@ from __future__ import annotations
 import os
 import socket
 
-import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
-from graph.server import free_port
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def service_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
-    monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keystore.json"))
-    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE", raising=False)
-    yield tmp_path / "var"
-    runner.invoke(app, ["services", "down"])
 
 
 def test_up_twice_is_harmless_and_down_stops_what_up_started(service_env):
