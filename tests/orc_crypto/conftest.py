@@ -126,3 +126,28 @@ def spark_encrypted_orc(spark, kms_server) -> SparkEncryptedOrc:
         orc_mask=plan.orc_mask,
         kms_requests=requests,
     )
+
+
+#: the keystore passphrase of the CLI tests (a low scrypt cost keeps them fast)
+CLI_PASSPHRASE_ENV = {"WATERSHED_KEYSTORE_PASSPHRASE": "cli-secret", "WATERSHED_KEYSTORE_SCRYPT_N": "1024"}
+
+
+@pytest.fixture
+def cli_keystore(tmp_path, monkeypatch) -> Path:
+    """A keystore with the key `pii`, created through `watershed kms create-key`; its passphrase is set."""
+    from typer.testing import CliRunner
+
+    from api.cli import app
+
+    for name, value in CLI_PASSPHRASE_ENV.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
+    path = tmp_path / "ks.json"
+    result = CliRunner().invoke(app, ["kms", "create-key", "pii", "--keystore", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def flat(result) -> str:
+    """A CLI result's output with its line breaks and runs of spaces made single spaces."""
+    return " ".join(result.output.split())

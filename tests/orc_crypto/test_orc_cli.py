@@ -8,24 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
+from tests.orc_crypto.conftest import flat
 
 
-@pytest.fixture
-def keystore(tmp_path, monkeypatch):
-    monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE", "cli-secret")
-    monkeypatch.setenv("WATERSHED_KEYSTORE_SCRYPT_N", "1024")
-    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
-    path = tmp_path / "ks.json"
-    result = CliRunner().invoke(app, ["kms", "create-key", "pii", "--keystore", str(path)])
-    assert result.exit_code == 0, result.output
-    return path
-
-
-def _flat(result) -> str:
-    return " ".join(result.output.split())
-
-
-def test_encrypt_inspect_decrypt(keystore, tmp_path):
+def test_encrypt_inspect_decrypt(cli_keystore, tmp_path):
     table = pa.table({"id": list(range(1000)), "email": [f"User{i}@Example.com" for i in range(1000)]})
     source, encrypted, decrypted = tmp_path / "plain.orc", tmp_path / "enc.orc", tmp_path / "dec.orc"
     orc.write_table(table, str(source))
@@ -34,16 +20,16 @@ def test_encrypt_inspect_decrypt(keystore, tmp_path):
         app,
         [
             "orc", "encrypt", str(source), str(encrypted), "--encrypt", "pii:email",
-            "--mask", "redact,`Xx7`:email", "--keystore", str(keystore),
+            "--mask", "redact,`Xx7`:email", "--keystore", str(cli_keystore),
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "stripe 1/1" in _flat(result) and "MB/s" in _flat(result)
+    assert "stripe 1/1" in flat(result) and "MB/s" in flat(result)
     assert orc.ORCFile(str(encrypted)).read().column("email")[3].as_py() == "Xxxx7.Xxxxxxx.xxx"
     inspected = runner.invoke(app, ["orc", "inspect", str(encrypted)])
-    assert "key pii@0" in _flat(inspected) and "mask redact,Xx7 columns [2]" in _flat(inspected)
+    assert "key pii@0" in flat(inspected) and "mask redact,Xx7 columns [2]" in flat(inspected)
     result = runner.invoke(
-        app, ["orc", "decrypt", str(encrypted), str(decrypted), "--keystore", str(keystore)]
+        app, ["orc", "decrypt", str(encrypted), str(decrypted), "--keystore", str(cli_keystore)]
     )
     assert result.exit_code == 0, result.output
     assert orc.ORCFile(str(decrypted)).read().equals(table)
@@ -58,13 +44,21 @@ def test_encrypt_inspect_decrypt(keystore, tmp_path):
         (["--encrypt", "nokey:email"], "nokey", 1),
     ],
 )
-def test_encrypt_errors_name_the_cause(keystore, tmp_path, arguments, message, code):
+def test_encrypt_errors_name_the_cause(cli_keystore, tmp_path, arguments, message, code):
     source = tmp_path / "plain.orc"
     orc.write_table(pa.table({"id": [1, 2], "email": ["a@b.c", None]}), str(source))
     result = CliRunner().invoke(
         app,
-        ["orc", "encrypt", str(source), str(tmp_path / "out.orc"), *arguments, "--keystore", str(keystore)],
+        [
+            "orc",
+            "encrypt",
+            str(source),
+            str(tmp_path / "out.orc"),
+            *arguments,
+            "--keystore",
+            str(cli_keystore),
+        ],
     )
     assert result.exit_code == code
-    assert message in _flat(result)
+    assert message in flat(result)
     assert not (tmp_path / "out.orc").exists()

@@ -21,9 +21,9 @@ from api.cli import app
 from orc_crypto.codec import kinds
 from orc_crypto.codec.stripes import read_stripe_footer, stream_places
 from orc_crypto.codec.tail import read_tail
+from tests.orc_crypto.conftest import CLI_PASSPHRASE_ENV, flat
 
 REPO = Path(__file__).resolve().parents[2]
-PASSPHRASE_ENV = {"WATERSHED_KEYSTORE_PASSPHRASE": "out-secret", "WATERSHED_KEYSTORE_SCRYPT_N": "1024"}
 TABLE = pa.table(
     {
         "id": list(range(5000)),
@@ -33,42 +33,36 @@ TABLE = pa.table(
 )
 
 
-@pytest.fixture
-def keystore(tmp_path, monkeypatch):
-    for name, value in PASSPHRASE_ENV.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
-    path = tmp_path / "ks.json"
-    result = CliRunner().invoke(app, ["kms", "create-key", "pii", "--keystore", str(path)])
-    assert result.exit_code == 0, result.output
-    return path
-
-
-def _flat(result) -> str:
-    return " ".join(result.output.split())
-
-
 def _write(path: Path, compression: str = "snappy", table: pa.Table = TABLE) -> bytes:
     orc.write_table(table, str(path), compression=compression, stripe_size=64 * 1024)
     return path.read_bytes()
 
 
-def _encrypt(keystore, source, *rest):
+def _encrypt(cli_keystore, source, *rest):
     return CliRunner().invoke(
         app,
-        ["orc", "encrypt", str(source), *map(str, rest), "--encrypt", "pii:ssn", "--keystore", str(keystore)],
+        [
+            "orc",
+            "encrypt",
+            str(source),
+            *map(str, rest),
+            "--encrypt",
+            "pii:ssn",
+            "--keystore",
+            str(cli_keystore),
+        ],
     )
 
 
-def _decrypt(keystore, source, *rest):
+def _decrypt(cli_keystore, source, *rest):
     return CliRunner().invoke(
-        app, ["orc", "decrypt", str(source), *map(str, rest), "--keystore", str(keystore)]
+        app, ["orc", "decrypt", str(source), *map(str, rest), "--keystore", str(cli_keystore)]
     )
 
 
 def _refused(result, source: Path, before: bytes) -> None:
     assert result.exit_code == 1, result.output
-    assert "is the input file" in _flat(result) and "--in-place" in _flat(result)
+    assert "is the input file" in flat(result) and "--in-place" in flat(result)
     assert "Traceback" not in result.output
     assert source.read_bytes() == before
 
@@ -77,7 +71,7 @@ def _refused(result, source: Path, before: bytes) -> None:
 
 
 @pytest.mark.parametrize("spelling", ["same", "dot", "absolute", "hardlink", "symlink"])
-def test_output_equal_to_input_is_refused(keystore, tmp_path, monkeypatch, spelling):
+def test_output_equal_to_input_is_refused(cli_keystore, tmp_path, monkeypatch, spelling):
     source = tmp_path / "plain.orc"
     before = _write(source)
     monkeypatch.chdir(tmp_path)
@@ -92,10 +86,10 @@ def test_output_equal_to_input_is_refused(keystore, tmp_path, monkeypatch, spell
         os.link(source, target)
     if spelling == "symlink":
         target.symlink_to(source)
-    _refused(_encrypt(keystore, "plain.orc", target), source, before)
+    _refused(_encrypt(cli_keystore, "plain.orc", target), source, before)
     # decrypt the same way: an encrypted input, its output spelled as the input
     encrypted = tmp_path / "enc.orc"
-    assert _encrypt(keystore, source, encrypted).exit_code == 0
+    assert _encrypt(cli_keystore, source, encrypted).exit_code == 0
     encrypted_before = encrypted.read_bytes()
     alias = {"same": "enc.orc", "dot": "./enc.orc", "absolute": str(encrypted.resolve())}.get(spelling)
     if alias is None:
@@ -104,29 +98,29 @@ def test_output_equal_to_input_is_refused(keystore, tmp_path, monkeypatch, spell
             os.link(encrypted, alias)
         else:
             alias.symlink_to(encrypted)
-    _refused(_decrypt(keystore, "enc.orc", alias), encrypted, encrypted_before)
+    _refused(_decrypt(cli_keystore, "enc.orc", alias), encrypted, encrypted_before)
 
 
-def test_in_place_replaces_the_input_keeping_its_mode(keystore, tmp_path):
+def test_in_place_replaces_the_input_keeping_its_mode(cli_keystore, tmp_path):
     source = tmp_path / "plain.orc"
     _write(source)
     link = tmp_path / "sym.orc"
     link.symlink_to(source)
     source.chmod(0o640)
-    result = _encrypt(keystore, link, "--in-place")  # the output may be left out with --in-place
+    result = _encrypt(cli_keystore, link, "--in-place")  # the output may be left out with --in-place
     assert result.exit_code == 0, result.output
     assert link.is_symlink(), "the file the link points to is replaced, not the link"
     assert read_tail(str(source)).is_encrypted
     assert orc.ORCFile(str(source)).read().column("ssn").null_count == TABLE.num_rows
     assert source.stat().st_mode & 0o777 == 0o640
-    result = _decrypt(keystore, source, source, "--in-place")
+    result = _decrypt(cli_keystore, source, source, "--in-place")
     assert result.exit_code == 0, result.output
     assert orc.ORCFile(str(source)).read().equals(TABLE)
     assert source.stat().st_mode & 0o777 == 0o640
-    other = _encrypt(keystore, source, tmp_path / "other.orc", "--in-place")
-    assert other.exit_code == 2 and "--in-place replaces the input" in _flat(other)
+    other = _encrypt(cli_keystore, source, tmp_path / "other.orc", "--in-place")
+    assert other.exit_code == 2 and "--in-place replaces the input" in flat(other)
     assert not (tmp_path / "other.orc").exists()
-    assert _encrypt(keystore, source).exit_code == 2  # no output and no --in-place
+    assert _encrypt(cli_keystore, source).exit_code == 2  # no output and no --in-place
 
 
 def _temps(directory: Path, name: str) -> list[Path]:
@@ -135,7 +129,7 @@ def _temps(directory: Path, name: str) -> list[Path]:
     )
 
 
-def test_killed_in_place_encrypt_keeps_the_original_and_its_temp_file_is_cleaned(keystore, tmp_path):
+def test_killed_in_place_encrypt_keeps_the_original_and_its_temp_file_is_cleaned(cli_keystore, tmp_path):
     """SIGKILL a real `orc encrypt --in-place` while it writes: the input is unchanged; the next
     run removes the dead writer's temp file but not one whose writer lives."""
     rows = 400_000
@@ -150,9 +144,18 @@ def test_killed_in_place_encrypt_keeps_the_original_and_its_temp_file_is_cleaned
     orc.write_table(big, str(source), compression="zlib", stripe_size=256 * 1024)
     before = source.read_bytes()
     assert len(read_tail(str(source)).footer.stripes) > 10
-    env = {**os.environ, **PASSPHRASE_ENV}
+    env = {**os.environ, **CLI_PASSPHRASE_ENV}
     command = [str(Path(sys.executable).with_name("watershed")), "orc", "encrypt", str(source), "--in-place"]
-    command += ["--encrypt", "pii:ssn", "--mask", "sha256:ssn", "--keystore", str(keystore), "--workers", "1"]
+    command += [
+        "--encrypt",
+        "pii:ssn",
+        "--mask",
+        "sha256:ssn",
+        "--keystore",
+        str(cli_keystore),
+        "--workers",
+        "1",
+    ]
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
@@ -179,11 +182,11 @@ def test_killed_in_place_encrypt_keeps_the_original_and_its_temp_file_is_cleaned
     unrelated.write_bytes(b"someone else's")
     small = tmp_path / "small.orc"
     _write(small)
-    result = _encrypt(keystore, small, source.with_name("big.orc.enc"))
+    result = _encrypt(cli_keystore, small, source.with_name("big.orc.enc"))
     assert result.exit_code == 0
     assert _temps(tmp_path, "big.orc") == sorted([temps[0], live, unrelated]), "another target's run"
     # the next run for the same target removes the dead writer's temp file
-    result = _decrypt(keystore, small, source)
+    result = _decrypt(cli_keystore, small, source)
     assert result.exit_code == 0, result.output
     assert _temps(tmp_path, "big.orc") == sorted([live, unrelated])
     assert not temps[0].exists()
@@ -193,24 +196,24 @@ def test_killed_in_place_encrypt_keeps_the_original_and_its_temp_file_is_cleaned
 
 
 @pytest.mark.parametrize("command", ["encrypt", "decrypt"])
-def test_output_into_a_missing_directory_or_onto_a_directory_fails_up_front(keystore, tmp_path, command):
+def test_output_into_a_missing_directory_or_onto_a_directory_fails_up_front(cli_keystore, tmp_path, command):
     source = tmp_path / "plain.orc"
     _write(source)
     if command == "decrypt":
-        assert _encrypt(keystore, source, tmp_path / "enc.orc").exit_code == 0
+        assert _encrypt(cli_keystore, source, tmp_path / "enc.orc").exit_code == 0
         source = tmp_path / "enc.orc"
     run = _encrypt if command == "encrypt" else _decrypt
     before = sorted(tmp_path.iterdir())
     missing = tmp_path / "no" / "such" / "out.orc"
-    result = run(keystore, source, missing)
+    result = run(cli_keystore, source, missing)
     assert result.exit_code == 1 and not isinstance(result.exception, OSError)
-    assert f"{missing}: cannot write the output: directory {missing.parent} does not exist" in _flat(result)
+    assert f"{missing}: cannot write the output: directory {missing.parent} does not exist" in flat(result)
     assert "stripe" not in result.output and "Traceback" not in result.output  # before any work
     directory = tmp_path / "outdir"
     directory.mkdir()
-    result = run(keystore, source, directory)
+    result = run(cli_keystore, source, directory)
     assert result.exit_code == 1 and not isinstance(result.exception, OSError)
-    assert f"{directory}: is a directory" in _flat(result)
+    assert f"{directory}: is a directory" in flat(result)
     assert "stripe" not in result.output
     assert list(directory.iterdir()) == []
     assert sorted(tmp_path.iterdir()) == sorted([*before, directory])
@@ -220,13 +223,13 @@ def test_output_into_a_missing_directory_or_onto_a_directory_fails_up_front(keys
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])
-def test_output_mode_follows_the_umask(keystore, tmp_path, umask):
+def test_output_mode_follows_the_umask(cli_keystore, tmp_path, umask):
     source = tmp_path / "plain.orc"
     _write(source)
     previous = os.umask(umask)
     try:
-        assert _encrypt(keystore, source, tmp_path / "enc.orc").exit_code == 0
-        assert _decrypt(keystore, tmp_path / "enc.orc", tmp_path / "dec.orc").exit_code == 0
+        assert _encrypt(cli_keystore, source, tmp_path / "enc.orc").exit_code == 0
+        assert _decrypt(cli_keystore, tmp_path / "enc.orc", tmp_path / "dec.orc").exit_code == 0
     finally:
         os.umask(previous)
     for name in ("enc.orc", "dec.orc"):
@@ -264,20 +267,20 @@ def _damage(path: Path, column: int, kind: int, compressed: bool) -> int:
 )
 @pytest.mark.parametrize("command", ["encrypt", "decrypt"])
 def test_damaged_stream_data_fails_verification_and_leaves_the_target(
-    keystore, tmp_path, command, compression, column, kind
+    cli_keystore, tmp_path, command, compression, column, kind
 ):
     source = tmp_path / "plain.orc"
     _write(source, compression)
     target = tmp_path / "out.orc"
     target.write_bytes(b"what the target held")
     if command == "decrypt":
-        assert _encrypt(keystore, source, tmp_path / "enc.orc").exit_code == 0
+        assert _encrypt(cli_keystore, source, tmp_path / "enc.orc").exit_code == 0
         source = tmp_path / "enc.orc"
     stripe = _damage(source, column, kind, compression != "uncompressed")
     run = _encrypt if command == "encrypt" else _decrypt
-    result = run(keystore, source, target)
+    result = run(cli_keystore, source, target)
     assert result.exit_code == 1, result.output
-    message = _flat(result)
+    message = flat(result)
     assert f"{target}: verification failed" in message and f"stripe {stripe}" in message, message
     # decompression names the column's number and stream; decoding names the top-level column
     assert f"column {column} " in message or f"column {TABLE.column_names[column - 1]}:" in message
@@ -286,18 +289,18 @@ def test_damaged_stream_data_fails_verification_and_leaves_the_target(
     assert _temps(tmp_path, "out.orc") == []
 
 
-def test_full_verification_decodes_the_encrypted_columns_of_the_input(keystore, tmp_path):
+def test_full_verification_decodes_the_encrypted_columns_of_the_input(cli_keystore, tmp_path):
     """Damage in an encrypted column of an uncompressed input: the output holds it only as
     ciphertext, so the full check decodes it from the input."""
     source = tmp_path / "plain.orc"
     _write(source, "uncompressed")
     _damage(source, 3, kinds.LENGTH, compressed=False)
     target = tmp_path / "out.orc"
-    result = _encrypt(keystore, source, target)
+    result = _encrypt(cli_keystore, source, target)
     assert result.exit_code == 1, result.output
-    assert "verification failed" in _flat(result) and "column ssn:" in _flat(result)
+    assert "verification failed" in flat(result) and "column ssn:" in flat(result)
     assert not target.exists()
     # the fast check alone cannot see it (nothing to decompress), and says nothing
-    assert _encrypt(keystore, source, target, "--verify", "fast").exit_code == 0
-    bad = _encrypt(keystore, source, tmp_path / "x.orc", "--verify", "quick")
-    assert bad.exit_code == 2 and "--verify" in _flat(bad)
+    assert _encrypt(cli_keystore, source, target, "--verify", "fast").exit_code == 0
+    bad = _encrypt(cli_keystore, source, tmp_path / "x.orc", "--verify", "quick")
+    assert bad.exit_code == 2 and "--verify" in flat(bad)
