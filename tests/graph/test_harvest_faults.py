@@ -49,7 +49,8 @@ class Watcher(threading.Thread):
         self.kill_at = kill_at
         self.queries: list[str] = []
         self.killed_at: int | None = None
-        self.monitor = redis.Redis(host=spec.host, port=spec.port).monitor()
+        # No read timeout (redis-py's default is 5 s): Spark may extract for longer between two loads.
+        self.monitor = redis.Redis(host=spec.host, port=spec.port, socket_timeout=None).monitor()
         self.monitor.__enter__()  # MONITOR is on before the harvest sends anything
 
     def run(self) -> None:
