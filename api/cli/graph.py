@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 from rich.tree import Tree
 
-from api.cli.output import console, fail, styled
-from graph.model import LineageSubgraph
+from api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
+from graph.model import LineageSubgraph, SearchHit, SearchResult
 
 app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args_is_help=True)
 
@@ -60,9 +60,14 @@ def lineage_tree(subgraph: LineageSubgraph) -> Tree:
 
 
 @app.command("stats")
-def stats_command() -> None:
+def stats_command(output: OutputFormat = format_option()) -> None:
     """Count tables, columns, tasks and edges."""
-    console.print(open_store().stats().model_dump())
+    stats = open_store().stats()
+    if output is OutputFormat.json:
+        write_model(stats)
+        return
+    for name, value in stats.model_dump().items():
+        console.print(f"{name:13} {value:>12}")
 
 
 @app.command("lineage")
@@ -71,6 +76,7 @@ def lineage_command(
     upstream: bool = typer.Option(True, "--upstream/--downstream", help="Direction of the walk."),
     depth: int = typer.Option(10, "--depth", min=1, max=100, help="Maximum hops."),
     table_level: bool = typer.Option(False, "--table-level", help="Walk table-level edges."),
+    output: OutputFormat = format_option("Output format: a tree, or JSON (the LineageSubgraph model)."),
 ) -> None:
     """Print a node's upstream or downstream lineage as a tree."""
     subgraph = open_store().lineage(
@@ -78,6 +84,9 @@ def lineage_command(
     )
     if not subgraph.nodes:
         fail(f"{node}: no such node in the graph")
+    if output is OutputFormat.json:
+        write_model(subgraph)
+        return
     console.print(lineage_tree(subgraph))
 
 
@@ -85,7 +94,12 @@ def lineage_command(
 def search_command(
     prefix: str = typer.Argument(..., help="Start of a table or column id."),
     limit: int = typer.Option(50, "--limit", min=1, help="Maximum results."),
+    output: OutputFormat = format_option(),
 ) -> None:
     """Find tables and columns whose id starts with a prefix."""
-    for node_id, label in open_store().search(prefix, limit):
-        console.print(f"{label:7} {node_id}")
+    hits = [SearchHit(id=node_id, label=label) for node_id, label in open_store().search(prefix, limit)]
+    if output is OutputFormat.json:
+        write_model(SearchResult(prefix=prefix, limit=limit, hits=hits))
+        return
+    for hit in hits:
+        console.print(f"{hit.label:7} {hit.id}")

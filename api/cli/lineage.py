@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from enum import StrEnum
 from pathlib import Path
 from typing import TextIO, get_args
 
@@ -13,16 +12,11 @@ import typer
 from pydantic import TypeAdapter
 from rich.table import Table
 
-from api.cli.output import console, fail, parse_assignments, styled, usage_error
+from api.cli.output import OutputFormat, console, fail, format_option, parse_assignments, styled, usage_error
 from ingest.catalog import Catalog, CatalogError
 from ingest.extract import UnknownDialectError, check_dialect, extract_lineage
 from ingest.model import SqlTask, TaskLineage
 from ingest.sources import TaskSourceError, decode_text
-
-
-class OutputFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 def lineage_command(
@@ -43,7 +37,7 @@ def lineage_command(
         [], "--var", "-v", help="Variable for ${name} / ${hivevar:name}, as NAME=VALUE; repeatable."
     ),
     task_id: str | None = typer.Option(None, "--task-id", help="Task id to report (default: the file name)."),
-    output: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="Output format."),
+    output: OutputFormat = format_option(),
 ) -> None:
     """Extract table and column lineage, weak references, filters and partition windows of a SQL script."""
     try:

@@ -11,9 +11,12 @@ step), 2 for a usage error (a malformed or conflicting option), as Click does.
 
 from __future__ import annotations
 
+import sys
+from enum import StrEnum
 from typing import NoReturn
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.text import Text
 
@@ -22,6 +25,26 @@ err_console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True
 
 FAILURE = 1
 USAGE = 2
+
+
+class OutputFormat(StrEnum):
+    """The closed choice of every read command's --format: a typo is a usage error (exit 2)."""
+
+    table = "table"
+    json = "json"
+
+
+def format_option(
+    help: str = "Output format: a table for people, or JSON (the API's model).",
+) -> OutputFormat:
+    return typer.Option(OutputFormat.table, "--format", "-f", help=help, case_sensitive=False)
+
+
+def write_model(model: BaseModel, **dump) -> None:
+    """A model as indented JSON on standard output, written as dumped (no re-parse, no wrapping)."""
+    sys.stdout.write(model.model_dump_json(indent=2, **dump))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, fail, styled
+from api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
 
 POLICY_HELP = "The YAML tag policy (default: WATERSHED_POLICY_FILE, else the built-in policy)."
 
@@ -64,7 +64,7 @@ def propagate_command(
         0.0, "--wait", min=0, help="Seconds to wait for another run's lock (a dead run's lock expires)."
     ),
     status: bool = typer.Option(False, "--status", help="Print the current or last run's record and exit."),
-    output: str = typer.Option("table", "--format", "-f", help="table or json (the run record)."),
+    output: OutputFormat = format_option("Output format: a summary, or JSON (the RunRecord model)."),
 ) -> None:
     """Propagate tags through the lineage graph, layer by layer, to a fixpoint.
 
@@ -91,7 +91,19 @@ def propagate_command(
         record = state.current()
         if record is None:
             fail("no propagation run yet")
-        console.print_json(record.model_dump_json(exclude={"frontier"}))
+        if output is OutputFormat.json:
+            write_model(record, exclude={"frontier"})
+            return
+        console.print(
+            styled(
+                (f"{record.mode} run {record.run_id}", "bold"),
+                f": {record.status}, started {record.started_at}, finished {record.finished_at or '-'}, "
+                f"{len(record.layers)} layers, {record.nodes_processed} nodes processed, "
+                f"{record.tags_changed} nodes' tags changed, cone {record.cone}, resumed {record.resumed}",
+            )
+        )
+        if record.error:
+            console.print(styled(("error:", "red"), f" {record.error}"))
         return
     graph = open_store()
     if not local and _workers_alive(settings) == 0:
@@ -101,14 +113,14 @@ def propagate_command(
         )
 
     def on_layer(layer, record) -> None:
-        if output == "table":
+        if output is OutputFormat.table:
             console.print(
                 f"layer {layer.layer:>3}: {layer.nodes:>8} nodes in {layer.batches:>5} batches, "
                 f"{layer.changed:>8} changed, {layer.seconds:7.2f} s"
             )
 
     def say(message: str) -> None:
-        if output == "table":
+        if output is OutputFormat.table:
             console.print(message)
 
     def resent(count: int) -> None:
@@ -138,8 +150,8 @@ def propagate_command(
             fail(f"{exc}; the next `watershed propagate` starts a new run")
         except (RunInterruptedError, LockLostError, StaleTokenError) as exc:
             fail(str(exc))
-    if output == "json":
-        console.print_json(record.model_dump_json(exclude={"frontier"}))
+    if output is OutputFormat.json:
+        write_model(record, exclude={"frontier"})
         return
     console.print(
         styled(

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from api.cli.output import console, fail, styled, usage_error
+from api.cli.output import OutputFormat, console, fail, format_option, styled, usage_error, write_model
 from api.cli.propagate import POLICY_HELP, _policy
 from graph import ids
 
@@ -143,9 +143,13 @@ def unblock_command(
 
 
 @app.command("show")
-def show_command(node: str = typer.Argument(..., help=NODE_HELP)) -> None:
+def show_command(
+    node: str = typer.Argument(..., help=NODE_HELP),
+    output: OutputFormat = format_option("Output format: a table, or JSON (the NodeTags model)."),
+) -> None:
     """A node's tags with their origin, and what stewards and rules set on it."""
     from propagation.graph_store import UnknownNodeError
+    from propagation.views import NodeTag, NodeTags, OwnEntry
 
     node = _node(node)
     store = _store()
@@ -154,24 +158,30 @@ def show_command(node: str = typer.Argument(..., help=NODE_HELP)) -> None:
     except UnknownNodeError as exc:
         fail(str(exc))
     tags = store.tags_of([node]).get(node, {})
+    view = NodeTags(
+        node=node,
+        tags=[NodeTag.of(tag) for _, tag in sorted(tags.items())],
+        set_here=[OwnEntry(**entry) for entry in own],
+    )
+    if output is OutputFormat.json:
+        write_model(view)
+        return
     table = Table(title=node)
     for column in ("tag", "values", "origin", "hops", "from"):
         table.add_column(column)
-    for key, tag in sorted(tags.items()):
+    for tag in view.tags:
         sources = sorted({f"{p.source} ({p.task}, {p.rule})" for p in tag.provenance if p.source != node})
-        table.add_row(key, ", ".join(sorted(tag.values)), tag.origin, str(tag.hops), "\n".join(sources))
-    if tags:
+        table.add_row(tag.key, ", ".join(tag.values), tag.origin, str(tag.hops), "\n".join(sources))
+    if view.tags:
         console.print(table)
     else:
         console.print(f"{node}: no tags (run `watershed propagate` after changes)")
-    for entry in own:
+    for entry in view.set_here:
         what = (
-            f"blocks {entry['key']}"
-            if entry["type"] == "BLOCKS"
-            else f"{entry['key']}={entry['value']} ({entry['origin']})"
+            f"blocks {entry.key}" if entry.type == "BLOCKS" else f"{entry.key}={entry.value} ({entry.origin})"
         )
-        rule = f", rule {entry['rule']}" if entry.get("rule") else ""
-        console.print(f"  set here: {what} by {entry['by']} at {entry['at']}{rule}", markup=False)
+        rule = f", rule {entry.rule}" if entry.rule else ""
+        console.print(f"  set here: {what} by {entry.by} at {entry.at}{rule}")
 
 
 @app.command("why")
@@ -179,21 +189,28 @@ def why_command(
     node: str = typer.Argument(..., help=NODE_HELP),
     key: str = typer.Argument(..., help="The tag key to explain, e.g. pii."),
     max_paths: int = typer.Option(200, "--max-paths", min=1, help="Stop after this many paths."),
+    output: OutputFormat = format_option("Output format: a tree, or JSON (the WhyPaths model)."),
 ) -> None:
     """Every path from the seed(s) to the node's tag, with the task, edge kind and rule at each hop."""
     node = _node(node)
     store = _store()
     if key not in store.tags_of([node]).get(node, {}):
         fail(f"{node} has no {key} tag")
-    tree, paths = why_tree(store, node, key, max_paths)
-    console.print(tree)
-    console.print(f"{paths} path(s) to a seed" + (" (stopped at --max-paths)" if paths >= max_paths else ""))
+    why = why_paths(store, node, key, max_paths)
+    if output is OutputFormat.json:
+        write_model(why)
+        return
+    console.print(render_why(why))
+    console.print(
+        f"{why.paths} path(s) to a seed" + (" (stopped at --max-paths)" if why.stopped_at_max_paths else "")
+    )
 
 
-def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, int]:
-    """The paths back from a node's tag to its seeds, as a tree, and how many there are."""
-    tags = store.tags_of([node]).get(node, {})
-    cache: dict[str, dict] = {node: tags}
+def why_paths(store, node: str, key: str, max_paths: int = 200):
+    """The paths back from a node's tag to its seeds (a WhyPaths tree), at most `max_paths` of them."""
+    from propagation.views import TagSource, WhyPaths, WhyStep
+
+    cache: dict[str, dict] = {node: store.tags_of([node]).get(node, {})}
     paths = 0
 
     def tag_of(name: str):
@@ -201,24 +218,49 @@ def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, in
             cache[name] = store.tags_of([name]).get(name, {})
         return cache[name].get(key)
 
-    def label(name: str, tag) -> Text:
-        values = ", ".join(sorted(tag.values)) if tag is not None else "?"
-        origin = tag.origin if tag is not None else "gone"
-        return styled((name, "bold"), f" {key}={values} ({origin})")
-
-    def grow(branch: Tree, name: str, path: set[str]) -> None:
-        nonlocal paths
+    def step(name: str, via=None) -> WhyStep:
         tag = tag_of(name)
+        return WhyStep(
+            node=name,
+            values=sorted(tag.values) if tag is not None else None,
+            origin=tag.origin if tag is not None else "gone",
+            via=via,
+        )
+
+    def grow(here: WhyStep, path: set[str]) -> None:
+        nonlocal paths
+        tag = tag_of(here.node)
         if tag is None or tag.origin != "propagated":
             paths += 1
             return
         for p in tag.provenance:
             if p.source in path or paths >= max_paths:
                 continue  # a cycle adds no new path to a seed
-            hop = f"  via {p.task} [{p.kind}] rule {p.rule}"
-            child = branch.add(label(p.source, tag_of(p.source)) + hop)
-            grow(child, p.source, path | {p.source})
+            child = step(p.source, TagSource.of(p))
+            here.sources.append(child)
+            grow(child, path | {p.source})
 
-    tree = Tree(label(node, tags.get(key)))
-    grow(tree, node, {node})
-    return tree, paths
+    root = step(node)
+    grow(root, {node})
+    return WhyPaths(node=node, key=key, paths=paths, stopped_at_max_paths=paths >= max_paths, tree=root)
+
+
+def render_why(why) -> Tree:
+    def label(here) -> Text:
+        values = ", ".join(here.values) if here.values is not None else "?"
+        return styled((here.node, "bold"), f" {why.key}={values} ({here.origin})")
+
+    def grow(branch: Tree, here) -> None:
+        for child in here.sources:
+            hop = f"  via {child.via.task} [{child.via.kind}] rule {child.via.rule}"
+            grow(branch.add(label(child) + hop), child)
+
+    tree = Tree(label(why.tree))
+    grow(tree, why.tree)
+    return tree
+
+
+def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, int]:
+    """The paths back from a node's tag to its seeds, as a tree, and how many there are."""
+    why = why_paths(store, node, key, max_paths)
+    return render_why(why), why.paths
