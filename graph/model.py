@@ -75,6 +75,24 @@ class SearchResult(BaseModel):
     hits: list[SearchHit] = Field(default_factory=list)
 
 
+class ServiceState(BaseModel):
+    """One embedded service of `watershed services` (falkordb, redis, kms)."""
+
+    name: str
+    port: int
+    running: bool
+    answering: bool
+    #: why a recorded process is not trusted (a stale pid file), when it is not
+    note: str | None = None
+
+
+class ServicesStatus(BaseModel):
+    """`services status`: the absolute data directory the services run from, and each service."""
+
+    data_dir: str
+    services: list[ServiceState] = Field(default_factory=list)
+
+
 class LoadResult(BaseModel):
     """What one bulk upsert did."""
 

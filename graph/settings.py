@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -32,6 +32,15 @@ Count = Annotated[int, Field(ge=1)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 Seconds = Annotated[float, Field(gt=0)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+def _absolute(path: Path) -> Path:
+    return path.expanduser().resolve()
+
+
+#: A directory resolved once, when the settings are read: every later use (a server's
+#: --dir, a pid file, a subprocess with another working directory) sees the same place.
+AbsolutePath = Annotated[Path, AfterValidator(_absolute)]
 
 
 class SettingsFileError(ValueError):
@@ -72,9 +81,24 @@ class WatershedSettings(BaseSettings):
         return tuple(sources)
 
 
-class GraphSettings(WatershedSettings):
-    #: where the embedded servers keep their data, logs and pid files
-    data_dir: Path = Path("var")
+class DataDirSettings(WatershedSettings):
+    #: where the embedded servers keep their data, logs and pid files (and, by default, the
+    #: keystore, the KMS files and harvest records); a relative value is taken from the
+    #: working directory once and kept absolute
+    data_dir: AbsolutePath = Field(default=Path("var"), validate_default=True)
+
+
+def data_dir() -> Path:
+    """The absolute data directory (WATERSHED_DATA_DIR, the settings file, else ./var).
+
+    The default of every path that lives "under the data directory" (keystore, KMS
+    audit log, secret and token files, harvest records) is derived from it, so moving
+    the data directory moves them all.
+    """
+    return DataDirSettings().data_dir
+
+
+class GraphSettings(DataDirSettings):
     backend: str = "falkordb"
     falkordb_host: str = "127.0.0.1"
     falkordb_port: Port = 16379

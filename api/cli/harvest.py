@@ -28,8 +28,8 @@ def harvest_command(
         False, "--spark-catalog", help="Take the schemas from the Spark/Hive catalog."
     ),
     master: str = typer.Option("local[*]", "--master", help="Spark master."),
-    out: Path = typer.Option(
-        Path("var/harvest"), "--out", help="Where each run's errors.jsonl and run.json go."
+    out: Path | None = typer.Option(
+        None, "--out", help="Where each run's errors.jsonl and run.json go (default DATA_DIR/harvest)."
     ),
     graph: bool = typer.Option(
         True, "--graph/--no-graph", help="Load into the graph (FalkorDB from settings)."
@@ -58,6 +58,10 @@ def harvest_command(
         usage_error("give exactly one of --tasks or --tasks-table")
     if prune_force and not prune:
         usage_error("give --prune-force or --no-prune, not both")
+    if out is None:
+        from graph.settings import data_dir
+
+        out = data_dir() / "harvest"
     # Every input is checked before Spark starts or anything is written.
     try:
         if tasks is not None:

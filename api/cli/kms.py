@@ -24,7 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-KEYSTORE_HELP = "Embedded keystore file (default: WATERSHED_KEYSTORE_PATH or var/kms/keystore.json)."
+KEYSTORE_HELP = "Embedded keystore file (default: WATERSHED_KEYSTORE_PATH or DATA_DIR/kms/keystore.json)."
 
 
 def _keystore_path(path: Path | None) -> Path:

@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from api.cli.output import console, fail
+from api.cli.output import OutputFormat, console, fail, format_option, write_model
+from graph.model import ServicesStatus, ServiceState
 from graph.server import ServerError
 from graph.services import down, status, up
 from graph.settings import GraphSettings
@@ -24,25 +25,39 @@ def _kms(settings: GraphSettings):
     return KmsService.from_settings(settings.data_dir)
 
 
-def _print(statuses, kms=None) -> None:
+def _states(settings: GraphSettings, statuses, kms=None) -> ServicesStatus:
+    states = [
+        ServiceState(
+            name=item.name, port=item.port, running=item.running, answering=item.answering, note=item.note
+        )
+        for item in statuses
+    ]
+    if kms is not None:
+        running = kms.pid() is not None
+        states.append(
+            ServiceState(
+                name="kms",
+                port=kms.port,
+                running=running,
+                answering=running and kms.answers(),
+                note=kms.stale_note(),
+            )
+        )
+    return ServicesStatus(data_dir=str(settings.data_dir), services=states)
+
+
+def _print(view: ServicesStatus) -> None:
     table = Table(title_justify="left")
     for header in ("service", "port", "running", "answering"):
         table.add_column(header)
-    for item in statuses:
+    for item in view.services:
         table.add_row(
             item.name, str(item.port), "yes" if item.running else "no", "yes" if item.answering else "no"
         )
-    notes = [(item.name, item.note) for item in statuses if item.note]
-    if kms is not None:
-        running = kms.pid() is not None
-        table.add_row(
-            "kms", str(kms.port), "yes" if running else "no", "yes" if running and kms.answers() else "no"
-        )
-        if kms.stale_note():
-            notes.append(("kms", kms.stale_note()))
     console.print(table)
-    for name, note in notes:
-        console.print(f"{name}: the recorded process is gone: {note}")
+    for item in view.services:
+        if item.note:
+            console.print(f"{item.name}: the recorded process is gone: {item.note}")
 
 
 @app.command("up")
@@ -57,8 +72,8 @@ def up_command() -> None:
         statuses = up(settings, progress=console.print, then=kms.start)
     except (ServerError, KmsServiceError) as exc:
         fail(str(exc))
-    console.print(f"data directory: {settings.data_dir.resolve()}")
-    _print(statuses, kms)
+    console.print(f"data directory: {settings.data_dir}")
+    _print(_states(settings, statuses, kms))
     reason = kms.why_not_started()
     if reason is not None and kms.pid() is None:
         console.print(f"kms not started: {reason}")
@@ -75,10 +90,17 @@ def down_command() -> None:
 
 
 @app.command("status")
-def status_command() -> None:
-    """Show whether each service runs and answers."""
+def status_command(
+    output: OutputFormat = format_option("Output format: a table, or JSON (the ServicesStatus model)."),
+) -> None:
+    """Show whether each service runs and answers, and the data directory they run from."""
     settings = GraphSettings()
-    _print(status(settings), _kms(settings))
+    view = _states(settings, status(settings), _kms(settings))
+    if output is OutputFormat.json:
+        write_model(view)
+        return
+    console.print(f"data directory: {view.data_dir}")
+    _print(view)
 
 
 #: the keystore's file name in a backup directory

@@ -37,6 +37,7 @@ from orc_crypto.keys.material import (
     unwrap_local_key,
 )
 from orc_crypto.keys.private_file import write_private
+from orc_crypto.keys.tokens import default_kms_directory
 
 FORMAT_NAME = "watershed-keystore"
 FORMAT_VERSION = 1
@@ -49,7 +50,7 @@ class KeystoreSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WATERSHED_", extra="ignore")
 
     #: the embedded keystore file used by `watershed kms` when --keystore is not given
-    keystore_path: Path = Path("var/kms/keystore.json")
+    keystore_path: Path = Field(default_factory=lambda: default_kms_directory() / "keystore.json")
     keystore_passphrase: str | None = None
     keystore_passphrase_file: Path | None = None
     #: scrypt cost; 2**15 takes ~0.1 s and 32 MiB, enough to slow guessing without slowing the CLI

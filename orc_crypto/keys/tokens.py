@@ -42,7 +42,9 @@ SECRET_BYTES = 32
 
 def default_kms_directory() -> Path:
     """Where the KMS secret and token files live by default: DATA_DIR/kms (WATERSHED_DATA_DIR, else var)."""
-    return Path(os.environ.get("WATERSHED_DATA_DIR") or "var") / "kms"
+    from graph.settings import data_dir
+
+    return data_dir() / "kms"
 
 
 class TokenError(KeyProviderError):

@@ -36,7 +36,7 @@ class KmsSettings(BaseSettings):
     kms_host: str = DEFAULT_HOST
     kms_port: int = Field(default=9600, ge=1, le=65535)
     kms_acl_file: Path | None = None
-    kms_audit_log: Path | None = Path("var/kms/audit.log")
+    kms_audit_log: Path | None = Field(default_factory=lambda: default_kms_directory() / "audit.log")
     #: "token" (delegation tokens only) or "pseudo" (a claimed user.name: tests of Spark's client only)
     kms_auth: Literal["token", "pseudo"] = "token"
     #: the server secret that signs delegation tokens (generated on first start, mode 0600)
