@@ -13,7 +13,16 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, err_console, fail, styled, usage_error
+from api.cli.output import (
+    OutputFormat,
+    console,
+    err_console,
+    fail,
+    format_option,
+    styled,
+    usage_error,
+    write_model,
+)
 
 app = typer.Typer(
     help=(
@@ -217,27 +226,40 @@ def roll_command(
 
 
 @app.command("list")
-def list_command(keystore: Path = typer.Option(None, "--keystore", help=KEYSTORE_HELP)) -> None:
-    """List the keys of the embedded keystore with their bit length and version count."""
+def list_command(
+    keystore: Path = typer.Option(None, "--keystore", help=KEYSTORE_HELP),
+    output: OutputFormat = format_option("Output format: tab-separated lines, or JSON (the KeyList model)."),
+) -> None:
+    """List the keys of the embedded keystore with their bit length and version count (never material)."""
+    from orc_crypto.views import KeyList, KeyMetadata
+
     store = _open_keystore(keystore)
-    for name in store.names():
-        record = store.get(name)
+    keys = [KeyMetadata.of(store.get(name)) for name in store.names()]
+    if output is OutputFormat.json:
+        write_model(KeyList(keystore=str(store.path), keys=keys))
+        return
+    for key in keys:
         # Plain tab-separated lines, so scripts can cut/awk them.
-        typer.echo(f"{name}\t{record.bit_length} bits\t{len(record.versions)} versions")
+        typer.echo(f"{key.name}\t{key.bit_length} bits\t{key.versions} versions")
 
 
 @app.command("describe")
 def describe_command(
     name: str = typer.Argument(..., help="Key to describe."),
     keystore: Path = typer.Option(None, "--keystore", help=KEYSTORE_HELP),
+    output: OutputFormat = format_option("Output format: lines, or JSON (the KeyMetadata model)."),
 ) -> None:
     """Show a key's metadata (never its material)."""
     from orc_crypto.keys.base import KeyProviderError
+    from orc_crypto.views import KeyMetadata
 
     store = _open_keystore(keystore)
     try:
         record = store.get(name)
     except KeyProviderError as exc:
         fail(str(exc))
+    if output is OutputFormat.json:
+        write_model(KeyMetadata.of(record))
+        return
     for line in _describe_lines(record):
         console.print(line, highlight=False)

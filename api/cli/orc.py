@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, err_console, fail, usage_error
+from api.cli.output import OutputFormat, console, err_console, fail, format_option, usage_error, write_model
 
 app = typer.Typer(
     help="Encrypt, decrypt and inspect ORC files with ORC column encryption.", no_args_is_help=True
@@ -181,54 +181,56 @@ def decrypt_command(
 
 
 @app.command("inspect")
-def inspect_command(file: Path = typer.Argument(..., help="ORC file to describe.")) -> None:
+def inspect_command(
+    file: Path = typer.Argument(..., help="ORC file to describe."),
+    output: OutputFormat = format_option("Output format: lines, or JSON (the OrcFileDescription model)."),
+) -> None:
     """Show the tail and the encryption layout of an ORC file (no keys needed)."""
-    from orc_crypto.codec.compression import CODEC_NAMES
-    from orc_crypto.codec.stripes import read_stripe_footer
-    from orc_crypto.codec.tail import read_tail
     from orc_crypto.errors import OrcCryptoError
+    from orc_crypto.views import describe_orc
 
     try:
-        tail = read_tail(file)
-        data = file.read_bytes()
-        ps, footer = tail.postscript, tail.footer
-        console.print(
-            f"{file}: {tail.file_length} bytes, version {'.'.join(map(str, ps.version))}, "
-            f"compression {CODEC_NAMES.get(ps.compression, ps.compression)} (block {ps.compressionBlockSize}), "
-            f"writer version {ps.writerVersion}, {footer.numberOfRows} rows, {len(footer.stripes)} stripes"
-        )
-        console.print(
-            f"content {footer.contentLength}, encrypted stripe statistics {ps.stripeStatisticsLength} "
-            f"at {tail.stripe_statistics_offset}, metadata {ps.metadataLength}, footer {ps.footerLength}"
-        )
-        if not tail.is_encrypted:
-            console.print("not encrypted")
-        enc = footer.encryption
-        for key in enc.key:
-            console.print(f"key {key.keyName}@{key.keyVersion} algorithm {key.algorithm}")
-        for mask in enc.mask:
-            console.print(f"mask {','.join([mask.name, *mask.maskParameters])} columns {list(mask.columns)}")
-        for v, variant in enumerate(enc.variants):
-            console.print(
-                f"variant {v}: root {variant.root}, key {enc.key[variant.key].keyName}, "
-                f"stripe statistics {[(s.column, s.length) for s in variant.stripeStatistics]}, "
-                f"file statistics {len(variant.fileStatistics)} bytes"
-            )
-        for s, stripe in enumerate(footer.stripes):
-            stripe_footer = read_stripe_footer(tail, data, s)
-            console.print(
-                f"stripe {s}: offset {stripe.offset}, rows {stripe.numberOfRows}, index {stripe.indexLength}, "
-                f"data {stripe.dataLength}, footer {stripe.footerLength}"
-                + (
-                    f", encrypt stripe id {stripe.encryptStripeId}"
-                    if stripe.HasField("encryptStripeId")
-                    else ""
-                )
-            )
-            console.print(f"  streams {[(x.kind, x.column, x.length) for x in stripe_footer.streams]}")
-            for v, variant in enumerate(stripe_footer.encryption):
-                console.print(
-                    f"  variant {v} streams {[(x.kind, x.column, x.length) for x in variant.streams]}"
-                )
+        d = describe_orc(file)
     except OrcCryptoError as exc:
         fail(str(exc))
+    if output is OutputFormat.json:
+        write_model(d)
+        return
+
+    def streams(items) -> str:
+        return str([(x.kind, x.column, x.length) for x in items])
+
+    console.print(
+        f"{file}: {d.file_length} bytes, version {d.version}, "
+        f"compression {d.compression} (block {d.compression_block_size}), "
+        f"writer version {d.writer_version}, {d.rows} rows, {len(d.stripes)} stripes"
+    )
+    console.print(
+        f"content {d.content_length}, encrypted stripe statistics {d.stripe_statistics_length} "
+        f"at {d.stripe_statistics_offset}, metadata {d.metadata_length}, footer {d.footer_length}"
+    )
+    if not d.encrypted:
+        console.print("not encrypted")
+    for key in d.keys:
+        console.print(f"key {key.name}@{key.version} algorithm {key.algorithm}")
+    for mask in d.masks:
+        console.print(f"mask {','.join([mask.name, *mask.parameters])} columns {mask.columns}")
+    for v, variant in enumerate(d.variants):
+        console.print(
+            f"variant {v}: root {variant.root}, key {variant.key}, "
+            f"stripe statistics {[(s.column, s.length) for s in variant.stripe_statistics]}, "
+            f"file statistics {variant.file_statistics_bytes} bytes"
+        )
+    for s, stripe in enumerate(d.stripes):
+        console.print(
+            f"stripe {s}: offset {stripe.offset}, rows {stripe.rows}, index {stripe.index_length}, "
+            f"data {stripe.data_length}, footer {stripe.footer_length}"
+            + (
+                f", encrypt stripe id {stripe.encrypt_stripe_id}"
+                if stripe.encrypt_stripe_id is not None
+                else ""
+            )
+        )
+        console.print(f"  streams {streams(stripe.streams)}")
+        for v, variant_streams in enumerate(stripe.variant_streams):
+            console.print(f"  variant {v} streams {streams(variant_streams)}")
