@@ -77,3 +77,21 @@ def test_services_started_in_one_directory_are_found_from_another(tmp_path, monk
     finally:
         monkeypatch.setenv("WATERSHED_DATA_DIR", str(data))
         runner.invoke(app, ["services", "down"])
+
+
+def test_harvest_records_default_under_the_data_dir(tmp_path, monkeypatch):
+    """Without --out the run records go to DATA_DIR/harvest: an unusable one is named before Spark starts."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    scripts = tmp_path / "tasks"
+    scripts.mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATERSHED_DATA_DIR", "blocker")
+    result = runner.invoke(app, ["harvest", "--tasks", str(scripts), "--no-graph"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert str(blocker.resolve() / "harvest") in " ".join(result.output.split()), result.output
+
+
+def test_services_status_bad_format_is_a_usage_error():
+    result = runner.invoke(app, ["services", "status", "--format", "csv"])
+    assert result.exit_code == 2 and "csv" in result.output
