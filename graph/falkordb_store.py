@@ -102,9 +102,43 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
     }
 )
 
-# A JSON object key, always followed by `:`; inside a JSON string every quote is escaped,
-# so this never matches text within a value.
-_JSON_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)":')
+# FalkorDB 4.16 reads a string literal's characters as they are (control characters too), except
+# `\\` `\"` `\'` and \b \f \n \r \t; any other escape (\uXXXX too) keeps its backslash. JSON is
+# that form but for its \u00XX escapes of control characters, and its map keys need backticks
+# instead of quotes. Without an escaped quote in the text, a match of this is a whole key: a
+# value's closing quote is never followed by `:`, and every other quote opens or closes one.
+_IDENTIFIER_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)":')
+# Every JSON string, whole, with the `:` that makes it a key: matching whole strings keeps the
+# scan aligned, so a quote inside a string is never taken for the start of one.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(:?)')
+# JSON's \u00XX escape of a control character, with the escaped backslashes before it (a run of
+# backslashes begins with an escape, so an odd run ends with one).
+_CONTROL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([01][0-9a-f])")
+
+
+def _cypher_string(text: str) -> str:
+    if "\x00" in text:
+        # The server reads the query as a C string, and stores strings as C strings.
+        raise ValueError(f"FalkorDB cannot store a string holding NUL (\\x00): {text[:40]!r}")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _cypher_key(key: str) -> str:
+    if "`" in key or "\x00" in key:
+        # FalkorDB 4.16 accepts no escape for a backtick in a quoted name (nor a doubled one).
+        raise ValueError(f"FalkorDB cannot take a map key holding a backtick or NUL: {key!r}")
+    return f"`{key}`:"
+
+
+def _control_character(match: re.Match[str]) -> str:
+    if match.group(2) == "00":
+        raise ValueError("FalkorDB cannot store a string holding NUL (\\x00)")
+    return match.group(1) + chr(int(match.group(2), 16))
+
+
+def _rewrite_string(match: re.Match[str]) -> str:
+    text = json.loads(match.group(0)[: -1 if match.group(1) else None])
+    return _cypher_key(text) if match.group(1) else _cypher_string(text)
 
 
 def cypher_literal(value: Any) -> str:
@@ -112,10 +146,21 @@ def cypher_literal(value: Any) -> str:
 
     The client's own serialiser walks the value in Python, which took more time
     than the server spent loading; JSON is built in C and is already a Cypher
-    literal for lists, strings, numbers and null. Map keys lose their quotes.
+    literal for lists, numbers, null and most strings. The server stores every
+    string as the Python string was, except that it cannot hold NUL, nor a map key
+    a backtick (ValueError).
     """
     text = json.dumps(value, ensure_ascii=False)
-    return _JSON_KEY.sub(r"\1:", text) if "{" in text else text
+    if "{" in text:
+        # Rows are lists (graph/rows.py); maps are rare, and a key that is not an identifier or
+        # an escaped quote anywhere (which could fool the key pattern) takes the slow way.
+        if '\\"' in text:
+            return _JSON_STRING.sub(_rewrite_string, text)
+        keyed = _IDENTIFIER_KEY.sub(r"\1:", text)
+        if '":' in keyed:
+            return _JSON_STRING.sub(_rewrite_string, text)
+        text = keyed
+    return _CONTROL_ESCAPE.sub(_control_character, text) if "\\u00" in text else text
 
 
 def _with_params(query: str, params: dict[str, Any] | None) -> str:
