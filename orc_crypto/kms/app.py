@@ -286,22 +286,13 @@ class GuardMiddleware:
         user, auth_error = authenticate(self.state, request)
         scope.setdefault("state", {})["user"] = user
         status_holder = {"status": 500}
+        recorded = False
 
-        async def send_recording(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status_holder["status"] = message["status"]
-            await send(message)
-
-        try:
-            early = self._early_answer(request, user, auth_error)
-            if early is not None:
-                await early(scope, receive, send_recording)
-            else:
-                body = await self._bounded_body(request, receive)
-                await self.app(scope, _replay(body), send_recording)
-        except _RequestTooLarge:
-            await error_response(413, "request body too large")(scope, receive, send_recording)
-        finally:
+        def record() -> None:
+            nonlocal recorded
+            if recorded:
+                return
+            recorded = True
             status = status_holder["status"]
             user = scope["state"].get("user")
             if path.startswith("/kms/v1/") and method != "OPTIONS":
@@ -331,6 +322,26 @@ class GuardMiddleware:
                     RequestRecord(method, unquote(path), request.url.query, status, user)
                 )
                 del self.state.requests[:-10_000]
+
+        async def send_recording(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                # Audited before the client has the whole answer: whoever saw the answer finds its line.
+                record()
+            await send(message)
+
+        try:
+            early = self._early_answer(request, user, auth_error)
+            if early is not None:
+                await early(scope, receive, send_recording)
+            else:
+                body = await self._bounded_body(request, receive)
+                await self.app(scope, _replay(body), send_recording)
+        except _RequestTooLarge:
+            await error_response(413, "request body too large")(scope, receive, send_recording)
+        finally:
+            record()  # a request that ended without a complete answer is audited too
 
     def _early_answer(self, request: Request, user: str | None, auth_error: str | None):
         if request.method == "OPTIONS" or not request.url.path.startswith("/kms/"):
