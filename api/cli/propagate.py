@@ -44,6 +44,15 @@ def _workers_alive(settings) -> int:
     return len(replies)
 
 
+def _run_line(record, before: str, after: str):
+    """One line about a run: its mode and id, `before`, its counts, `after`."""
+    return styled(
+        (f"{record.mode} run {record.run_id}", "bold"),
+        f": {before}{len(record.layers)} layers, {record.nodes_processed} nodes processed, "
+        f"{record.tags_changed} nodes' tags changed, cone {record.cone}{after}",
+    )
+
+
 def propagate_command(
     full: bool = typer.Option(
         False,
@@ -95,11 +104,10 @@ def propagate_command(
             write_model(record, exclude={"frontier"})
             return
         console.print(
-            styled(
-                (f"{record.mode} run {record.run_id}", "bold"),
-                f": {record.status}, started {record.started_at}, finished {record.finished_at or '-'}, "
-                f"{len(record.layers)} layers, {record.nodes_processed} nodes processed, "
-                f"{record.tags_changed} nodes' tags changed, cone {record.cone}, resumed {record.resumed}",
+            _run_line(
+                record,
+                f"{record.status}, started {record.started_at}, finished {record.finished_at or '-'}, ",
+                f", resumed {record.resumed}",
             )
         )
         if record.error:
@@ -154,12 +162,9 @@ def propagate_command(
         write_model(record, exclude={"frontier"})
         return
     console.print(
-        styled(
-            (f"{record.mode} run {record.run_id}", "bold"),
-            f": {len(record.layers)} layers, {record.nodes_processed} nodes processed, "
-            f"{record.tags_changed} nodes' tags changed, cone {record.cone}, {time.monotonic() - began:.1f} s",
-            (" (stopped at the layer cap)" if record.stopped_at_cap else "", "yellow"),
-        )
+        _run_line(record, "", f", {time.monotonic() - began:.1f} s"),
+        styled((" (stopped at the layer cap)" if record.stopped_at_cap else "", "yellow")),
+        sep="",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,3 +152,20 @@ def cli_keystore(tmp_path, monkeypatch) -> Path:
 def flat(result) -> str:
     """A CLI result's output with its line breaks and runs of spaces made single spaces."""
     return " ".join(result.output.split())
+
+
+@pytest.fixture
+def kms_env(tmp_path, monkeypatch) -> dict[str, str]:
+    """A keystore, KMS secret and token of this test's own (passphrase from CLI_PASSPHRASE_ENV), set in
+    the environment; returns the whole environment, for subprocesses."""
+    values = {
+        **CLI_PASSPHRASE_ENV,
+        "WATERSHED_KEYSTORE_PATH": str(tmp_path / "ks.json"),
+        "WATERSHED_KMS_SECRET_FILE": str(tmp_path / "kms.secret"),
+        "WATERSHED_KMS_TOKEN_FILE": str(tmp_path / "kms.token"),
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("HADOOP_TOKEN_FILE_LOCATION", raising=False)
+    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
+    return {**os.environ, **values}

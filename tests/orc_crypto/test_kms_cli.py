@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -20,27 +19,12 @@ from orc_crypto.kms.server import free_port
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch) -> dict[str, str]:
-    values = {
-        "WATERSHED_KEYSTORE_PASSPHRASE": "cli-secret",
-        "WATERSHED_KEYSTORE_SCRYPT_N": "1024",
-        "WATERSHED_KEYSTORE_PATH": str(tmp_path / "ks.json"),
-        "WATERSHED_KMS_SECRET_FILE": str(tmp_path / "kms.secret"),
-        "WATERSHED_KMS_TOKEN_FILE": str(tmp_path / "kms.token"),
-    }
-    for name, value in values.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
-    return values
-
-
 def _flat(result) -> str:
     """CLI output with rich's line wrapping undone."""
     return " ".join(result.output.split())
 
 
-def test_create_roll_list_describe(env, tmp_path):
+def test_create_roll_list_describe(kms_env, tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["kms", "create-key", "pii", "--description", "people"])
     assert result.exit_code == 0, result.output
@@ -54,7 +38,7 @@ def test_create_roll_list_describe(env, tmp_path):
     assert (tmp_path / "ks.json").stat().st_mode & 0o777 == 0o600
 
 
-def test_cli_errors_name_the_problem(env, tmp_path, monkeypatch):
+def test_cli_errors_name_the_problem(kms_env, tmp_path, monkeypatch):
     runner = CliRunner()
     missing = runner.invoke(app, ["kms", "list", "--keystore", str(tmp_path / "none.json")])
     assert missing.exit_code != 0 and "none.json" in _flat(missing)
@@ -72,7 +56,7 @@ def test_cli_errors_name_the_problem(env, tmp_path, monkeypatch):
     assert "Traceback" not in _flat(nopass)
 
 
-def test_serve_process_with_acl(env, tmp_path):
+def test_serve_process_with_acl(kms_env, tmp_path):
     runner = CliRunner()
     assert runner.invoke(app, ["kms", "create-key", "pii"]).exit_code == 0
     acl = tmp_path / "acl.yaml"
@@ -82,7 +66,7 @@ def test_serve_process_with_acl(env, tmp_path):
     command = [sys.executable, "-c", "from api.cli import main; main()", "kms", "serve"]
     command += ["--port", str(port), "--acl", str(acl), "--audit-log", str(audit)]
     process = subprocess.Popen(
-        command, cwd=REPO, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        command, cwd=REPO, env=kms_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
         uri = f"kms://http@127.0.0.1:{port}/kms"
@@ -112,7 +96,7 @@ def test_serve_process_with_acl(env, tmp_path):
         process.wait(timeout=10)
 
 
-def test_serve_rejects_bad_input(env, tmp_path):
+def test_serve_rejects_bad_input(kms_env, tmp_path):
     runner = CliRunner()
     both = runner.invoke(app, ["kms", "serve", "--keystore", "a", "--jceks", "b"])
     assert both.exit_code != 0 and "exclusive" in _flat(both)

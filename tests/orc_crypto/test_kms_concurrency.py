@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -11,33 +10,16 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.orc as orc
-import pytest
 
 from orc_crypto.decrypt import read_table
 from orc_crypto.encrypt import encrypt_file
 from orc_crypto.keys.embedded import EmbeddedKeystore
 from orc_crypto.keys.kms_client import KmsClient
 from orc_crypto.kms.server import free_port
+from tests.orc_crypto.conftest import CLI_PASSPHRASE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
-PASSPHRASE = "concurrency-secret"
 CLI = [sys.executable, "-c", "from api.cli import main; main()", "kms"]
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch) -> dict[str, str]:
-    values = {
-        "WATERSHED_KEYSTORE_PASSPHRASE": PASSPHRASE,
-        "WATERSHED_KEYSTORE_SCRYPT_N": "1024",
-        "WATERSHED_KEYSTORE_PATH": str(tmp_path / "ks.json"),
-        "WATERSHED_KMS_SECRET_FILE": str(tmp_path / "kms.secret"),
-        "WATERSHED_KMS_TOKEN_FILE": str(tmp_path / "kms.token"),
-    }
-    for name, value in values.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("HADOOP_TOKEN_FILE_LOCATION", raising=False)
-    monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
-    return {**os.environ, **values}
 
 
 def _serve(env: dict[str, str], tmp_path: Path, port: int) -> subprocess.Popen:
@@ -62,11 +44,13 @@ def _plain_orc(path: Path) -> None:
     orc.write_table(table, path)
 
 
-def test_server_and_concurrent_cli_and_rest_writers_lose_no_key(env, tmp_path):
-    EmbeddedKeystore.create(tmp_path / "ks.json", PASSPHRASE, scrypt_n=1024).create_key("base")
+def test_server_and_concurrent_cli_and_rest_writers_lose_no_key(kms_env, tmp_path):
+    EmbeddedKeystore.create(
+        tmp_path / "ks.json", CLI_PASSPHRASE_ENV["WATERSHED_KEYSTORE_PASSPHRASE"], scrypt_n=1024
+    ).create_key("base")
     port = free_port()
     uri = f"kms://http@127.0.0.1:{port}/kms"
-    server = _serve(env, tmp_path, port)
+    server = _serve(kms_env, tmp_path, port)
     try:
         # The token file appears once the server runs; the client finds it via WATERSHED_KMS_TOKEN_FILE.
         deadline = time.monotonic() + 30
@@ -76,8 +60,8 @@ def test_server_and_concurrent_cli_and_rest_writers_lose_no_key(env, tmp_path):
         _wait_for(client, server)
         cli_keys = [f"cli{i}" for i in range(4)]
         rest_keys = [f"rest{i}" for i in range(3)]
-        cli = [subprocess.Popen([*CLI, "create-key", name], cwd=REPO, env=env) for name in cli_keys]
-        cli += [subprocess.Popen([*CLI, "roll", "base"], cwd=REPO, env=env) for _ in range(2)]
+        cli = [subprocess.Popen([*CLI, "create-key", name], cwd=REPO, env=kms_env) for name in cli_keys]
+        cli += [subprocess.Popen([*CLI, "roll", "base"], cwd=REPO, env=kms_env) for _ in range(2)]
         errors: list[BaseException] = []
 
         def rest(path: str, body: dict) -> None:
@@ -99,7 +83,9 @@ def test_server_and_concurrent_cli_and_rest_writers_lose_no_key(env, tmp_path):
         assert errors == []
 
         expected = sorted(["base", *cli_keys, *rest_keys])
-        on_disk = EmbeddedKeystore.open(tmp_path / "ks.json", PASSPHRASE)
+        on_disk = EmbeddedKeystore.open(
+            tmp_path / "ks.json", CLI_PASSPHRASE_ENV["WATERSHED_KEYSTORE_PASSPHRASE"]
+        )
         assert on_disk.names() == expected
         assert len(on_disk.get("base").versions) == 5  # 1 + 2 CLI rolls + 2 REST rolls
         assert len(set(on_disk.get("base").versions)) == 5
