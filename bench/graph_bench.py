@@ -27,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from graph import queries  # noqa: E402
-from graph.falkordb_store import FalkorDBStore  # noqa: E402
-from graph.server import ServerSpec, free_port, start, stop  # noqa: E402
-from ingest.catalog import Catalog, CatalogColumn, CatalogTable  # noqa: E402
-from ingest.model import ColumnLineage, SourceColumn, SqlTask, TableEdge, TableRead, TaskLineage  # noqa: E402
+from watershed.graph import queries  # noqa: E402
+from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable  # noqa: E402
+from watershed.graph.falkordb_store import FalkorDBStore  # noqa: E402
+from watershed.graph.lineage import ColumnLineage, SourceColumn, SqlTask, TableEdge, TableRead, TaskLineage  # noqa: E402
+from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
 
 LAYERS = 8
 COLUMNS_PER_TABLE = 40
@@ -138,14 +138,14 @@ def main() -> None:
             if store.stats() != before_reload:
                 raise SystemExit("re-loading the same task versions changed the graph")
             rng = random.Random(args.seed)
-            column_ids = [row[0] for row in store._run("MATCH (c:Column) RETURN c.id")]
+            column_ids = [row[0] for row in store.read("MATCH (c:Column) RETURN c.id")]
             starts = rng.sample(column_ids, min(args.starts, len(column_ids)))
             results: dict[str, dict[str, float]] = {}
             for direction in ("upstream", "downstream"):
                 full, bare, sizes = [], [], []
                 count_query = queries.lineage_count("Column", direction, args.depth)
                 for column in starts:
-                    bare.append(timed(lambda c=column, q=count_query: store._run(q, {"id": c})))
+                    bare.append(timed(lambda c=column, q=count_query: store.read(q, {"id": c})))
                     subgraph = None
 
                     def fetch(c=column, d=direction):

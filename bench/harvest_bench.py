@@ -22,11 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.gen_warehouse import generate_warehouse  # noqa: E402
-from graph.falkordb_store import FalkorDBStore  # noqa: E402
-from graph.server import ServerSpec, free_port, start, stop  # noqa: E402
-from ingest.catalog import Catalog  # noqa: E402
-from ingest.harvest import run_harvest, spark_session  # noqa: E402
+from watershed.graph.catalog import Catalog  # noqa: E402
+from watershed.graph.falkordb_store import FalkorDBStore  # noqa: E402
+from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
+from watershed.ingest.generator import generate_warehouse  # noqa: E402
+from watershed.ingest.harvest import run_harvest, spark_session  # noqa: E402
 
 
 def main() -> None:
@@ -63,8 +63,8 @@ def main() -> None:
             stats = store.stats()
             ttl = None
             if args.ttl:
-                from ttl_advisor.advisor import advise
-                from ttl_advisor.graph_uses import catalog_from_graph, index_graph
+                from watershed.ttl_advisor.advisor import advise
+                from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
 
                 ttl_began = time.monotonic()
                 graph_catalog = catalog_from_graph(store)

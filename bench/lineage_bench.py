@@ -32,9 +32,9 @@ from sqlglot.optimizer.qualify import qualify  # noqa: E402
 from sqlglot.optimizer.scope import build_scope  # noqa: E402
 from sqlglot.schema import MappingSchema  # noqa: E402
 
-from ingest.catalog import Catalog  # noqa: E402
-from ingest.extract import extract_lineage  # noqa: E402
-from ingest.model import SqlTask  # noqa: E402
+from watershed.graph.catalog import Catalog  # noqa: E402
+from watershed.graph.lineage import SqlTask  # noqa: E402
+from watershed.ingest.extract import extract_lineage  # noqa: E402
 
 APPS = ["douyin", "toutiao", "xigua", "lark", "pipixia"]
 REGIONS = ["cn", "sg", "us", "eu"]

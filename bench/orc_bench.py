@@ -97,10 +97,10 @@ def start_kms(directory: Path):
     """The embedded KMS with one 256-bit key `pii` the OS user may use, in its default token mode:
     the OS user's delegation token goes to `directory/kms.token`, which HADOOP_TOKEN_FILE_LOCATION
     names for our client and Spark's."""
-    from orc_crypto.keys.embedded import EmbeddedKeystore
-    from orc_crypto.keys.tokens import load_or_create_secret
-    from orc_crypto.kms.acl import AclConfig, KeyAcl, KeyAcls
-    from orc_crypto.kms.server import KmsServer, KmsSettings, free_port, prepare_auth
+    from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
+    from watershed.orc_crypto.keys.tokens import load_or_create_secret
+    from watershed.orc_crypto.kms.acl import AclConfig, KeyAcl, KeyAcls
+    from watershed.orc_crypto.kms.server import KmsServer, KmsSettings, free_port, prepare_auth
 
     keystore = EmbeddedKeystore.create(directory / "keystore.json", "orc-bench", scrypt_n=2**10)
     keystore.create_key("pii", bits=256, description="orc bench key")
@@ -179,10 +179,10 @@ def main() -> None:
 
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-    from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
-    from orc_crypto.errors import UnsupportedOrcError
-    from orc_crypto.files import write_atomically
-    from orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
+    from watershed.orc_crypto.errors import UnsupportedOrcError
+    from watershed.orc_crypto.files import write_atomically
+    from watershed.orc_crypto.keys.kms_client import KmsClient
 
     began = time.perf_counter()
     source = generate(args.cache / f"orc_bench_{args.size_mb}mb.snappy.orc", args.size_mb)

@@ -26,13 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.gen_warehouse import generate_warehouse  # noqa: E402
-from graph.server import ServerSpec, free_port, start, stop  # noqa: E402
-from graph.store import GraphStore  # noqa: E402
-from ingest.catalog import Catalog  # noqa: E402
-from ingest.extract import extract_lineage  # noqa: E402
-from ingest.sources import read_jsonl  # noqa: E402
-from propagation.workers import worker_argv  # noqa: E402
+from watershed.graph.catalog import Catalog  # noqa: E402
+from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
+from watershed.graph.store import GraphStore  # noqa: E402
+from watershed.ingest.extract import extract_lineage  # noqa: E402
+from watershed.ingest.generator import generate_warehouse, seed_apps  # noqa: E402
+from watershed.ingest.sources import read_jsonl  # noqa: E402
+from watershed.propagation.workers import worker_argv  # noqa: E402
 
 APPS = ["douyin", "toutiao", "xigua", "lark"]
 
@@ -49,16 +49,6 @@ def load_generated(graph: GraphStore, directory: Path, chunk: int = 1000) -> tup
     return len(tasks), catalog
 
 
-def seed_apps(tags, catalog: Catalog) -> int:
-    """Stewards' app values on every ODS table that has an `app` column, and on that column."""
-    seeded = 0
-    for table_id, entry in sorted(catalog.tables.items()):
-        if table_id.startswith("ods.") and "app" in entry.all_columns:
-            values = APPS[: 2 + seeded % 3]
-            tags.set_tag(table_id, "app", values, by="bench")
-            tags.set_tag(f"{table_id}.app", "app", values, by="bench")
-            seeded += 1
-    return seeded
 
 
 def start_workers(count: int, concurrency: int, redis_port: int, falkordb_port: int, log_dir: Path):
@@ -103,12 +93,12 @@ def main() -> None:
     os.environ["WATERSHED_CELERY_BROKER"] = f"redis://127.0.0.1:{redis.port}/0"
     workers = start_workers(args.workers, args.concurrency, redis.port, falkordb.port, work)
     try:
-        from graph.falkordb_store import FalkorDBStore
-        from propagation.coordinator import Progress, celery_runner, propagate
-        from propagation.graph_store import GraphTagStore
-        from propagation.policy import default_policy
-        from propagation.run_state import RunState
-        from propagation.settings import PropagationSettings
+        from watershed.graph.falkordb_store import FalkorDBStore
+        from watershed.propagation.coordinator import Progress, celery_runner, propagate
+        from watershed.propagation.graph_store import GraphTagStore
+        from watershed.propagation.policy import default_policy
+        from watershed.propagation.run_state import RunState
+        from watershed.propagation.settings import PropagationSettings
 
         began = time.monotonic()
         summary = generate_warehouse(work / "warehouse", tasks=args.tasks, seed=args.seed)
@@ -131,7 +121,7 @@ def main() -> None:
             celery_broker=os.environ["WATERSHED_CELERY_BROKER"],
         )
         state = RunState.from_url(settings.broker_url(), "bench")
-        from propagation.celery_app import app_for
+        from watershed.propagation.celery_app import app_for
 
         app = app_for(settings)
         deadline = time.monotonic() + 60
@@ -160,7 +150,7 @@ def main() -> None:
         )
         full_seconds = time.monotonic() - t0
         tagged = len(tags.tagged_nodes())
-        tag_edges = graph._run("MATCH ()-[g:TAGGED {origin: 'propagated'}]->() RETURN count(g)")[0][0]
+        tag_edges = graph.read("MATCH ()-[g:TAGGED {origin: 'propagated'}]->() RETURN count(g)")[0][0]
 
         # One task changes: the first DWD task copies a different column into its first target column.
         task_id = next(
@@ -168,7 +158,7 @@ def main() -> None:
             for t in (json.loads(line)["task_id"] for line in (work / "warehouse" / "tasks.jsonl").open())
             if t.startswith("dwd_")
         )
-        from ingest.model import SqlTask
+        from watershed.graph.lineage import SqlTask
 
         original = next(
             json.loads(line)

@@ -34,14 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.gen_warehouse import generate_warehouse  # noqa: E402
 from bench.graph_bench import synthetic_catalog, synthetic_tasks  # noqa: E402
-from graph import processes  # noqa: E402
-from graph.falkordb_store import FalkorDBStore  # noqa: E402
-from graph.server import ServerSpec, free_port, start, stop  # noqa: E402
-from ingest.catalog import Catalog  # noqa: E402
-from ingest.extract import extract_lineage  # noqa: E402
-from ingest.sources import read_tasks  # noqa: E402
+from watershed.graph import processes  # noqa: E402
+from watershed.graph.catalog import Catalog  # noqa: E402
+from watershed.graph.falkordb_store import FalkorDBStore  # noqa: E402
+from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
+from watershed.ingest.extract import extract_lineage  # noqa: E402
+from watershed.ingest.generator import generate_warehouse  # noqa: E402
+from watershed.ingest.sources import read_tasks  # noqa: E402
 
 #: the settings the server ran with before (later arguments override graph.server.PERSISTENCE)
 OLD_SETTINGS = ("--save", "", "--auto-aof-rewrite-min-size", "64mb")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from graph.settings import GraphSettings
-from graph.store import GraphStore
+from watershed.graph.errors import WatershedError
+from watershed.graph.settings import GraphSettings
+from watershed.graph.store import GraphStore
 
 
-class UnknownBackendError(ValueError):
+class UnknownBackendError(WatershedError, ValueError):
     pass
 
 
@@ -14,11 +15,11 @@ def open_store(settings: GraphSettings | None = None) -> GraphStore:
     """The `GraphStore` named by `settings.backend` (`falkordb`, the default, or `neo4j`)."""
     settings = settings or GraphSettings()
     if settings.backend == "falkordb":
-        from graph.falkordb_store import FalkorDBStore
+        from watershed.graph.falkordb_store import FalkorDBStore
 
         return FalkorDBStore.from_settings(settings)
     if settings.backend == "neo4j":
-        from graph.neo4j_store import Neo4jStore
+        from watershed.graph.neo4j_store import Neo4jStore
 
         return Neo4jStore.from_settings(settings)
     raise UnknownBackendError(f"WATERSHED_BACKEND={settings.backend!r}: expected 'falkordb' or 'neo4j'")

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from graph.server import ServerError, ServerSpec, answers, is_running, start, stop
+from watershed.graph.server import ServerError, ServerSpec, answers, is_running, start, stop
 
 SNAPSHOT = "falkordb.rdb"
 MANIFEST = "backup.json"

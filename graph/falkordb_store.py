@@ -19,9 +19,9 @@ from falkordb import FalkorDB
 from falkordb.helpers import stringify_param_value
 from redis.exceptions import ResponseError
 
-from graph import queries
-from graph.settings import GraphSettings
-from graph.store import GraphStore
+from watershed.graph import queries
+from watershed.graph.settings import GraphSettings
+from watershed.graph.store import GraphStore
 
 INDEXES = [
     "CREATE INDEX FOR (n:Table) ON (n.id)",
@@ -191,13 +191,13 @@ class FalkorDBStore(GraphStore):
             settings.falkordb_host, settings.falkordb_port, settings.graph_name, settings.load_batch_size
         )
 
-    def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         return self.graph.query(query, params or {}).result_set
 
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         return self.graph.query(query, params or {}).result_set
 
-    def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+    def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         # One pipelined round trip for the whole load, in order (the deletes of a task's
         # old edges run before the creates of its new ones).
         pipeline = self.client.connection.pipeline(transaction=False)

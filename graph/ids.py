@@ -15,10 +15,12 @@ Parse ids with `split` (or the helpers built on it), never with
 
 from __future__ import annotations
 
+from watershed.graph.errors import WatershedError
+
 _QUOTE = "`"
 
 
-class InvalidIdError(ValueError):
+class InvalidIdError(WatershedError, ValueError):
     """An id whose quoting is broken (an unterminated or stray backtick, an empty part)."""
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from graph import ids
+from watershed.graph import ids
 
 NodeLabel = Literal["Table", "Column", "Task", "HarvestRun"]
 Direction = Literal["upstream", "downstream"]

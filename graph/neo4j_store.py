@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.settings import GraphSettings
-from graph.store import GraphStore
+from watershed.graph.settings import GraphSettings
+from watershed.graph.store import GraphStore
 
 CONSTRAINTS = [
     "CREATE CONSTRAINT watershed_table_id IF NOT EXISTS FOR (n:Table) REQUIRE n.id IS UNIQUE",
@@ -38,14 +38,14 @@ class Neo4jStore(GraphStore):
         driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
         return cls(driver, settings.neo4j_database, settings.load_batch_size)
 
-    def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         def read(tx):
             return [list(record.values()) for record in tx.run(query, params or {})]
 
         with self.driver.session(database=self.database) as session:
             return session.execute_read(read)
 
-    def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+    def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         def write(tx):
             for query, params in statements:
                 tx.run(query, params).consume()
@@ -66,7 +66,7 @@ class Neo4jStore(GraphStore):
                 session.run(statement).consume()
 
     def clear(self) -> None:
-        self._write([("MATCH (n) DETACH DELETE n", {})])
+        self.write_all([("MATCH (n) DETACH DELETE n", {})])
         self.forget_columns()
 
     def close(self) -> None:

@@ -24,9 +24,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph import ids
-from ingest.catalog import Catalog
-from ingest.model import SqlTask, TaskLineage
+from watershed.graph import ids
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask, TaskLineage
 
 Row = list[Any]
 

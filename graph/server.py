@@ -34,10 +34,11 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from graph import processes
+from watershed.graph import processes
+from watershed.graph.errors import WatershedError
 
 
-class ServerError(RuntimeError):
+class ServerError(WatershedError, RuntimeError):
     """A server could not be started or stopped; the message names the server and port."""
 
 

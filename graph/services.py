@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graph.server import ServerError, ServerSpec, answers, is_running, stale_note, start, stop
-from graph.settings import GraphSettings
+from watershed.graph.server import ServerError, ServerSpec, answers, is_running, stale_note, start, stop
+from watershed.graph.settings import GraphSettings
 
 
 def specs(settings: GraphSettings | None = None) -> list[ServerSpec]:

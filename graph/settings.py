@@ -22,6 +22,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from watershed.graph.errors import WatershedError
+
 SETTINGS_FILE_ENV = "WATERSHED_SETTINGS_FILE"
 ENV_PREFIX = "WATERSHED_"
 
@@ -43,7 +45,7 @@ def _absolute(path: Path) -> Path:
 AbsolutePath = Annotated[Path, AfterValidator(_absolute)]
 
 
-class SettingsFileError(ValueError):
+class SettingsFileError(WatershedError, ValueError):
     """The settings file named by WATERSHED_SETTINGS_FILE is missing, unreadable or not TOML."""
 
 

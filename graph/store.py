@@ -1,7 +1,9 @@
 """The `GraphStore` interface, and the loading logic both backends share.
 
-A backend provides `_run(query, params) -> rows` and `_write(statements)`
-(one transaction of several parameterised statements) plus its schema; the
+A backend provides `read(query, params) -> rows` and `write_all(statements)`
+(one transaction of several parameterised statements) plus its schema; they are
+public for the layers that own their Cypher (propagation/queries.py, ttl_advisor);
+the
 task-level semantics live here:
 
 - a task is loaded as a unit: if the stored version equals the new one
@@ -20,9 +22,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from graph import ids as node_ids
-from graph import queries
-from graph.model import (
+from watershed.graph import ids as node_ids
+from watershed.graph import queries
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask, TaskLineage
+from watershed.graph.model import (
     Direction,
     GraphEdge,
     GraphNode,
@@ -32,9 +36,7 @@ from graph.model import (
     LineageSubgraph,
     LoadResult,
 )
-from graph.rows import LoadRows
-from ingest.catalog import Catalog
-from ingest.model import SqlTask, TaskLineage
+from watershed.graph.rows import LoadRows
 
 
 def chunks(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
@@ -52,16 +54,20 @@ class GraphStore(ABC):
     # ------------------------------------------------------------ backend
 
     @abstractmethod
-    def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         """Run one read query; rows as lists."""
 
     @abstractmethod
-    def _write(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+    def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         """Run several write statements as one unit (a transaction where the backend has them)."""
 
     @abstractmethod
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         """Run one write statement atomically and return its rows (conditional writes report what they did)."""
+
+    def ping(self) -> None:
+        """Raise when the graph does not answer (a server down, wrong credentials)."""
+        self.read("RETURN 1")
 
     @abstractmethod
     def ensure_schema(self) -> None:
@@ -77,7 +83,7 @@ class GraphStore(ABC):
     # ------------------------------------------------------------- writes
 
     def stored_versions(self, task_ids: Sequence[str]) -> dict[str, str]:
-        rows = self._run(queries.TASK_VERSIONS, {"ids": list(task_ids)})
+        rows = self.read(queries.TASK_VERSIONS, {"ids": list(task_ids)})
         return {row[0]: row[1] for row in rows}
 
     def upsert_tasks(
@@ -104,7 +110,7 @@ class GraphStore(ABC):
             known = self.known_columns()
             new_columns = {i: row for i, row in rows.columns.items() if i not in known}
             rows.columns = new_columns
-            self._write(self._load_statements(changed, rows))
+            self.write_all(self._load_statements(changed, rows))
             known.update(new_columns)
         return LoadResult(
             loaded=len(changed),
@@ -136,7 +142,7 @@ class GraphStore(ABC):
         ):
             statements += [(query, {"rows": list(batch)}) for batch in chunks(data, self.batch_size)]
         if statements:
-            self._write(statements)
+            self.write_all(statements)
         self.known_columns().update(rows.columns)
         return len(rows.columns)
 
@@ -179,7 +185,7 @@ class GraphStore(ABC):
         ids = list(task_ids)
         # Idempotent after a crash at any statement: the version goes first, so a Task node
         # left behind without its edges is reloaded (never "unchanged") if the task comes back.
-        self._write(
+        self.write_all(
             [
                 (queries.UNSET_TASK_VERSIONS, {"ids": ids}),
                 (queries.MARK_TASK_WRITES_CHANGED, {"ids": ids}),
@@ -191,10 +197,10 @@ class GraphStore(ABC):
         )
 
     def task_ids(self) -> list[str]:
-        return [row[0] for row in self._run(queries.TASK_IDS)]
+        return [row[0] for row in self.read(queries.TASK_IDS)]
 
     def record_run(self, run: HarvestRun) -> None:
-        self._write([(queries.RECORD_RUN, run.model_dump())])
+        self.write_all([(queries.RECORD_RUN, run.model_dump())])
 
     # -------------------------------------------------------------- reads
 
@@ -243,18 +249,18 @@ class GraphStore(ABC):
         """(source, far node type, target, task, kind, key, functions) rows; the root's row has no target."""
         return [
             tuple(row)
-            for row in self._run(queries.lineage_subgraph(label, direction, depth), {"id": node_id})
+            for row in self.read(queries.lineage_subgraph(label, direction, depth), {"id": node_id})
         ]
 
     def nodes(self, ids: Sequence[str]) -> list[GraphNode]:
-        rows = self._run(queries.NODE_PROPERTIES, {"ids": list(ids)})
+        rows = self.read(queries.NODE_PROPERTIES, {"ids": list(ids)})
         return [GraphNode(id=i, label=label, properties=dict(p or {})) for i, label, p in rows]
 
     def neighbours(self, ids: Sequence[str], direction: Direction) -> dict[str, list[GraphEdge]]:
         """Incoming (upstream) or outgoing (downstream) lineage edges of a batch of nodes, in one round trip."""
         query = queries.NEIGHBOURS_IN if direction == "upstream" else queries.NEIGHBOURS_OUT
         out: dict[str, list[GraphEdge]] = {i: [] for i in ids}
-        for node, other, rel_type, props in self._run(query, {"ids": list(ids)}):
+        for node, other, rel_type, props in self.read(query, {"ids": list(ids)}):
             if direction == "upstream":
                 edge = GraphEdge(source=other, target=node, type=rel_type, properties=dict(props or {}))
             else:
@@ -265,9 +271,9 @@ class GraphStore(ABC):
     def search(self, prefix: str, limit: int = 50) -> list[tuple[str, str]]:
         found: list[tuple[str, str]] = []
         for label in ("Table", "Column"):
-            rows = self._run(queries.SEARCH.format(label=label), {"prefix": prefix.lower(), "limit": limit})
+            rows = self.read(queries.SEARCH.format(label=label), {"prefix": prefix.lower(), "limit": limit})
             found += [(row[0], row[1]) for row in rows]
         return sorted(found)[:limit]
 
     def stats(self) -> GraphStats:
-        return GraphStats(**{name: self._run(query)[0][0] for name, query in queries.STATS.items()})
+        return GraphStats(**{name: self.read(query)[0][0] for name, query in queries.STATS.items()})

@@ -1,6 +1,6 @@
 """SQL task sources, the sqlglot lineage extractor and the Spark harvest job."""
 
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask, TaskLineage
+from watershed.graph.lineage import SqlTask, TaskLineage
+from watershed.ingest.extract import extract_lineage
 
 __all__ = ["SqlTask", "TaskLineage", "extract_lineage"]

@@ -1,5 +1,6 @@
 """Errors the extractor turns into `LineageError` entries instead of raising."""
+from watershed.graph.errors import WatershedError
 
 
-class StatementError(Exception):
+class StatementError(WatershedError):
     """A statement is understood but cannot yield lineage; the message says why."""

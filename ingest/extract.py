@@ -18,10 +18,9 @@ from sqlglot.dialects.dialect import Dialect, Dialects
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from ingest.catalog import Catalog
-from ingest.dates import DatePoint, parse_date_text
-from ingest.errors import StatementError
-from ingest.model import (
+from watershed.graph.catalog import Catalog
+from watershed.graph.errors import WatershedError
+from watershed.graph.lineage import (
     ColumnLineage,
     LineageError,
     SqlTask,
@@ -31,9 +30,11 @@ from ingest.model import (
     TaskLineage,
     WeakReference,
 )
-from ingest.settings import IngestSettings
-from ingest.statements import StatementExtractor
-from ingest.variables import script_variables, substitute, unresolved_references
+from watershed.ingest.dates import DatePoint, parse_date_text
+from watershed.ingest.errors import StatementError
+from watershed.ingest.settings import IngestSettings
+from watershed.ingest.statements import StatementExtractor
+from watershed.ingest.variables import script_variables, substitute, unresolved_references
 
 # sqlglot logs a warning for every statement it keeps as an opaque Command
 # (SET, ADD JAR); those are expected in warehouse scripts.
@@ -106,7 +107,7 @@ def _run_date(variables: dict[str, str], settings: IngestSettings) -> DatePoint 
     return None
 
 
-class UnknownDialectError(ValueError):
+class UnknownDialectError(WatershedError, ValueError):
     """A dialect sqlglot does not know; the message names it and lists the known ones."""
 
 

@@ -44,10 +44,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest.catalog import Catalog, CatalogError
-from ingest.model import LineageError, SqlTask, TaskLineage
-from ingest.settings import IngestSettings
-from ingest.sources import (
+from watershed.graph.catalog import Catalog, CatalogError
+from watershed.graph.errors import WatershedError
+from watershed.graph.lineage import LineageError, SqlTask, TaskLineage
+from watershed.ingest.settings import IngestSettings
+from watershed.ingest.sources import (
     DuplicateTask,
     SourceProblem,
     TaskSourceError,
@@ -66,8 +67,8 @@ def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
     """
     from pydantic import ValidationError
 
-    from ingest.extract import extract_lineage
-    from ingest.sources import describe_error, record_task_id, task_from_record
+    from watershed.ingest.extract import extract_lineage
+    from watershed.ingest.sources import describe_error, record_task_id, task_from_record
 
     data = catalog_broadcast.value if catalog_broadcast is not None else None
     catalog = Catalog.from_dict(data) if data else Catalog()
@@ -93,7 +94,7 @@ def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
         yield json.dumps({"task": task.model_dump(), "lineage": json.loads(lineage.model_dump_json())})
 
 
-class HarvestError(RuntimeError):
+class HarvestError(WatershedError, RuntimeError):
     """The harvest cannot run: the message names the input (table, output directory) and why."""
 
 
@@ -272,7 +273,7 @@ def run_harvest(
     report.seconds = time.monotonic() - began
     _write_run_record(out, report)
     if store is not None:
-        from graph.model import HarvestRun
+        from watershed.graph.model import HarvestRun
 
         store.record_run(
             HarvestRun(
@@ -441,7 +442,7 @@ def _load(store, pending, catalog, report: HarvestReport, progress) -> None:
 
 def catalog_from_spark(spark, databases: list[str] | None = None) -> Catalog:
     """The Spark session's catalog (the Hive metastore when Spark runs with Hive support) as a Catalog."""
-    from ingest.catalog import CatalogColumn, CatalogTable
+    from watershed.graph.catalog import CatalogColumn, CatalogTable
 
     tables: dict[str, CatalogTable] = {}
     names = databases or [db.name for db in spark.catalog.listDatabases()]
@@ -526,8 +527,8 @@ def _main(args: argparse.Namespace) -> int:
     max_fraction = IngestSettings().prune_max_fraction
     store = None
     if args.graph == "falkordb":
-        from graph.falkordb_store import FalkorDBStore
-        from graph.settings import GraphSettings
+        from watershed.graph.falkordb_store import FalkorDBStore
+        from watershed.graph.settings import GraphSettings
 
         settings = GraphSettings()
         try:

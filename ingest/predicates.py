@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ingest.dates import DatePoint, DayRange, date_point, int_value
+from watershed.ingest.dates import DatePoint, DayRange, date_point, int_value
 
 _COMPARISONS: dict[type[exp.Expression], str] = {
     exp.EQ: "=",

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from graph import ids
-from ingest.catalog import Catalog
-from ingest.dates import DayRange, hull
-from ingest.errors import StatementError
-from ingest.functions import function_name
-from ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
+from watershed.graph import ids
+from watershed.graph.catalog import Catalog
+from watershed.ingest.dates import DayRange, hull
+from watershed.ingest.errors import StatementError
+from watershed.ingest.functions import function_name
+from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
 
 DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW = range(5)
 KINDS = ("direct", "expression", "conditional-value", "aggregate", "window")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from graph.settings import WatershedSettings
+from watershed.graph.settings import WatershedSettings
 
 
 class IngestSettings(WatershedSettings):

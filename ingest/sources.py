@@ -38,12 +38,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from ingest.model import SqlTask
+from watershed.graph.errors import WatershedError
+from watershed.graph.lineage import SqlTask
 
 _HEADER = re.compile(r"^\s*--\s*(task|owner|dialect|schedule|version|vars)\s*:\s*(.*?)\s*$", re.IGNORECASE)
 
 
-class TaskSourceError(ValueError):
+class TaskSourceError(WatershedError, ValueError):
     """The task source as a whole cannot be read; the message names it and says why."""
 
 

@@ -12,11 +12,9 @@ from sys import intern
 
 from sqlglot import exp
 
-from graph import ids
-from ingest.catalog import Catalog, CatalogColumn, CatalogTable
-from ingest.dates import DatePoint, intersect, window_days
-from ingest.errors import StatementError
-from ingest.model import (
+from watershed.graph import ids
+from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
+from watershed.graph.lineage import (
     ColumnLineage,
     Predicate,
     SourceColumn,
@@ -25,7 +23,9 @@ from ingest.model import (
     TableRead,
     WeakReference,
 )
-from ingest.resolve import (
+from watershed.ingest.dates import DatePoint, intersect, window_days
+from watershed.ingest.errors import StatementError
+from watershed.ingest.resolve import (
     KINDS,
     Occurrence,
     QueryResolver,

@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from orc_crypto.options import quote_name
-from orc_crypto.policy import EncryptionPolicy, PolicyError
+from watershed.orc_crypto.options import quote_name
+from watershed.orc_crypto.policy import EncryptionPolicy, PolicyError
 
 _T = exp.DataType.Type
 #: the types Spark SQL has (sqlglot's names for them); anything else sqlglot parses is refused

@@ -7,21 +7,21 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
-from orc_crypto.ciphers import FILE_STATISTICS_KIND, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
-from orc_crypto.codec import compression
-from orc_crypto.codec.stripes import (
+from watershed.orc_crypto.ciphers import FILE_STATISTICS_KIND, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
+from watershed.orc_crypto.codec import compression
+from watershed.orc_crypto.codec.stripes import (
     ENCRYPTED_DATA,
     ENCRYPTED_INDEX,
     INDEX_KINDS,
     read_stripe_footer,
     stream_places,
 )
-from orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, decompress, read_tail
-from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
-from orc_crypto.files import atomic_output, check_output, mapped_input
-from orc_crypto.keys.base import KeyProvider, KeyProviderError
-from orc_crypto.proto import orc_proto_pb2 as pb
-from orc_crypto.verify import Expected, verify_written
+from watershed.orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, decompress, read_tail
+from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
+from watershed.orc_crypto.files import atomic_output, check_output, mapped_input
+from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.verify import Expected, verify_written
 
 
 def _unwrap(

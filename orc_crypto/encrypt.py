@@ -22,24 +22,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from orc_crypto.ciphers import FILE_STATISTICS_KIND, KEY_LENGTHS, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
-from orc_crypto.codec import compression, kinds
-from orc_crypto.codec.kinds import (
+from watershed.orc_crypto.ciphers import (
+    FILE_STATISTICS_KIND,
+    KEY_LENGTHS,
+    STRIPE_STATISTICS_KIND,
+    aes_ctr,
+    stream_iv,
+)
+from watershed.orc_crypto.codec import compression, kinds
+from watershed.orc_crypto.codec.kinds import (
     BLOOM_FILTER,
     BLOOM_FILTER_UTF8,
     ENCRYPTED_DATA,
     ENCRYPTED_INDEX,
     INDEX_KINDS,
 )
-from orc_crypto.codec.statistics import merge_statistics
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import OrcTail, column_subtree_max, read_tail
-from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
-from orc_crypto.files import atomic_output, check_output, mapped_input
-from orc_crypto.keys.base import KeyProvider, KeyProviderError
-from orc_crypto.masking.copy import MaskedCopy, MaskedStripe
-from orc_crypto.masking.values import NULLIFY, MaskError, SubtreeMasker
-from orc_crypto.options import (
+from watershed.orc_crypto.codec.statistics import merge_statistics
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import OrcTail, column_subtree_max, read_tail
+from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
+from watershed.orc_crypto.files import atomic_output, check_output, mapped_input
+from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
+from watershed.orc_crypto.masking.copy import MaskedCopy, MaskedStripe
+from watershed.orc_crypto.masking.values import NULLIFY, MaskError, SubtreeMasker
+from watershed.orc_crypto.options import (
     MaskSpec,
     OptionError,
     parse_encrypt_option,
@@ -47,8 +53,8 @@ from orc_crypto.options import (
     parse_mask_option,
     split_field,
 )
-from orc_crypto.proto import orc_proto_pb2 as pb
-from orc_crypto.verify import Expected, verify_written
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.verify import Expected, verify_written
 
 __all__ = [
     "encrypt_bytes",

@@ -1,9 +1,10 @@
 """Errors of the ORC codec and of encryption/decryption; each names the file and the cause."""
-
 from __future__ import annotations
 
+from watershed.graph.errors import WatershedError
 
-class OrcCryptoError(Exception):
+
+class OrcCryptoError(WatershedError):
     """Base of every error orc_crypto raises for bad input."""
 
     def __init__(self, path: object, cause: str) -> None:

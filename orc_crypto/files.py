@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from orc_crypto.errors import OrcOutputError
+from watershed.orc_crypto.errors import OrcOutputError
 
 
 def _temp_pattern(target: Path) -> re.Pattern[str]:

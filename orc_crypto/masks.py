@@ -23,11 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as orc
 
-from orc_crypto.codec import compression
-from orc_crypto.codec.stripes import INDEX_KINDS, read_stripe_footer, stream_places
-from orc_crypto.codec.tail import OrcTail, read_tail
-from orc_crypto.errors import UnsupportedOrcError
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.codec import compression
+from watershed.orc_crypto.codec.stripes import INDEX_KINDS, read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import OrcTail, read_tail
+from watershed.orc_crypto.errors import UnsupportedOrcError
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 VALUE_MASKS = {"sha256", "redact"}
 _STRING = 7

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from watershed.graph.errors import WatershedError
 
-class OptionError(ValueError):
+
+class OptionError(WatershedError, ValueError):
     """An `orc.encrypt`/`orc.mask` value ORC would not parse; the message points at the spot."""
 
 

@@ -22,10 +22,12 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from watershed.graph.errors import WatershedError
+
 BUILTIN_MASKS = ("nullify", "redact", "sha256")
 
 
-class PolicyError(ValueError):
+class PolicyError(WatershedError, ValueError):
     """The policy or tags file is unreadable or inconsistent; the message names the file and entry."""
 
 
@@ -40,8 +42,8 @@ class LevelPolicy(BaseModel):
     @classmethod
     def _key_name(cls, value: str) -> str:
         # the names the key providers accept (the DDL back-quotes them for orc.encrypt)
-        from orc_crypto.keys.base import KeyProviderError
-        from orc_crypto.keys.material import check_key_name
+        from watershed.orc_crypto.keys.base import KeyProviderError
+        from watershed.orc_crypto.keys.material import check_key_name
 
         try:
             return check_key_name(value)
@@ -52,8 +54,8 @@ class LevelPolicy(BaseModel):
     @classmethod
     def _mask(cls, value: str) -> str:
         # Checked as ORC will read it, so a policy cannot produce DDL that Spark rejects.
-        from orc_crypto.masking.values import MaskError, check_mask
-        from orc_crypto.options import OptionError, parse_mask
+        from watershed.orc_crypto.masking.values import MaskError, check_mask
+        from watershed.orc_crypto.options import OptionError, parse_mask
 
         try:
             check_mask(parse_mask(value))

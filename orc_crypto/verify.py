@@ -25,12 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orc_crypto.ciphers import aes_ctr, stream_iv
-from orc_crypto.codec import compression, kinds
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import read_tail
-from orc_crypto.errors import OrcCryptoError, OrcVerifyError
-from orc_crypto.files import mapped_input
+from watershed.orc_crypto.ciphers import aes_ctr, stream_iv
+from watershed.orc_crypto.codec import compression, kinds
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.errors import OrcCryptoError, OrcVerifyError
+from watershed.orc_crypto.files import mapped_input
 
 VERIFY_LEVELS = ("auto", "fast", "full")
 

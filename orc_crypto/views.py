@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from orc_crypto.keys.material import MasterKeyRecord
+from watershed.orc_crypto.keys.material import MasterKeyRecord
 
 
 class KeyMetadata(BaseModel):
@@ -114,9 +114,9 @@ def describe_orc(path) -> OrcFileDescription:
     """Read an ORC file's tail and stripe footers into an OrcFileDescription (raises OrcCryptoError)."""
     from pathlib import Path
 
-    from orc_crypto.codec.compression import CODEC_NAMES
-    from orc_crypto.codec.stripes import read_stripe_footer
-    from orc_crypto.codec.tail import read_tail
+    from watershed.orc_crypto.codec.compression import CODEC_NAMES
+    from watershed.orc_crypto.codec.stripes import read_stripe_footer
+    from watershed.orc_crypto.codec.tail import read_tail
 
     path = Path(path)
     tail = read_tail(path)

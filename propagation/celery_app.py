@@ -17,12 +17,12 @@ from typing import Any
 
 from celery import Celery
 
-from graph.backends import open_store
-from graph.settings import GraphSettings
-from propagation.engine import compute_batch
-from propagation.graph_store import GraphTagStore
-from propagation.policy import Policy
-from propagation.settings import PropagationSettings
+from watershed.graph.backends import open_store
+from watershed.graph.settings import GraphSettings
+from watershed.propagation.engine import compute_batch
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import Policy
+from watershed.propagation.settings import PropagationSettings
 
 TASK_NAME = "propagation.compute_batch"
 

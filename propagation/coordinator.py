@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from graph.model import node_label
-from graph.store import GraphStore
-from propagation import queries
-from propagation.engine import (
+from watershed.graph.errors import WatershedError
+from watershed.graph.model import node_label
+from watershed.graph.store import GraphStore
+from watershed.propagation import queries
+from watershed.propagation.engine import (
     BatchRunner,
     LayerReport,
     StaleTokenError,
@@ -32,13 +33,13 @@ from propagation.engine import (
     start_full,
     start_incremental,
 )
-from propagation.graph_store import GraphTagStore
-from propagation.policy import Policy
-from propagation.run_state import LayerRecord, LockKeeper, LockLostError, RunRecord, RunState
-from propagation.settings import PropagationSettings
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import Policy
+from watershed.propagation.run_state import LayerRecord, LockKeeper, LockLostError, RunRecord, RunState
+from watershed.propagation.settings import PropagationSettings
 
 
-class BatchFailedError(RuntimeError):
+class BatchFailedError(WatershedError, RuntimeError):
     """A worker raised while recomputing a batch; `transient` when it lost a server rather than hit bad input."""
 
     def __init__(self, message: str, transient: bool = False) -> None:
@@ -46,11 +47,11 @@ class BatchFailedError(RuntimeError):
         self.transient = transient
 
 
-class RunInterruptedError(RuntimeError):
+class RunInterruptedError(WatershedError, RuntimeError):
     """A server went away mid-run; the run record stays resumable and the next `propagate` continues it."""
 
 
-class RunFailedError(RuntimeError):
+class RunFailedError(WatershedError, RuntimeError):
     """The run failed on its input (or a bug): it is marked failed, and the next `propagate` starts a new run."""
 
     def __init__(self, record: RunRecord) -> None:
@@ -112,7 +113,7 @@ def celery_runner(
     """Batches fan out to Celery workers; a layer's batches still missing after a stall are sent again."""
     from celery.exceptions import TimeoutError as CeleryTimeout
 
-    from propagation.celery_app import TASK_NAME, app_for
+    from watershed.propagation.celery_app import TASK_NAME, app_for
 
     app = app_for(settings)
     spec = settings.graph_spec()

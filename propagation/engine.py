@@ -20,15 +20,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from propagation.policy import Policy
-from propagation.rules import MANUAL, PROPAGATED, SEED, Incoming, TagValue, derive
+from watershed.graph.errors import WatershedError
+from watershed.propagation.policy import Policy
+from watershed.propagation.rules import MANUAL, PROPAGATED, SEED, Incoming, TagValue, derive
 
 
-class TagInputError(ValueError):
+class TagInputError(WatershedError, ValueError):
     """A node's own or incoming tags are not ones the policy allows (for instance a level it lacks)."""
 
 
-class StaleTokenError(RuntimeError):
+class StaleTokenError(WatershedError, RuntimeError):
     """A write carried a fencing token that is no longer the newest: a newer run has started."""
 
 

@@ -13,15 +13,24 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from graph.model import node_label
-from graph.store import GraphStore, chunks
-from propagation import queries
-from propagation.engine import BatchInputs, EdgeIn, OwnTags, StaleTokenError
-from propagation.policy import Policy
-from propagation.rules import MANUAL, PROPAGATED, SEED, TABLE_EDGE, Provenance, TagValue, filter_values
+from watershed.graph.errors import WatershedError
+from watershed.graph.model import node_label
+from watershed.graph.store import GraphStore, chunks
+from watershed.propagation import queries
+from watershed.propagation.engine import BatchInputs, EdgeIn, OwnTags, StaleTokenError
+from watershed.propagation.policy import Policy
+from watershed.propagation.rules import (
+    MANUAL,
+    PROPAGATED,
+    SEED,
+    TABLE_EDGE,
+    Provenance,
+    TagValue,
+    filter_values,
+)
 
 
-class UnknownNodeError(LookupError):
+class UnknownNodeError(WatershedError, LookupError):
     """A tag command named a column or table the graph does not have."""
 
 
@@ -100,7 +109,7 @@ class GraphTagStore:
         return int(self.graph.execute(queries.RAISE_FENCE, {"fence": queries.FENCE_ID, "token": token})[0][0])
 
     def fence_token(self) -> int | None:
-        rows = self.graph._run(queries.FENCE_TOKEN, {"fence": queries.FENCE_ID})
+        rows = self.graph.read(queries.FENCE_TOKEN, {"fence": queries.FENCE_ID})
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def _fenced(self, query: str, params: dict[str, Any], token: int, expected: int) -> None:
@@ -126,7 +135,7 @@ class GraphTagStore:
 
     def read_batch(self, nodes: Sequence[str]) -> BatchInputs:
         columns, tables = _split(nodes)
-        rows = self.graph._run(queries.READ_BATCH, {"columns": columns, "tables": tables})
+        rows = self.graph.read(queries.READ_BATCH, {"columns": columns, "tables": tables})
         edges: dict[str, list[EdgeIn]] = {node: [] for node in nodes}
         tags: dict[str, dict[str, TagValue]] = {}
         own: dict[str, OwnTags] = {}
@@ -174,7 +183,7 @@ class GraphTagStore:
         for batch in chunks(list(nodes), self.batch_size):
             columns, tables = _split(batch)
             out.update(
-                row[0] for row in self.graph._run(queries.DOWNSTREAM, {"columns": columns, "tables": tables})
+                row[0] for row in self.graph.read(queries.DOWNSTREAM, {"columns": columns, "tables": tables})
             )
         return out
 
@@ -198,10 +207,10 @@ class GraphTagStore:
                 self._fenced(queries.clear_tags(label), {"ids": list(batch)}, token, 0)
 
     def seeded_nodes(self) -> set[str]:
-        return {row[0] for query in queries.SEEDED for row in self.graph._run(query)}
+        return {row[0] for query in queries.SEEDED for row in self.graph.read(query)}
 
     def tagged_nodes(self) -> set[str]:
-        return {row[0] for query in queries.TAGGED for row in self.graph._run(query)}
+        return {row[0] for query in queries.TAGGED for row in self.graph.read(query)}
 
     # ------------------------------------------------------------ reading tags
 
@@ -210,7 +219,7 @@ class GraphTagStore:
         found: dict[str, dict[str, TagValue]] = {}
         for label, ids in (("Column", columns), ("Table", tables)):
             if ids:
-                for node, text in self.graph._run(queries.tags_json(label), {"ids": ids}):
+                for node, text in self.graph.read(queries.tags_json(label), {"ids": ids}):
                     if text:
                         found[node] = decode_tags(text)
         return found
@@ -218,7 +227,7 @@ class GraphTagStore:
     def own_tags(self, node: str) -> list[dict[str, Any]]:
         """What stewards and rules set on a node: type, origin, key, value, by, at, rule."""
         self._require(node)
-        rows = self.graph._run(queries.own_of(node_label(node)), {"id": node})
+        rows = self.graph.read(queries.own_of(node_label(node)), {"id": node})
         names = ("type", "origin", "key", "value", "by", "at", "rule")
         return [dict(zip(names, row, strict=True)) for row in sorted(rows, key=lambda r: [str(v) for v in r])]
 
@@ -226,7 +235,7 @@ class GraphTagStore:
 
     def _require(self, node: str) -> str:
         label = node_label(node)
-        if not self.graph._run(queries.node_exists(label), {"id": node}):
+        if not self.graph.read(queries.node_exists(label), {"id": node}):
             raise UnknownNodeError(f"{node}: no such {label.lower()} in the lineage graph")
         return label
 
@@ -266,16 +275,16 @@ class GraphTagStore:
         """
         scope = None if columns is None else set(columns)
         if scope is None:
-            scope = {row[0] for row in self.graph._run(queries.ALL_COLUMNS)}
+            scope = {row[0] for row in self.graph.read(queries.ALL_COLUMNS)}
         stored: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {}
-        for node, key, value, rule in self.graph._run(queries.RULE_SEEDS):
+        for node, key, value, rule in self.graph.read(queries.RULE_SEEDS):
             if node in scope:
                 values, _ = stored.get((node, key), (frozenset(), rule))
                 stored[(node, key)] = (values | {value}, rule)
         # Name rules seed source columns only: a column computed by SQL gets its tags from the
         # SQL (`md5(email) AS email_md5` is pseudonymised, whatever its name says). That also
         # keeps the rules monotone: which columns are sources depends on lineage, not on tags.
-        derived = {row[0] for row in self.graph._run(queries.DERIVED_COLUMNS, {"ids": sorted(scope)})}
+        derived = {row[0] for row in self.graph.read(queries.DERIVED_COLUMNS, {"ids": sorted(scope)})}
         wanted: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {}
         for node in scope - derived:
             for rule in self.policy.seeds:
@@ -303,16 +312,16 @@ class GraphTagStore:
         millisecond first keeps what the caller wrote just before out of them.
         """
         time.sleep(0.002)
-        return int(self.graph._run(queries.NOW)[0][0])
+        return int(self.graph.read(queries.NOW)[0][0])
 
     def changed_since(self, since: int) -> tuple[set[str], set[str]]:
         """Nodes whose lineage or own tags changed at or after `since`, and the columns created since."""
         changed: set[str] = set()
         for query in queries.CHANGED_SINCE:
-            for node, columns in self.graph._run(query, {"since": since}):
+            for node, columns in self.graph.read(query, {"since": since}):
                 changed.add(node)
                 changed.update(c for c in columns if c)
-        created = {row[0] for row in self.graph._run(queries.COLUMNS_CREATED_SINCE, {"since": since})}
+        created = {row[0] for row in self.graph.read(queries.COLUMNS_CREATED_SINCE, {"since": since})}
         return changed, created
 
 

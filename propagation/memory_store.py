@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ingest.model import TaskLineage
-from propagation.engine import BatchInputs, EdgeIn, OwnTags, StaleTokenError
-from propagation.policy import Policy
-from propagation.rules import MANUAL, SEED, TABLE_EDGE, TagValue, filter_values
+from watershed.graph.lineage import TaskLineage
+from watershed.propagation.engine import BatchInputs, EdgeIn, OwnTags, StaleTokenError
+from watershed.propagation.policy import Policy
+from watershed.propagation.rules import MANUAL, SEED, TABLE_EDGE, TagValue, filter_values
 
 
 class MemoryTagStore:

@@ -30,7 +30,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from graph import ids
+from watershed.graph import ids
+from watershed.graph.errors import WatershedError
 
 KEEP_FUNCTIONS = [
     "cast",
@@ -81,11 +82,11 @@ HASH_FUNCTIONS = ["md5", "sha1", "sha2", "hash", "xxhash64", "crc32"]
 AGGREGATE_NUMERIC = ("sum", "avg")
 
 
-class PolicyError(ValueError):
+class PolicyError(WatershedError, ValueError):
     """The policy file is invalid; the message names the file and the key."""
 
 
-class UnknownTagError(ValueError):
+class UnknownTagError(WatershedError, ValueError):
     """A tag (a seed's, a steward's `tag set` or `tag block`) that the policy does not define or allow."""
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from propagation.policy import Policy
+from watershed.propagation.policy import Policy
 
 SEED, MANUAL, PROPAGATED = "seed", "manual", "propagated"
 #: the kind of a table-level FLOWS_TO edge

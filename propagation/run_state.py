@@ -19,6 +19,8 @@ from typing import Literal
 import redis
 from pydantic import BaseModel, Field
 
+from watershed.graph.errors import WatershedError
+
 # Renew or release the lock only while it still holds our token (another run may have taken it).
 _RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
@@ -31,11 +33,11 @@ _NEXT_TOKEN = (
 )
 
 
-class RunInProgressError(RuntimeError):
+class RunInProgressError(WatershedError, RuntimeError):
     """Another propagation run holds the lock."""
 
 
-class LockLostError(RuntimeError):
+class LockLostError(WatershedError, RuntimeError):
     """The run's lock expired or was taken by a newer run while it was running."""
 
 

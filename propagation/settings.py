@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graph.settings import Count, GraphSettings, Seconds
+from watershed.graph.settings import Count, GraphSettings, Seconds
 
 
 class PropagationSettings(GraphSettings):

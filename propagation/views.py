@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from propagation.rules import Provenance, TagValue
+from watershed.propagation.rules import Provenance, TagValue
 
 
 class TagSource(BaseModel):

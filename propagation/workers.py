@@ -14,7 +14,7 @@ def worker_argv(
         "-m",
         "celery",
         "-A",
-        "propagation.celery_app",
+        "watershed.propagation.celery_app",
         "worker",
         f"--concurrency={concurrency}",
         f"--loglevel={loglevel}",

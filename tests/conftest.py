@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.server import ServerSpec, free_port, start, stop
+from watershed.graph.server import ServerSpec, free_port, start, stop
 
 _graph_names = itertools.count()
 
@@ -31,7 +31,7 @@ def falkordb_server(tmp_path_factory) -> Iterator[ServerSpec]:
 @pytest.fixture
 def graph_store(falkordb_server):
     """A FalkorDB-backed GraphStore on a graph of its own."""
-    from graph.falkordb_store import FalkorDBStore
+    from watershed.graph.falkordb_store import FalkorDBStore
 
     store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=f"test_{next(_graph_names)}")
     store.ensure_schema()
@@ -62,7 +62,7 @@ class KmsFixture:
 
     def token_header(self, user: str | None = None) -> dict[str, str]:
         """The X-Hadoop-Delegation-Token header of `user` (default: the OS user)."""
-        from orc_crypto.keys.tokens import TOKEN_HEADER
+        from watershed.orc_crypto.keys.tokens import TOKEN_HEADER
 
         return {TOKEN_HEADER: self.issue_token(user or self.user).encode()}
 
@@ -85,7 +85,7 @@ class KmsFixture:
         return self.server.provider_path
 
     def default_acl(self):
-        from orc_crypto.kms.acl import AclConfig, KeyAcl
+        from watershed.orc_crypto.kms.acl import AclConfig, KeyAcl
 
         users = [self.user]
         return AclConfig(
@@ -132,10 +132,10 @@ def kms_server(tmp_path_factory) -> Iterator[KmsFixture]:
     our KmsClient both authenticate with it (no pseudo auth). The OS user may read metadata of and
     decrypt with both keys. Tests that change ACLs must call `kms_server.reset_acl()` when done.
     """
-    from orc_crypto.keys.embedded import EmbeddedKeystore
-    from orc_crypto.keys.tokens import load_or_create_secret
-    from orc_crypto.kms.acl import KeyAcls
-    from orc_crypto.kms.server import KmsServer, KmsSettings, prepare_auth
+    from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
+    from watershed.orc_crypto.keys.tokens import load_or_create_secret
+    from watershed.orc_crypto.kms.acl import KeyAcls
+    from watershed.orc_crypto.kms.server import KmsServer, KmsSettings, prepare_auth
 
     directory = tmp_path_factory.mktemp("kms")
     keystore_path = directory / "keystore.json"

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from graph import ids
-from ingest.catalog import Catalog
-from ttl_advisor.model import ColumnUse, Recommendation, Savings
-from ttl_advisor.settings import AdvisorSettings
-from ttl_advisor.uses import UsageIndex
+from watershed.graph import ids
+from watershed.graph.catalog import Catalog
+from watershed.ttl_advisor.model import ColumnUse, Recommendation, Savings
+from watershed.ttl_advisor.settings import AdvisorSettings
+from watershed.ttl_advisor.uses import UsageIndex
 
 SizeEstimator = Callable[[str, str, int | None], Savings | None]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from graph import ids
-from graph.store import GraphStore
-from ingest.catalog import Catalog, CatalogTable
-from ingest.model import Predicate, TableRead
-from ttl_advisor.uses import UsageIndex
+from watershed.graph import ids
+from watershed.graph.catalog import Catalog, CatalogTable
+from watershed.graph.lineage import Predicate, TableRead
+from watershed.graph.store import GraphStore
+from watershed.ttl_advisor.uses import UsageIndex
 
 COLUMN_USES = "MATCH (s:Column)-[r:FLOWS_TO]->(t:Column) RETURN s.id, r.task, r.kind, t.table"
 WEAK_USES = "MATCH (s:Column)-[r:INFLUENCES]->(t:Table) RETURN s.id, r.task, r.role, t.id"
@@ -16,7 +16,7 @@ TABLES = "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) RETURN t.
 
 def catalog_from_graph(store: GraphStore) -> Catalog:
     tables = {}
-    for table_id, ttl_days, partitioned_by, location, columns in store._run(TABLES):
+    for table_id, ttl_days, partitioned_by, location, columns in store.read(TABLES):
         partitions = list(partitioned_by or [])
         tables[table_id] = CatalogTable(
             name=table_id,
@@ -30,7 +30,7 @@ def catalog_from_graph(store: GraphStore) -> Catalog:
 
 def index_graph(store: GraphStore, catalog: Catalog) -> UsageIndex:
     reads: dict[tuple[str, str], TableRead] = {}
-    for task_id, table, predicates, window, unparsed in store._run(READS):
+    for task_id, table, predicates, window, unparsed in store.read(READS):
         entry = catalog.get(table)
         reads[(task_id, table)] = TableRead(
             table=table,
@@ -42,8 +42,8 @@ def index_graph(store: GraphStore, catalog: Catalog) -> UsageIndex:
             unparsed_partition_predicates=list(unparsed or []),
         )
     index = UsageIndex()
-    for column, task_id, kind, target_table in store._run(COLUMN_USES):
+    for column, task_id, kind, target_table in store.read(COLUMN_USES):
         index.add(column, task_id, f"value:{kind}", target_table, reads.get((task_id, ids.parent(column))))
-    for column, task_id, role, target_table in store._run(WEAK_USES):
+    for column, task_id, role, target_table in store.read(WEAK_USES):
         index.add(column, task_id, role, target_table, reads.get((task_id, ids.parent(column))))
     return index

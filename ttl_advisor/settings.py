@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graph.settings import Count, NonNegativeInt, WatershedSettings
+from watershed.graph.settings import Count, NonNegativeInt, WatershedSettings
 
 
 class AdvisorSettings(WatershedSettings):

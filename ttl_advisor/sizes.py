@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.catalog import Catalog
-from ttl_advisor.model import Savings
+from watershed.graph.catalog import Catalog
+from watershed.ttl_advisor.model import Savings
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from graph.store import GraphStore, chunks
-from ttl_advisor.model import Recommendation
+from watershed.graph.store import GraphStore, chunks
+from watershed.ttl_advisor.model import Recommendation
 
 STORE = (
     "UNWIND $rows AS r MATCH (c:Column {id: r.id}) "
@@ -26,5 +26,5 @@ def store_recommendations(store: GraphStore, recommendations: list[Recommendatio
         }
         for rec in recommendations
     ]
-    store._write([(STORE, {"rows": list(batch)}) for batch in chunks(rows, store.batch_size)])
+    store.write_all([(STORE, {"rows": list(batch)}) for batch in chunks(rows, store.batch_size)])
     return len(rows)

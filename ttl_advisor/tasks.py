@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from celery import Celery
 
-from graph.settings import GraphSettings
+from watershed.graph.settings import GraphSettings
 
 
 def broker_url() -> str:
@@ -31,11 +31,11 @@ app.conf.update(task_acks_late=True, task_reject_on_worker_lost=True, worker_pre
 @app.task(name="ttl_advisor.advise_and_store")
 def advise_and_store(run_id: str | None = None) -> dict:
     """Recompute every column's recommendation from the graph and store it with the run id (idempotent)."""
-    from graph.falkordb_store import FalkorDBStore
-    from ttl_advisor.advisor import advise
-    from ttl_advisor.graph_uses import catalog_from_graph, index_graph
-    from ttl_advisor.sizes import OrcSizeEstimator
-    from ttl_advisor.store import store_recommendations
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.ttl_advisor.advisor import advise
+    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+    from watershed.ttl_advisor.sizes import OrcSizeEstimator
+    from watershed.ttl_advisor.store import store_recommendations
 
     run_id = run_id or f"ttl-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     store = FalkorDBStore.from_settings()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graph import ids
-from ingest.model import TableRead, TaskLineage
-from ttl_advisor.model import ColumnUse
+from watershed.graph import ids
+from watershed.graph.lineage import TableRead, TaskLineage
+from watershed.ttl_advisor.model import ColumnUse
 
 
 class UsageIndex:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import ddl, demo, graph, harvest, kms, lineage, orc, propagate, services, tag, ttl
+from watershed.api.cli import ddl, demo, graph, harvest, kms, lineage, orc, propagate, services, tag, ttl
 
 app = typer.Typer(
     name="watershed",
@@ -18,6 +18,26 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+#: the distribution's name on the package index (`watershed` there is another project)
+DISTRIBUTION = "watershed-lineage"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"watershed {version(DISTRIBUTION)}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the installed version and exit."
+    ),
+) -> None:
+    """Watershed: column-level lineage and SQL-semantic tag propagation for data warehouses."""
 
 app.command("lineage")(lineage.lineage_command)
 app.command("demo")(demo.demo_command)
@@ -43,8 +63,8 @@ def main() -> None:
     """
     from pydantic import ValidationError
 
-    from api.cli.output import FAILURE, err_console, styled
-    from graph.settings import SettingsFileError, describe_settings_error
+    from watershed.api.cli.output import FAILURE, err_console, styled
+    from watershed.graph.settings import SettingsFileError, describe_settings_error
 
     try:
         app()

@@ -1,5 +1,5 @@
 """`python -m api.cli`: the same as the `watershed` command."""
 
-from api.cli import main
+from watershed.api.cli import main
 
 main()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import fail
+from watershed.api.cli.output import fail
 
 TAGS_HELP = (
     'Tags file (JSON): {"table": "db.t", "columns": [{"name": "ssn", "type": "string", "tags": ["pii"]}, ...]}. '
@@ -34,8 +34,8 @@ def ddl_command(
 
     A column takes the first policy level among its tags; it is encrypted with that level's master key and masked with its mask. Readers without the key see the masked values.
     """
-    from orc_crypto.ddl import alter_table_ddl, check_tags_table, create_table_ddl, load_tags
-    from orc_crypto.policy import PolicyError, load_policy
+    from watershed.orc_crypto.ddl import alter_table_ddl, check_tags_table, create_table_ddl, load_tags
+    from watershed.orc_crypto.policy import PolicyError, load_policy
 
     try:
         table_tags = load_tags(tags)

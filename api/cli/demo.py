@@ -8,11 +8,11 @@ from importlib import resources
 import typer
 from rich.table import Table
 
-from api.cli.lineage import print_lineage
-from api.cli.output import console, fail
-from ingest.catalog import Catalog
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
+from watershed.api.cli.lineage import print_lineage
+from watershed.api.cli.output import console, fail
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
 
 SAMPLE_RUN_DATE = "2024-01-31"
 
@@ -36,13 +36,13 @@ def demo_command(
 
 
 def full_demo(tasks: int) -> None:
-    from api.cli.graph import lineage_tree
-    from bench.gen_warehouse import generate_warehouse
-    from graph.falkordb_store import FalkorDBStore
-    from graph.server import ServerError
-    from graph.services import up
-    from graph.settings import GraphSettings
-    from ingest.harvest import run_harvest, spark_session
+    from watershed.api.cli.graph import lineage_tree
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.server import ServerError
+    from watershed.graph.services import up
+    from watershed.graph.settings import GraphSettings
+    from watershed.ingest.generator import generate_warehouse
+    from watershed.ingest.harvest import run_harvest, spark_session
 
     settings = GraphSettings()
     try:
@@ -89,11 +89,11 @@ def full_demo(tasks: int) -> None:
     )
     console.print(summary_table)
     console.print(f"harvest {report.run_id}: errors in {report.out_dir}/errors.jsonl")
-    deepest = store._run(
+    deepest = store.read(
         "MATCH (c:Column)<-[:FLOWS_TO]-(:Column)<-[:FLOWS_TO]-(:Column) WHERE c.table STARTS WITH 'ads.' "
         "RETURN c.id ORDER BY c.id LIMIT 1"
     )
-    root = store._run(
+    root = store.read(
         "MATCH (c:Column)-[:FLOWS_TO]->(:Column)-[:FLOWS_TO]->(:Column) WHERE c.table STARTS WITH 'ods.' "
         "RETURN c.id ORDER BY c.id LIMIT 1"
     )
@@ -110,14 +110,14 @@ def propagation_demo(store, catalog: Catalog) -> None:
     import os
     import subprocess
 
-    from api.cli.tag import why_tree
-    from bench.propagation_bench import seed_apps
-    from propagation.coordinator import Progress, celery_runner, propagate
-    from propagation.graph_store import GraphTagStore
-    from propagation.policy import default_policy
-    from propagation.run_state import RunState
-    from propagation.settings import PropagationSettings
-    from propagation.workers import worker_argv
+    from watershed.api.cli.tag import why_tree
+    from watershed.ingest.generator import seed_apps
+    from watershed.propagation.coordinator import Progress, celery_runner, propagate
+    from watershed.propagation.graph_store import GraphTagStore
+    from watershed.propagation.policy import default_policy
+    from watershed.propagation.run_state import RunState
+    from watershed.propagation.settings import PropagationSettings
+    from watershed.propagation.workers import worker_argv
 
     settings = PropagationSettings()
     policy = default_policy()
@@ -153,7 +153,7 @@ def propagation_demo(store, catalog: Catalog) -> None:
     finally:
         worker.terminate()
         worker.wait(timeout=60)
-    counts = store._run(
+    counts = store.read(
         "MATCH (n)-[g:TAGGED]->(t:Tag) WITH t.key AS key, g.origin AS origin, count(DISTINCT n) AS nodes "
         "RETURN key, origin, nodes ORDER BY key, origin"
     )
@@ -163,7 +163,7 @@ def propagation_demo(store, catalog: Catalog) -> None:
     for key, origin, nodes in counts:
         table.add_row(key, origin, str(nodes))
     console.print(table)
-    deepest = store._run(
+    deepest = store.read(
         "MATCH (n:Column)-[g:TAGGED {origin: 'propagated'}]->(:Tag {key: 'pii'}) "
         "RETURN n.id ORDER BY g.hops DESC, n.id LIMIT 1"
     )

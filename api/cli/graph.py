@@ -5,22 +5,22 @@ from __future__ import annotations
 import typer
 from rich.tree import Tree
 
-from api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
-from graph.model import LineageSubgraph, SearchHit, SearchResult
+from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
+from watershed.graph.model import LineageSubgraph, SearchHit, SearchResult
 
 app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args_is_help=True)
 
 
 def open_store():
     """The configured graph, checked to answer; an unreachable one is an error saying how to start it."""
-    from graph.backends import UnknownBackendError
-    from graph.backends import open_store as open_backend
-    from graph.settings import GraphSettings
+    from watershed.graph.backends import UnknownBackendError
+    from watershed.graph.backends import open_store as open_backend
+    from watershed.graph.settings import GraphSettings
 
     settings = GraphSettings()
     try:
         store = open_backend(settings)
-        store._run("RETURN 1")
+        store.ping()
     except UnknownBackendError as exc:
         fail(str(exc))
     except Exception as exc:

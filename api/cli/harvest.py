@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import console, fail, usage_error
-from ingest.catalog import Catalog, CatalogError
+from watershed.api.cli.output import console, fail, usage_error
+from watershed.graph.catalog import Catalog, CatalogError
 
 
 def harvest_command(
@@ -48,9 +48,9 @@ def harvest_command(
     Exit 1 when an input cannot be read, the run fails, or pruning was refused
     (the lineage loaded stays; the message lists what would be removed).
     """
-    from ingest.harvest import HarvestError, check_out_dir, run_harvest, spark_session
-    from ingest.settings import IngestSettings
-    from ingest.sources import TaskSourceError, check_task_source
+    from watershed.ingest.harvest import HarvestError, check_out_dir, run_harvest, spark_session
+    from watershed.ingest.settings import IngestSettings
+    from watershed.ingest.sources import TaskSourceError, check_task_source
 
     if catalog is not None and spark_catalog:
         usage_error("give --catalog or --spark-catalog, not both")
@@ -59,7 +59,7 @@ def harvest_command(
     if prune_force and not prune:
         usage_error("give --prune-force or --no-prune, not both")
     if out is None:
-        from graph.settings import data_dir
+        from watershed.graph.settings import data_dir
 
         out = data_dir() / "harvest"
     # Every input is checked before Spark starts or anything is written.
@@ -78,13 +78,13 @@ def harvest_command(
     max_fraction = IngestSettings().prune_max_fraction
     store = None
     if graph:
-        from api.cli.graph import open_store
+        from watershed.api.cli.graph import open_store
 
         store = open_store()
         store.ensure_schema()
     spark = spark_session(master)
     if spark_catalog and loaded_catalog is None:
-        from ingest.harvest import catalog_from_spark
+        from watershed.ingest.harvest import catalog_from_spark
 
         loaded_catalog = catalog_from_spark(spark)
     console.print(f"harvesting {tasks or tasks_table} on {master}")
@@ -132,7 +132,7 @@ def generate_command(
     ),
 ) -> None:
     """Generate a synthetic layered warehouse (ODS -> DWD -> DWS -> ADS) with SQL tasks and a catalog."""
-    from bench.gen_warehouse import generate_warehouse
+    from watershed.ingest.generator import generate_warehouse
 
     try:
         summary = generate_warehouse(

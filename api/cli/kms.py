@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import (
+from watershed.api.cli.output import (
     OutputFormat,
     console,
     err_console,
@@ -37,14 +37,14 @@ KEYSTORE_HELP = "Embedded keystore file (default: WATERSHED_KEYSTORE_PATH or DAT
 
 
 def _keystore_path(path: Path | None) -> Path:
-    from orc_crypto.keys.embedded import KeystoreSettings
+    from watershed.orc_crypto.keys.embedded import KeystoreSettings
 
     return path or KeystoreSettings().keystore_path
 
 
 def _open_keystore(path: Path | None, *, create: bool = False):
-    from orc_crypto.keys.base import KeyProviderError
-    from orc_crypto.keys.embedded import EmbeddedKeystore, passphrase_from_environment
+    from watershed.orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.embedded import EmbeddedKeystore, passphrase_from_environment
 
     path = _keystore_path(path)
     try:
@@ -128,9 +128,9 @@ def serve_command(
     ),
 ) -> None:
     """Serve the keystore over the Hadoop KMS REST API at http://HOST:PORT/kms (provider kms://http@HOST:PORT/kms)."""
-    from orc_crypto.keys.base import KeyProviderError
-    from orc_crypto.kms.acl import AclError, KeyAcls
-    from orc_crypto.kms.server import KmsSettings, prepare_auth, provider_uri, serve_forever
+    from watershed.orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.kms.acl import AclError, KeyAcls
+    from watershed.orc_crypto.kms.server import KmsSettings, prepare_auth, provider_uri, serve_forever
 
     settings = KmsSettings()
     host = host or settings.kms_host
@@ -150,7 +150,7 @@ def serve_command(
     settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
     try:
         if jceks is not None:
-            from orc_crypto.keys.jceks import JceksKeystore
+            from watershed.orc_crypto.keys.jceks import JceksKeystore
 
             backend = JceksKeystore(jceks)
         else:
@@ -199,7 +199,7 @@ def create_key_command(
     keystore: Path = typer.Option(None, "--keystore", help=KEYSTORE_HELP + " Created if missing."),
 ) -> None:
     """Create a master key (version NAME@0) in the embedded keystore."""
-    from orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.base import KeyProviderError
 
     store = _open_keystore(keystore, create=True)
     try:
@@ -215,7 +215,7 @@ def roll_command(
     keystore: Path = typer.Option(None, "--keystore", help=KEYSTORE_HELP),
 ) -> None:
     """Add a new version of a key; new files use it, existing files keep decrypting with theirs."""
-    from orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.base import KeyProviderError
 
     store = _open_keystore(keystore)
     try:
@@ -231,7 +231,7 @@ def list_command(
     output: OutputFormat = format_option("Output format: tab-separated lines, or JSON (the KeyList model)."),
 ) -> None:
     """List the keys of the embedded keystore with their bit length and version count (never material)."""
-    from orc_crypto.views import KeyList, KeyMetadata
+    from watershed.orc_crypto.views import KeyList, KeyMetadata
 
     store = _open_keystore(keystore)
     keys = [KeyMetadata.of(store.get(name)) for name in store.names()]
@@ -250,8 +250,8 @@ def describe_command(
     output: OutputFormat = format_option("Output format: lines, or JSON (the KeyMetadata model)."),
 ) -> None:
     """Show a key's metadata (never its material)."""
-    from orc_crypto.keys.base import KeyProviderError
-    from orc_crypto.views import KeyMetadata
+    from watershed.orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.views import KeyMetadata
 
     store = _open_keystore(keystore)
     try:

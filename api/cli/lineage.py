@@ -12,11 +12,19 @@ import typer
 from pydantic import TypeAdapter
 from rich.table import Table
 
-from api.cli.output import OutputFormat, console, fail, format_option, parse_assignments, styled, usage_error
-from ingest.catalog import Catalog, CatalogError
-from ingest.extract import UnknownDialectError, check_dialect, extract_lineage
-from ingest.model import SqlTask, TaskLineage
-from ingest.sources import TaskSourceError, decode_text
+from watershed.api.cli.output import (
+    OutputFormat,
+    console,
+    fail,
+    format_option,
+    parse_assignments,
+    styled,
+    usage_error,
+)
+from watershed.graph.catalog import Catalog, CatalogError
+from watershed.graph.lineage import SqlTask, TaskLineage
+from watershed.ingest.extract import UnknownDialectError, check_dialect, extract_lineage
+from watershed.ingest.sources import TaskSourceError, decode_text
 
 
 def lineage_command(

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import OutputFormat, console, err_console, fail, format_option, usage_error, write_model
+from watershed.api.cli.output import (
+    OutputFormat,
+    console,
+    err_console,
+    fail,
+    format_option,
+    usage_error,
+    write_model,
+)
 
 app = typer.Typer(
     help="Encrypt, decrypt and inspect ORC files with ORC column encryption.", no_args_is_help=True
@@ -48,7 +56,7 @@ def _target(source: Path, target: Path | None, in_place: bool) -> Path:
 
 
 def _verify_level(verify: str) -> str:
-    from orc_crypto.verify import VERIFY_LEVELS
+    from watershed.orc_crypto.verify import VERIFY_LEVELS
 
     if verify not in VERIFY_LEVELS:
         usage_error(f"--verify {verify!r}: expected one of {', '.join(VERIFY_LEVELS)}")
@@ -56,16 +64,16 @@ def _verify_level(verify: str) -> str:
 
 
 def _provider(kms: str | None, keystore: Path | None):
-    from orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.base import KeyProviderError
 
     if bool(kms) == bool(keystore):
         usage_error("give exactly one of --kms or --keystore")
     try:
         if kms:
-            from orc_crypto.keys.kms_client import KmsClient
+            from watershed.orc_crypto.keys.kms_client import KmsClient
 
             return KmsClient(kms)
-        from orc_crypto.keys.embedded import EmbeddedKeystore, passphrase_from_environment
+        from watershed.orc_crypto.keys.embedded import EmbeddedKeystore, passphrase_from_environment
 
         return EmbeddedKeystore.open(keystore, passphrase_from_environment())
     except (KeyProviderError, ValueError) as exc:
@@ -74,8 +82,8 @@ def _provider(kms: str | None, keystore: Path | None):
 
 def _check_output(source: Path, target: Path, in_place: bool) -> None:
     """The output is checked before the keys are opened or any work is done."""
-    from orc_crypto.errors import OrcCryptoError
-    from orc_crypto.files import check_output
+    from watershed.orc_crypto.errors import OrcCryptoError
+    from watershed.orc_crypto.files import check_output
 
     try:
         check_output(source, target, in_place=in_place)
@@ -112,8 +120,8 @@ def encrypt_command(
     """
     import time
 
-    from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
-    from orc_crypto.errors import OrcCryptoError
+    from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
+    from watershed.orc_crypto.errors import OrcCryptoError
 
     target = _target(source, target, in_place)
     verify = _verify_level(verify)
@@ -166,8 +174,8 @@ def decrypt_command(
     verify: str = typer.Option("auto", "--verify", help=VERIFY_HELP),
 ) -> None:
     """Decrypt every encrypted column of an ORC file into a plaintext ORC file."""
-    from orc_crypto.decrypt import decrypt_file
-    from orc_crypto.errors import OrcCryptoError
+    from watershed.orc_crypto.decrypt import decrypt_file
+    from watershed.orc_crypto.errors import OrcCryptoError
 
     target = _target(source, target, in_place)
     verify = _verify_level(verify)
@@ -186,8 +194,8 @@ def inspect_command(
     output: OutputFormat = format_option("Output format: lines, or JSON (the OrcFileDescription model)."),
 ) -> None:
     """Show the tail and the encryption layout of an ORC file (no keys needed)."""
-    from orc_crypto.errors import OrcCryptoError
-    from orc_crypto.views import describe_orc
+    from watershed.orc_crypto.errors import OrcCryptoError
+    from watershed.orc_crypto.views import describe_orc
 
     try:
         d = describe_orc(file)

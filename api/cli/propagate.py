@@ -9,14 +9,14 @@ from pathlib import Path
 
 import typer
 
-from api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
+from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
 
 POLICY_HELP = "The YAML tag policy (default: WATERSHED_POLICY_FILE, else the built-in policy)."
 
 
 def _policy(path: Path | None):
-    from propagation.policy import PolicyError, load_policy
-    from propagation.settings import PropagationSettings
+    from watershed.propagation.policy import PolicyError, load_policy
+    from watershed.propagation.settings import PropagationSettings
 
     try:
         return load_policy(path or PropagationSettings().policy_file)
@@ -27,7 +27,7 @@ def _policy(path: Path | None):
 def _state(settings):
     import redis
 
-    from propagation.run_state import RunState
+    from watershed.propagation.run_state import RunState
 
     state = RunState.from_url(settings.broker_url(), settings.graph_name)
     try:
@@ -38,7 +38,7 @@ def _state(settings):
 
 
 def _workers_alive(settings) -> int:
-    from propagation.celery_app import app_for
+    from watershed.propagation.celery_app import app_for
 
     replies = app_for(settings).control.ping(timeout=2.0) or []
     return len(replies)
@@ -79,8 +79,8 @@ def propagate_command(
 
     An interrupted run (a killed coordinator) is resumed from its last finished layer.
     """
-    from api.cli.graph import open_store
-    from propagation.coordinator import (
+    from watershed.api.cli.graph import open_store
+    from watershed.propagation.coordinator import (
         Progress,
         RunFailedError,
         RunInterruptedError,
@@ -88,9 +88,9 @@ def propagate_command(
         local_runner,
         propagate,
     )
-    from propagation.engine import StaleTokenError
-    from propagation.run_state import LockLostError, RunInProgressError
-    from propagation.settings import PropagationSettings
+    from watershed.propagation.engine import StaleTokenError
+    from watershed.propagation.run_state import LockLostError, RunInProgressError
+    from watershed.propagation.settings import PropagationSettings
 
     settings = PropagationSettings()
     # A bad policy file is reported before any server is needed.
@@ -173,8 +173,8 @@ def worker_command(
     loglevel: str = typer.Option("WARNING", "--loglevel", help="Celery log level."),
 ) -> None:
     """Start a Celery worker for propagation tasks on the configured Redis broker."""
-    from propagation.settings import PropagationSettings
-    from propagation.workers import worker_argv
+    from watershed.propagation.settings import PropagationSettings
+    from watershed.propagation.workers import worker_argv
 
     settings = PropagationSettings()
     console.print(f"worker on {settings.broker_url()}, {concurrency} processes (Ctrl-C stops it)")

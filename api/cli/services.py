@@ -7,11 +7,11 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from api.cli.output import OutputFormat, console, fail, format_option, write_model
-from graph.model import ServicesStatus, ServiceState
-from graph.server import ServerError
-from graph.services import down, status, up
-from graph.settings import GraphSettings
+from watershed.api.cli.output import OutputFormat, console, fail, format_option, write_model
+from watershed.graph.model import ServicesStatus, ServiceState
+from watershed.graph.server import ServerError
+from watershed.graph.services import down, status, up
+from watershed.graph.settings import GraphSettings
 
 app = typer.Typer(
     help="Start, stop and inspect the embedded services (FalkorDB graph, Redis for Celery, the KMS).",
@@ -20,7 +20,7 @@ app = typer.Typer(
 
 
 def _kms(settings: GraphSettings):
-    from orc_crypto.kms.service import KmsService
+    from watershed.orc_crypto.kms.service import KmsService
 
     return KmsService.from_settings(settings.data_dir)
 
@@ -63,7 +63,7 @@ def _print(view: ServicesStatus) -> None:
 @app.command("up")
 def up_command() -> None:
     """Start FalkorDB, Redis and (when a keystore is set up) the KMS on loopback; harmless when running."""
-    from orc_crypto.kms.service import KmsServiceError
+    from watershed.orc_crypto.kms.service import KmsServiceError
 
     settings = GraphSettings()
     kms = _kms(settings)
@@ -108,7 +108,7 @@ KEYSTORE_BACKUP = "keystore.json"
 
 
 def _graph_spec(settings: GraphSettings):
-    from graph.services import specs
+    from watershed.graph.services import specs
 
     return next(spec for spec in specs(settings) if spec.name == "falkordb")
 
@@ -121,9 +121,9 @@ def backup_command(
 
     The keystore copy stays encrypted under its passphrase: back the passphrase up elsewhere.
     """
-    from graph.backup import backup
-    from orc_crypto.keys.base import KeyProviderError
-    from orc_crypto.keys.embedded import KeystoreSettings, backup_keystore
+    from watershed.graph.backup import backup
+    from watershed.orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.embedded import KeystoreSettings, backup_keystore
 
     try:
         manifest = backup(_graph_spec(GraphSettings()), directory)
@@ -152,9 +152,9 @@ def restore_command(
     FalkorDB is stopped and restarted (its old files kept aside). A keystore in the backup must open
     with the configured passphrase before it replaces the current one; a running KMS picks it up.
     """
-    from graph.backup import restore
-    from orc_crypto.keys.base import KeyProviderError
-    from orc_crypto.keys.embedded import (
+    from watershed.graph.backup import restore
+    from watershed.orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.embedded import (
         EmbeddedKeystore,
         KeystoreSettings,
         backup_keystore,

@@ -9,9 +9,17 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from api.cli.output import OutputFormat, console, fail, format_option, styled, usage_error, write_model
-from api.cli.propagate import POLICY_HELP, _policy
-from graph import ids
+from watershed.api.cli.output import (
+    OutputFormat,
+    console,
+    fail,
+    format_option,
+    styled,
+    usage_error,
+    write_model,
+)
+from watershed.api.cli.propagate import POLICY_HELP, _policy
+from watershed.graph import ids
 
 app = typer.Typer(help="Set, block and explain tags on columns and tables.", no_args_is_help=True)
 
@@ -20,15 +28,15 @@ BY_HELP = "Who sets it (default: the OS user)."
 
 
 def _store(policy_file=None):
-    from api.cli.graph import open_store
-    from propagation.graph_store import GraphTagStore
+    from watershed.api.cli.graph import open_store
+    from watershed.propagation.graph_store import GraphTagStore
 
     return GraphTagStore(open_store(), _policy(policy_file))
 
 
 def _check_tag(policy, key: str, values: list[str] | None = None) -> None:
     """The policy's own check (the one seeds get): a typo would otherwise propagate."""
-    from propagation.policy import UnknownTagError
+    from watershed.propagation.policy import UnknownTagError
 
     try:
         if values is None:
@@ -60,7 +68,7 @@ def set_command(
     policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
 ) -> None:
     """Set a steward's tag on a node (it wins over propagated tags there and propagates downstream)."""
-    from propagation.graph_store import UnknownNodeError
+    from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
     store = _store(policy_file)
@@ -87,7 +95,7 @@ def unset_command(
     keys: list[str] = typer.Argument(..., help="Tag keys to remove, e.g. pii pii_type."),
 ) -> None:
     """Remove a steward's tags from a node (propagated tags that depended on them are retracted by the next run)."""
-    from propagation.graph_store import UnknownNodeError
+    from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
     store = _store()
@@ -112,7 +120,7 @@ def block_command(
     policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
 ) -> None:
     """Block a tag key on a node: it neither holds nor passes on that key."""
-    from propagation.graph_store import UnknownNodeError
+    from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
     store = _store(policy_file)
@@ -130,7 +138,7 @@ def unblock_command(
     key: str = typer.Argument(..., help="The blocked tag key."),
 ) -> None:
     """Lift a block."""
-    from propagation.graph_store import UnknownNodeError
+    from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
     try:
@@ -148,8 +156,8 @@ def show_command(
     output: OutputFormat = format_option("Output format: a table, or JSON (the NodeTags model)."),
 ) -> None:
     """A node's tags with their origin, and what stewards and rules set on it."""
-    from propagation.graph_store import UnknownNodeError
-    from propagation.views import NodeTag, NodeTags, OwnEntry
+    from watershed.propagation.graph_store import UnknownNodeError
+    from watershed.propagation.views import NodeTag, NodeTags, OwnEntry
 
     node = _node(node)
     store = _store()
@@ -208,7 +216,7 @@ def why_command(
 
 def why_paths(store, node: str, key: str, max_paths: int = 200):
     """The paths back from a node's tag to its seeds (a WhyPaths tree), at most `max_paths` of them."""
-    from propagation.views import TagSource, WhyPaths, WhyStep
+    from watershed.propagation.views import TagSource, WhyPaths, WhyStep
 
     cache: dict[str, dict] = {node: store.tags_of([node]).get(node, {})}
     paths = 0

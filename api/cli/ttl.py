@@ -9,7 +9,7 @@ from enum import StrEnum
 import typer
 from rich.table import Table
 
-from api.cli.output import console, fail, styled
+from watershed.api.cli.output import console, fail, styled
 
 app = typer.Typer(
     help="Column-level TTL advice from how far back downstream tasks read.", no_args_is_help=True
@@ -47,12 +47,12 @@ def advise_command(
     ),
 ) -> None:
     """Recommend a TTL per column: the widest downstream partition window plus a margin, capped by the table's TTL."""
-    from api.cli.graph import open_store
-    from graph.settings import GraphSettings
-    from ttl_advisor.advisor import advise, top_by_savings
-    from ttl_advisor.graph_uses import catalog_from_graph, index_graph
-    from ttl_advisor.settings import AdvisorSettings
-    from ttl_advisor.sizes import OrcSizeEstimator
+    from watershed.api.cli.graph import open_store
+    from watershed.graph.settings import GraphSettings
+    from watershed.ttl_advisor.advisor import advise, top_by_savings
+    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+    from watershed.ttl_advisor.settings import AdvisorSettings
+    from watershed.ttl_advisor.sizes import OrcSizeEstimator
 
     began = time.monotonic()
     # Settings first: a bad one is reported before any work.

@@ -7,6 +7,8 @@ from typing import NamedTuple
 
 import cramjam
 
+from watershed.graph.errors import WatershedError
+
 NONE, ZLIB, SNAPPY, LZO, LZ4, ZSTD, BROTLI = range(7)
 CODEC_NAMES = {
     NONE: "NONE",
@@ -20,7 +22,7 @@ CODEC_NAMES = {
 SUPPORTED = {NONE, ZLIB, SNAPPY, LZ4, ZSTD}
 
 
-class ChunkError(ValueError):
+class ChunkError(WatershedError, ValueError):
     """Malformed compressed data; the caller adds the file name."""
 
 

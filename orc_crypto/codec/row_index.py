@@ -16,7 +16,8 @@ column can be written once without compression and compressed afterwards.
 
 from __future__ import annotations
 
-from orc_crypto.codec.kinds import (
+from watershed.graph.errors import WatershedError
+from watershed.orc_crypto.codec.kinds import (
     BINARY,
     BOOLEAN,
     BYTE,
@@ -43,13 +44,13 @@ from orc_crypto.codec.kinds import (
     UNION,
     VARCHAR,
 )
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 #: encoder positions after the stream offset: boolean RLE (byte RLE run + bit), byte or integer RLE (run)
 _BOOLEAN_RLE, _RLE, _RAW = 2, 1, 0
 
 
-class RowIndexLayoutError(ValueError):
+class RowIndexLayoutError(WatershedError, ValueError):
     """The positions do not have the layout the column's type and encoding imply."""
 
 

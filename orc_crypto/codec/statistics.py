@@ -21,7 +21,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError, Message
 
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 #: Footer.writer values (OrcFile.WriterImplementation); a missing value means ORC Java.
 ORC_JAVA = 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orc_crypto.codec.kinds import ENCRYPTED_DATA, ENCRYPTED_INDEX, INDEX_KINDS
-from orc_crypto.codec.tail import OrcTail, _parse, decompress
-from orc_crypto.errors import OrcFormatError
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.codec.kinds import ENCRYPTED_DATA, ENCRYPTED_INDEX, INDEX_KINDS
+from watershed.orc_crypto.codec.tail import OrcTail, _parse, decompress
+from watershed.orc_crypto.errors import OrcFormatError
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
-from orc_crypto.codec import compression
-from orc_crypto.codec.kinds import STRUCT
-from orc_crypto.errors import OrcFormatError, UnsupportedOrcError
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.codec import compression
+from watershed.orc_crypto.codec.kinds import STRUCT
+from watershed.orc_crypto.errors import OrcFormatError, UnsupportedOrcError
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 MAGIC = b"ORC"
 MAX_POSTSCRIPT = 255

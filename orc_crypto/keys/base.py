@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from watershed.graph.errors import WatershedError
 
-class KeyProviderError(Exception):
+
+class KeyProviderError(WatershedError):
     """A key could not be described or unwrapped; the message names the key."""
 
 

@@ -29,15 +29,15 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
-from orc_crypto.keys.material import (
+from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.keys.material import (
     DEFAULT_CIPHER,
     MasterKeyRecord,
     check_key_name,
     unwrap_local_key,
 )
-from orc_crypto.keys.private_file import write_private
-from orc_crypto.keys.tokens import default_kms_directory
+from watershed.orc_crypto.keys.private_file import write_private
+from watershed.orc_crypto.keys.tokens import default_kms_directory
 
 FORMAT_NAME = "watershed-keystore"
 FORMAT_VERSION = 1

@@ -17,8 +17,8 @@ import jks
 from jks import rfc2898, sun_crypto
 from pyasn1.codec.ber import decoder
 
-from orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
-from orc_crypto.keys.material import DEFAULT_CIPHER, MasterKeyRecord, unwrap_local_key
+from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.keys.material import DEFAULT_CIPHER, MasterKeyRecord, unwrap_local_key
 
 PASSWORD_ENV = "HADOOP_KEYSTORE_PASSWORD"
 DEFAULT_PASSWORD = "none"

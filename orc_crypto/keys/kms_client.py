@@ -21,9 +21,9 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, MasterKeyInfo, UnknownKey
-from orc_crypto.keys.material import flip_bytes
-from orc_crypto.keys.tokens import (
+from watershed.orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.keys.material import flip_bytes
+from watershed.orc_crypto.keys.tokens import (
     TOKEN_HEADER,
     DelegationToken,
     TokenError,

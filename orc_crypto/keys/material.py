@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from orc_crypto.keys.base import KeyProviderError
+from watershed.orc_crypto.keys.base import KeyProviderError
 
 DEFAULT_CIPHER = "AES/CTR/NoPadding"
 #: Hadoop's createKey rejects uppercase; we also keep names path- and ORC-option-safe

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orc_crypto.ciphers import local_key_from_master
-from orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.ciphers import local_key_from_master
+from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
 
 
 class InMemoryKeyProvider:

@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orc_crypto.keys.base import KeyProviderError
-from orc_crypto.keys.private_file import write_private
+from watershed.orc_crypto.keys.base import KeyProviderError
+from watershed.orc_crypto.keys.private_file import write_private
 
 TOKEN_KIND = "kms-dt"
 TOKEN_HEADER = "X-Hadoop-Delegation-Token"
@@ -42,7 +42,7 @@ SECRET_BYTES = 32
 
 def default_kms_directory() -> Path:
     """Where the KMS secret and token files live by default: DATA_DIR/kms (WATERSHED_DATA_DIR, else var)."""
-    from graph.settings import data_dir
+    from watershed.graph.settings import data_dir
 
     return data_dir() / "kms"
 

@@ -25,6 +25,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from watershed.graph.errors import WatershedError
+
 WILDCARD = "*"
 
 
@@ -58,7 +60,7 @@ class AclConfig(BaseModel):
     keys: dict[str, KeyAcl] = Field(default_factory=dict)
 
 
-class AclError(ValueError):
+class AclError(WatershedError, ValueError):
     """The ACL file is unreadable or malformed; the message names the file."""
 
 

@@ -36,17 +36,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orc_crypto.keys.base import KeyProviderError, UnknownKey
-from orc_crypto.keys.material import (
+from watershed.orc_crypto.keys.base import KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.material import (
     DEFAULT_CIPHER,
     MasterKeyRecord,
     aes_ctr,
     flip_bytes,
     split_version_name,
 )
-from orc_crypto.keys.tokens import TOKEN_HEADER, TokenError, issue_token, verify_token
-from orc_crypto.kms.acl import KeyAcls, KeyOp
-from orc_crypto.kms.audit import AuditEvent, AuditLog, now_ms
+from watershed.orc_crypto.keys.tokens import TOKEN_HEADER, TokenError, issue_token, verify_token
+from watershed.orc_crypto.kms.acl import KeyAcls, KeyOp
+from watershed.orc_crypto.kms.audit import AuditEvent, AuditLog, now_ms
 
 log = logging.getLogger(__name__)
 

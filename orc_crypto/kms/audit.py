@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-AUDIT_LOGGER = "orc_crypto.kms.audit"
+AUDIT_LOGGER = "watershed.orc_crypto.kms.audit"
 
 
 @dataclass(frozen=True)

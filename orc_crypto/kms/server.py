@@ -13,17 +13,17 @@ import uvicorn
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from orc_crypto.keys.base import KeyProviderError
-from orc_crypto.keys.tokens import (
+from watershed.orc_crypto.keys.base import KeyProviderError
+from watershed.orc_crypto.keys.tokens import (
     default_kms_directory,
     issue_token,
     load_or_create_secret,
     token_services,
     write_token_file,
 )
-from orc_crypto.kms.acl import KeyAcls
-from orc_crypto.kms.app import DEFAULT_MAX_BODY_BYTES, KeyBackend, KmsAuth, KmsState, create_app
-from orc_crypto.kms.audit import AuditLog
+from watershed.orc_crypto.kms.acl import KeyAcls
+from watershed.orc_crypto.kms.app import DEFAULT_MAX_BODY_BYTES, KeyBackend, KmsAuth, KmsState, create_app
+from watershed.orc_crypto.kms.audit import AuditLog
 
 DEFAULT_HOST = "127.0.0.1"
 

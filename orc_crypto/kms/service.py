@@ -1,6 +1,6 @@
 """The embedded KMS as a background service of `watershed services up|down|status`.
 
-It runs `watershed kms serve` as its own process (its own session, so a
+It runs the KMS server (`python -m watershed.orc_crypto.kms`) as its own process (its own session, so a
 terminal's Ctrl-C does not reach it), records its pid in `DIR/kms.pid`, logs
 to `DIR/kms.log`, and counts as up once its HTTP port answers. It is only
 started when there is something to serve: a keystore file and its passphrase.
@@ -15,12 +15,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graph import processes
-from orc_crypto.keys.embedded import KeystoreSettings
-from orc_crypto.kms.server import KmsSettings
+from watershed.graph import processes
+from watershed.graph.errors import WatershedError
+from watershed.orc_crypto.keys.embedded import KeystoreSettings
+from watershed.orc_crypto.kms.server import KmsSettings
 
 
-class KmsServiceError(RuntimeError):
+class KmsServiceError(WatershedError, RuntimeError):
     """The KMS could not be started (a taken port, a server that never answered)."""
 
 
@@ -60,7 +61,7 @@ class KmsService:
 
     def _is_our_command(self, cmdline: list[str]) -> bool:
         text = " ".join(cmdline)
-        return "kms serve" in text and f"--port {self.port}" in text
+        return "watershed.orc_crypto.kms" in text and f"--port {self.port}" in text
 
     def pid(self) -> int | None:
         """The pid `up` recorded, if that very process still runs (same start time and command line)."""
@@ -106,9 +107,7 @@ class KmsService:
                 [
                     sys.executable,
                     "-m",
-                    "api.cli",
-                    "kms",
-                    "serve",
+                    "watershed.orc_crypto.kms",
                     "--host",
                     self.host,
                     "--port",

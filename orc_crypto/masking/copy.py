@@ -23,12 +23,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pyarrow as pa
 import pyarrow.orc as orc
 
-from orc_crypto.codec import compression, kinds, row_index
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import OrcTail, _parse, column_ancestors, column_subtree_max, read_tail
-from orc_crypto.errors import OrcFormatError, UnsupportedOrcError
-from orc_crypto.masking.values import MaskError, SubtreeMasker
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.codec import compression, kinds, row_index
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import OrcTail, _parse, column_ancestors, column_subtree_max, read_tail
+from watershed.orc_crypto.errors import OrcFormatError, UnsupportedOrcError
+from watershed.orc_crypto.masking.values import MaskError, SubtreeMasker
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 #: rows per batch handed to the ORC writer (its default of 1024 costs time in per-batch overhead)
 WRITER_BATCH_ROWS = 64 * 1024

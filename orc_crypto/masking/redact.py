@@ -72,7 +72,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from orc_crypto.codec import kinds
+from watershed.orc_crypto.codec import kinds
 
 __all__ = ["RedactMask"]
 

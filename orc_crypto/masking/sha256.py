@@ -15,9 +15,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from orc_crypto.codec import kinds
-from orc_crypto.masking._sha256 import digest_values
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.codec import kinds
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
+
+try:
+    from watershed.orc_crypto.masking._sha256 import digest_values
+except ImportError:  # installed without a C compiler: same bytes, slower (see setup.py)
+    from watershed.orc_crypto.masking._sha256_fallback import digest_values
 
 HEX_LENGTH = 64
 DIGEST_LENGTH = 32

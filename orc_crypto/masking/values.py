@@ -12,18 +12,19 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
-from orc_crypto.codec import kinds
-from orc_crypto.codec.tail import column_ancestors
-from orc_crypto.masking.redact import RedactMask
-from orc_crypto.masking.sha256 import sha256_array
-from orc_crypto.options import MaskSpec
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.graph.errors import WatershedError
+from watershed.orc_crypto.codec import kinds
+from watershed.orc_crypto.codec.tail import column_ancestors
+from watershed.orc_crypto.masking.redact import RedactMask
+from watershed.orc_crypto.masking.sha256 import sha256_array
+from watershed.orc_crypto.options import MaskSpec
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 NULLIFY = MaskSpec("nullify", (), "nullify")
 MASK_NAMES = ("nullify", "redact", "sha256")
 
 
-class MaskError(ValueError):
+class MaskError(WatershedError, ValueError):
     """A mask that cannot be applied (unknown name, bad parameters, unsupported type)."""
 
 

@@ -39,11 +39,11 @@ def graph_lines(
         return {k: v for k, v in dict(properties or {}).items() if k not in ignored}
 
     lines = []
-    for labels, properties in store._run(NODES):
+    for labels, properties in store.read(NODES):
         if skipped & set(labels):
             continue
         lines.append("node " + _canonical([sorted(labels), keep(properties)]))
-    for rel_type, a_labels, a_id, b_labels, b_id, properties in store._run(RELATIONSHIPS):
+    for rel_type, a_labels, a_id, b_labels, b_id, properties in store.read(RELATIONSHIPS):
         if skipped & (set(a_labels) | set(b_labels)):
             continue
         lines.append(

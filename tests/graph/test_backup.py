@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from api.cli import app
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
 from tests.graph.fingerprint import graph_fingerprint
+from watershed.api.cli import app
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
 
 runner = CliRunner()
 
@@ -18,7 +18,7 @@ SQL = {
 
 
 def _store():
-    from graph.falkordb_store import FalkorDBStore
+    from watershed.graph.falkordb_store import FalkorDBStore
 
     store = FalkorDBStore.from_settings()
     store.ensure_schema()
@@ -37,7 +37,7 @@ def test_a_restored_backup_is_the_graph_that_was_backed_up(service_env, tmp_path
     assert "watershed" in result.output
 
     store.delete_tasks(["t2"])  # changes after the backup are undone by the restore
-    store._write([("CREATE (:Table {id: 'db.later'})", {})])
+    store.write_all([("CREATE (:Table {id: 'db.later'})", {})])
     assert graph_fingerprint(store) != backed_up
     store.close()
 

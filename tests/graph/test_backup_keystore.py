@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
 from tests.graph.fingerprint import graph_fingerprint
+from watershed.api.cli import app
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
 
 runner = CliRunner()
 PASSPHRASE = "backup-test-passphrase"
@@ -24,7 +24,7 @@ def keystore_env(service_env, tmp_path, monkeypatch):
 
 
 def _store():
-    from graph.falkordb_store import FalkorDBStore
+    from watershed.graph.falkordb_store import FalkorDBStore
 
     store = FalkorDBStore.from_settings()
     store.ensure_schema()
@@ -32,7 +32,7 @@ def _store():
 
 
 def _keys(path) -> dict[str, list[bytes]]:
-    from orc_crypto.keys.embedded import EmbeddedKeystore
+    from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
 
     keystore = EmbeddedKeystore.open(path, PASSPHRASE)
     return {name: list(keystore.get(name).versions) for name in keystore.names()}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from api.cli import app
-from graph.model import ServicesStatus
-from graph.server import free_port
+from watershed.api.cli import app
+from watershed.graph.model import ServicesStatus
+from watershed.graph.server import free_port
 
 runner = CliRunner()
 
@@ -22,9 +22,9 @@ UNDER_THE_DATA_DIR = (
 
 
 def test_relative_data_dir_is_absolute_and_carries_the_kms_files(tmp_path, monkeypatch):
-    from graph.settings import GraphSettings
-    from orc_crypto.keys.embedded import KeystoreSettings
-    from orc_crypto.kms.server import KmsSettings
+    from watershed.graph.settings import GraphSettings
+    from watershed.orc_crypto.keys.embedded import KeystoreSettings
+    from watershed.orc_crypto.kms.server import KmsSettings
 
     for name in UNDER_THE_DATA_DIR:
         monkeypatch.delenv(name, raising=False)
@@ -41,7 +41,7 @@ def test_relative_data_dir_is_absolute_and_carries_the_kms_files(tmp_path, monke
 
 def test_services_started_in_one_directory_are_found_from_another(tmp_path, monkeypatch):
     """`up` in A with a relative data dir (and the default keystore under it); `status`/`down` from A/elsewhere."""
-    from orc_crypto.keys.embedded import EmbeddedKeystore
+    from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
 
     home = tmp_path / "a"
     elsewhere = home / "elsewhere"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph.falkordb_store import cypher_literal
+from watershed.graph.falkordb_store import cypher_literal
 
 CONTROL = "".join(chr(c) for c in range(1, 0x20)) + "\x7f"
 
@@ -53,7 +53,7 @@ _key = st.text(st.characters(exclude_characters="\x00`", exclude_categories=("Cs
 
 def _round_trip(store, value, mapping):
     """Writes `value` and `mapping` through the load path (`_write`), reads them back."""
-    store._write(
+    store.write_all(
         [
             (
                 "CREATE (:Tag {id: 'probe', value: $value, key: keys($map), "
@@ -62,8 +62,8 @@ def _round_trip(store, value, mapping):
             )
         ]
     )
-    rows = store._run("MATCH (t:Tag {id: 'probe'}) RETURN t.value, t.key, t.name")
-    store._run("MATCH (t:Tag {id: 'probe'}) DELETE t")
+    rows = store.read("MATCH (t:Tag {id: 'probe'}) RETURN t.value, t.key, t.name")
+    store.read("MATCH (t:Tag {id: 'probe'}) DELETE t")
     assert len(rows) == 1
     stored, keys, values = rows[0]
     return stored, dict(zip(keys or [], values or [], strict=True))
@@ -84,7 +84,7 @@ def test_map_keys_that_are_not_identifiers(graph_store):
 
 def test_nested_rows_as_a_load_sends_them(graph_store):
     rows = [{"id": f"r{i}", "predicates": [f"col = '\x01{i}'"], "odd key": {'k"': "\x1f"}} for i in range(3)]
-    graph_store._write(
+    graph_store.write_all(
         [
             (
                 "UNWIND $rows AS row CREATE (:Tag {id: row.id, predicates: row.predicates, "
@@ -93,7 +93,7 @@ def test_nested_rows_as_a_load_sends_them(graph_store):
             )
         ]
     )
-    stored = graph_store._run("MATCH (t:Tag) RETURN t.id, t.predicates, t.value ORDER BY t.id")
+    stored = graph_store.read("MATCH (t:Tag) RETURN t.id, t.predicates, t.value ORDER BY t.id")
     assert stored == [[row["id"], row["predicates"], "\x1f"] for row in rows]
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ingest.catalog import Catalog
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
 
 CATALOG = Catalog.from_dict(
     {"tables": {"ods.u": {"columns": ["uid", "email", "app"], "partitioned_by": ["dt"], "ttl_days": 30}}}
@@ -100,7 +100,7 @@ def test_neighbours_of_a_batch_and_search(graph_store):
 
 def test_reads_carry_predicates_and_window(graph_store):
     load(graph_store)
-    rows = graph_store._run(
+    rows = graph_store.read(
         "MATCH (k:Task {id: 't1'})-[r:READS]->(t:Table) RETURN t.id, r.predicates, r.partition_window"
     )
     assert rows == [["ods.u", ["dt = '2024-01-31'", "app = 'a'"], 1]]
@@ -116,16 +116,16 @@ def test_catalog_first_then_tasks_gives_the_same_graph(graph_store):
     stats = graph_store.stats()
     assert stats.column_edges == result.column_edges == 8
     # each column exists once, however many loads named it
-    rows = graph_store._run("MATCH (c:Column) WITH c.id AS id, count(*) AS n WHERE n > 1 RETURN id")
+    rows = graph_store.read("MATCH (c:Column) WITH c.id AS id, count(*) AS n WHERE n > 1 RETURN id")
     assert rows == []
 
 
 def test_parameters_with_quotes_and_braces_round_trip(graph_store):
-    from graph.falkordb_store import cypher_literal
+    from watershed.graph.falkordb_store import cypher_literal
 
     tricky = ['say "hi"', "back\\slash", "{a}: b", 'x":', "naïve"]
     rows = [[t, {"k": t}] for t in tricky]
-    graph_store._write([("UNWIND $rows AS r CREATE (:Probe {v: r[0], m: r[1].k})", {"rows": rows})])
-    stored = sorted(tuple(row) for row in graph_store._run("MATCH (p:Probe) RETURN p.v, p.m"))
+    graph_store.write_all([("UNWIND $rows AS r CREATE (:Probe {v: r[0], m: r[1].k})", {"rows": rows})])
+    stored = sorted(tuple(row) for row in graph_store.read("MATCH (p:Probe) RETURN p.v, p.m"))
     assert stored == sorted((t, t) for t in tricky)
     assert cypher_literal({"rows": [["a"]]}) == '{rows: [["a"]]}'

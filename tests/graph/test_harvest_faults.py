@@ -22,12 +22,12 @@ import threading
 import pytest
 import redis
 
-from bench.gen_warehouse import generate_warehouse
-from graph.falkordb_store import FalkorDBStore
-from graph.server import ServerSpec, free_port, start, stop
-from ingest.catalog import Catalog
-from ingest.harvest import run_harvest
 from tests.graph.fingerprint import graph_fingerprint, graph_lines
+from watershed.graph.catalog import Catalog
+from watershed.graph.falkordb_store import FalkorDBStore
+from watershed.graph.server import ServerSpec, free_port, start, stop
+from watershed.ingest.generator import generate_warehouse
+from watershed.ingest.harvest import run_harvest
 
 pytestmark = pytest.mark.spark
 

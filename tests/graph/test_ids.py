@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph import ids
-from graph.model import node_label
+from watershed.graph import ids
+from watershed.graph.model import node_label
 
 # Names as lower-case identifiers may hold anything, dots and backticks included.
 NAMES = st.text(alphabet="ab.`_ 1", min_size=1, max_size=6)

@@ -7,9 +7,9 @@ Cypher itself is exercised against FalkorDB in test_falkordb_store.py.
 
 from __future__ import annotations
 
-from graph.neo4j_store import CONSTRAINTS, Neo4jStore
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
+from watershed.graph.lineage import SqlTask
+from watershed.graph.neo4j_store import CONSTRAINTS, Neo4jStore
+from watershed.ingest.extract import extract_lineage
 
 
 class RecordedResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis
 
-from graph.server import ServerSpec, free_port, start, stop
+from watershed.graph.server import ServerSpec, free_port, start, stop
 
 
 def _aof_files(spec: ServerSpec) -> dict[str, int]:
@@ -61,10 +61,10 @@ def test_writes_are_logged_as_their_effects_not_their_queries(tmp_path):
     import os
     import signal
 
-    from graph import processes
-    from graph.falkordb_store import FalkorDBStore
-    from ingest.extract import extract_lineage
-    from ingest.model import SqlTask
+    from watershed.graph import processes
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.lineage import SqlTask
+    from watershed.ingest.extract import extract_lineage
 
     spec = ServerSpec("falkordb", "127.0.0.1", free_port(), tmp_path, with_falkordb=True)
     pid = start(spec)

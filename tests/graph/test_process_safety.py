@@ -11,8 +11,8 @@ import pytest
 import redis
 from typer.testing import CliRunner
 
-from api.cli import app
-from graph.server import free_port
+from watershed.api.cli import app
+from watershed.graph.server import free_port
 
 runner = CliRunner()
 
@@ -44,7 +44,7 @@ def test_down_never_signals_a_process_a_stale_pid_file_names(service_env, bystan
         assert f"{name}: the recorded process is gone: pid {bystander.pid}" in text, status.output
 
     # A full record whose pid was reused: same pid, another start time.
-    from graph import processes
+    from watershed.graph import processes
 
     reused = processes.describe(bystander.pid).model_copy(update={"start_ticks": 1})
     (service_env / "redis" / "redis.pid").write_text(reused.model_dump_json())
@@ -53,7 +53,7 @@ def test_down_never_signals_a_process_a_stale_pid_file_names(service_env, bystan
 
 
 def test_a_reused_pid_is_not_ours_but_the_recorded_process_is(bystander):
-    from graph import processes
+    from watershed.graph import processes
 
     record = processes.describe(bystander.pid)
     assert processes.is_same(record)
@@ -85,8 +85,8 @@ def test_up_keeps_servers_it_did_not_start_when_a_later_one_fails(service_env, m
     assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0
     before = json.loads((service_env / "falkordb" / "falkordb.pid").read_text())
     # Redis stops; its port is then taken: the next `up` fails on it but leaves FalkorDB running.
-    from graph.server import ServerSpec, stop
-    from graph.settings import GraphSettings
+    from watershed.graph.server import ServerSpec, stop
+    from watershed.graph.settings import GraphSettings
 
     settings = GraphSettings()
     stop(ServerSpec("redis", "127.0.0.1", settings.redis_port, settings.data_dir, with_falkordb=False))

@@ -7,9 +7,9 @@ each target's lineage is its own.
 
 from __future__ import annotations
 
-from ingest.catalog import Catalog
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
 
 CATALOG = Catalog.from_dict(
     {"tables": {"ods.x": {"columns": ["k", "y.z"]}, "ods.`x.y`": {"columns": ["k", "z"]}}}

@@ -15,21 +15,21 @@ import signal
 
 import pytest
 
-from bench.gen_warehouse import generate_warehouse
-from bench.propagation_bench import load_generated, seed_apps
-from graph.falkordb_store import REGISTERED_PROPERTIES, FalkorDBStore
-from graph.model import HarvestRun
-from graph.processes import read_record
-from graph.server import ServerSpec, free_port, start, stop
-from propagation.coordinator import local_runner, propagate
-from propagation.graph_store import GraphTagStore
-from propagation.policy import default_policy
-from propagation.run_state import RunState
-from propagation.settings import PropagationSettings
+from bench.propagation_bench import load_generated
 from tests.graph.fingerprint import graph_fingerprint
-from ttl_advisor.advisor import advise
-from ttl_advisor.graph_uses import catalog_from_graph, index_graph
-from ttl_advisor.store import store_recommendations
+from watershed.graph.falkordb_store import REGISTERED_PROPERTIES, FalkorDBStore
+from watershed.graph.model import HarvestRun
+from watershed.graph.processes import read_record
+from watershed.graph.server import ServerSpec, free_port, start, stop
+from watershed.ingest.generator import generate_warehouse, seed_apps
+from watershed.propagation.coordinator import local_runner, propagate
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
+from watershed.propagation.run_state import RunState
+from watershed.propagation.settings import PropagationSettings
+from watershed.ttl_advisor.advisor import advise
+from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+from watershed.ttl_advisor.store import store_recommendations
 
 
 def _property_keys(store: FalkorDBStore) -> set[str]:

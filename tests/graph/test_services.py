@@ -7,7 +7,7 @@ import socket
 
 from typer.testing import CliRunner
 
-from api.cli import app
+from watershed.api.cli import app
 
 runner = CliRunner()
 
@@ -41,19 +41,19 @@ def test_taken_port_is_a_clear_error(service_env, monkeypatch):
 
 def test_persistence_survives_a_restart(service_env):
     runner.invoke(app, ["services", "up"], catch_exceptions=False)
-    from graph.falkordb_store import FalkorDBStore
+    from watershed.graph.falkordb_store import FalkorDBStore
 
     store = FalkorDBStore.from_settings()
     store.ensure_schema()
-    store._write([("CREATE (:Table {id: 'db.kept'})", {})])
+    store.write_all([("CREATE (:Table {id: 'db.kept'})", {})])
     runner.invoke(app, ["services", "down"])
     runner.invoke(app, ["services", "up"], catch_exceptions=False)
     assert FalkorDBStore.from_settings().search("db.kept") == [("db.kept", "Table")]
 
 
 def test_the_kms_starts_with_the_services_once_a_keystore_exists(service_env, tmp_path, monkeypatch):
-    from orc_crypto.keys.embedded import EmbeddedKeystore
-    from orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
+    from watershed.orc_crypto.keys.kms_client import KmsClient
 
     first = runner.invoke(app, ["services", "up"], catch_exceptions=False)
     assert "kms not started: no keystore" in " ".join(first.output.split())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
+from watershed.api.cli import app
 
 runner = CliRunner()
 #: the `watershed` command of this source tree (`python -m api.cli` run from its root)
@@ -72,7 +72,7 @@ def test_generate_into_a_place_that_is_not_a_directory_is_one_error(tmp_path):
 
 
 def _unprivileged(*args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "api.cli", *args]
+    command = [sys.executable, "-m", "watershed.api.cli", *args]
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from api.cli import app
+from watershed.api.cli import app
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ingest" / "samples" / "warehouse"
 runner = CliRunner()

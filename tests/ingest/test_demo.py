@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from graph.server import free_port
+from watershed.api.cli import app
+from watershed.graph.server import free_port
 
 pytestmark = pytest.mark.spark
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-import ingest.extract as extract
-from ingest.model import SqlTask
+import watershed.ingest.extract as extract
+from watershed.graph.lineage import SqlTask
 
 
 def _script() -> str:

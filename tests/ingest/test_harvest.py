@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from bench.gen_warehouse import generate_warehouse
-from ingest.catalog import Catalog
-from ingest.harvest import run_harvest
+from watershed.graph.catalog import Catalog
+from watershed.ingest.generator import generate_warehouse
+from watershed.ingest.harvest import run_harvest
 
 pytestmark = pytest.mark.spark
 
@@ -62,15 +62,15 @@ def test_harvest_reharvest_change_and_delete(spark, graph_store, warehouse, tmp_
     # Changing one task's SQL replaces exactly its edges.
     victim = sorted(tasks.rglob("dws_task_*.sql"))[0]
     task_id = victim.stem
-    before_edges = graph_store._run(
+    before_edges = graph_store.read(
         "MATCH ()-[r:FLOWS_TO]->(:Column) WHERE r.task = $t RETURN count(r)", {"t": task_id}
     )[0][0]
     others_before = stats.column_edges - before_edges
     header = "".join(line + "\n" for line in victim.read_text().splitlines() if line.startswith("--"))
-    target = graph_store._run("MATCH (k:Task {id: $t})-[:WRITES]->(t:Table) RETURN t.id", {"t": task_id})[0][
+    target = graph_store.read("MATCH (k:Task {id: $t})-[:WRITES]->(t:Table) RETURN t.id", {"t": task_id})[0][
         0
     ]
-    source = graph_store._run(
+    source = graph_store.read(
         "MATCH (k:Task {id: $t})-[:READS]->(t:Table) RETURN t.id LIMIT 1", {"t": task_id}
     )[0][0]
     victim.write_text(
@@ -79,7 +79,7 @@ def test_harvest_reharvest_change_and_delete(spark, graph_store, warehouse, tmp_
     changed = harvest(spark, graph_store, tasks, tmp_path / "out")
     assert changed.loaded == 1 and changed.unchanged == 59
     after = graph_store.stats()
-    after_edges = graph_store._run(
+    after_edges = graph_store.read(
         "MATCH ()-[r:FLOWS_TO]->(:Column) WHERE r.task = $t RETURN count(r)", {"t": task_id}
     )[0][0]
     assert after_edges == 2
@@ -89,12 +89,12 @@ def test_harvest_reharvest_change_and_delete(spark, graph_store, warehouse, tmp_
     victim.unlink()
     pruned = harvest(spark, graph_store, tasks, tmp_path / "out")
     assert pruned.deleted == 1
-    assert graph_store._run("MATCH ()-[r]->() WHERE r.task = $t RETURN count(r)", {"t": task_id})[0][0] == 0
+    assert graph_store.read("MATCH ()-[r]->() WHERE r.task = $t RETURN count(r)", {"t": task_id})[0][0] == 0
     assert graph_store.stats().tasks == 59
 
 
 def test_tasks_from_a_spark_table_with_the_spark_catalog(spark, graph_store, tmp_path):
-    from ingest.harvest import catalog_from_spark
+    from watershed.ingest.harvest import catalog_from_spark
 
     spark.sql("CREATE DATABASE IF NOT EXISTS ods")
     spark.sql(
@@ -127,9 +127,9 @@ def test_tasks_from_a_spark_table_with_the_spark_catalog(spark, graph_store, tmp
         progress=lambda _: None,
     )
     assert report.tasks == 2 and report.tasks_with_errors == 1 and report.loaded == 2
-    sources = graph_store._run("MATCH (s:Column)-[:FLOWS_TO]->(t:Column {id: 'dw.v.page'}) RETURN s.id")
+    sources = graph_store.read("MATCH (s:Column)-[:FLOWS_TO]->(t:Column {id: 'dw.v.page'}) RETURN s.id")
     assert sources == [["ods.visits.page"]]  # the star expanded from the Spark catalog
-    window = graph_store._run(
+    window = graph_store.read(
         "MATCH (:Task {id: 't_star'})-[r:READS]->(:Table {id: 'ods.visits'}) RETURN r.partition_window"
     )
     assert window == [[1]]

@@ -11,10 +11,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from ingest.catalog import Catalog
-from ingest.harvest import main as harvest_main
-from ingest.harvest import run_harvest
+from watershed.api.cli import app
+from watershed.graph.catalog import Catalog
+from watershed.ingest.harvest import main as harvest_main
+from watershed.ingest.harvest import run_harvest
 
 pytestmark = pytest.mark.spark
 
@@ -36,8 +36,8 @@ def harvest(spark, store, tasks, out, **kwargs):
 
 def snapshot(store):
     """Every task with its version and every column edge with its task: what a harvest must not lose."""
-    tasks = store._run("MATCH (k:Task) RETURN k.id, k.version, k.sql_hash ORDER BY k.id")
-    edges = store._run(
+    tasks = store.read("MATCH (k:Task) RETURN k.id, k.version, k.sql_hash ORDER BY k.id")
+    edges = store.read(
         "MATCH (s:Column)-[r:FLOWS_TO]->(t:Column) RETURN s.id, t.id, r.task ORDER BY s.id, t.id, r.task"
     )
     return tasks, edges
@@ -232,8 +232,8 @@ def test_a_harvest_that_cannot_read_its_input_leaves_no_run_directory(spark, tmp
 
 def test_a_run_that_fails_midway_leaves_a_run_record_saying_so(spark, tmp_path):
     """Item 21: once a run has its directory, a failure is recorded in its run.json."""
-    from graph.falkordb_store import FalkorDBStore
-    from graph.server import ServerSpec, free_port, start, stop
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.server import ServerSpec, free_port, start, stop
 
     spec = ServerSpec("falkordb", "127.0.0.1", free_port(), tmp_path / "var", with_falkordb=True)
     start(spec)

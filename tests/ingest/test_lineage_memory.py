@@ -51,7 +51,7 @@ def test_lineage_of_a_multi_megabyte_script_stays_under_the_memory_bound(tmp_pat
 
     output = tmp_path / "lineage.json"
     code, peak = _peak_rss_mb(
-        [sys.executable, "-m", "api.cli", "lineage", str(script), "--format", "json"], output
+        [sys.executable, "-m", "watershed.api.cli", "lineage", str(script), "--format", "json"], output
     )
 
     assert code == 0

@@ -34,9 +34,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ingest.catalog import Catalog
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask, TaskLineage
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask, TaskLineage
+from watershed.ingest.extract import extract_lineage
 
 CASES_DIR = Path(__file__).parent / "lineage_cases"
 

@@ -7,8 +7,8 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.gen_warehouse import generate_warehouse
-from ingest.sources import read_tasks
+from watershed.ingest.generator import generate_warehouse
+from watershed.ingest.sources import read_tasks
 
 
 def test_sql_directory_with_headers_and_default_ids(tmp_path):

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.sources import read_tasks
+from watershed.ingest.sources import read_tasks
 
 
 def _jsonl(path, *lines: object) -> None:
@@ -105,7 +105,7 @@ def test_sql_files_that_are_binary_or_have_bad_headers_are_problems_naming_the_f
 
 
 def test_duplicate_ids_are_found_with_every_place_in_each_kind_of_source(tmp_path):
-    from ingest.sources import read_task_source, split_duplicates
+    from watershed.ingest.sources import read_task_source, split_duplicates
 
     (tmp_path / "sql").mkdir()
     (tmp_path / "sql" / "one.sql").write_text("-- task: shared\nSELECT 1;\n")

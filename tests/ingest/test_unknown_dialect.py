@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ingest.extract import extract_lineage
-from ingest.harvest import _extract_partition
-from ingest.model import SqlTask
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
+from watershed.ingest.harvest import _extract_partition
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "INSERT INTO dw.a SELECT x FROM ods.s;\nINSERT INTO dw.b SELECT y FROM ods.s;\nSELECT 1;\n"
@@ -27,7 +27,7 @@ def _names_the_dialect_and_the_known_ones(message: str) -> None:
 
 
 def test_known_dialects_are_sqlglots() -> None:
-    from ingest.extract import known_dialects
+    from watershed.ingest.extract import known_dialects
 
     assert {"hive", "spark", "mysql", "trino"} <= set(known_dialects())
 
@@ -61,7 +61,7 @@ def test_cli_unknown_dialect_is_a_usage_error(tmp_path: Path) -> None:
     script = tmp_path / "job.sql"
     script.write_text(SCRIPT)
     done = subprocess.run(
-        [sys.executable, "-m", "api.cli", "lineage", str(script), "--dialect", "nosuch"],
+        [sys.executable, "-m", "watershed.api.cli", "lineage", str(script), "--dialect", "nosuch"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -83,8 +83,8 @@ class SparkEncryptedOrc:
 def spark_encrypted_orc(spark, kms_server) -> SparkEncryptedOrc:
     """An ORC table written by Spark from the generated DDL: keys pii + fin, nullify/sha256/redact,
     an encrypted struct column, one file of 3 stripes (10 rows each)."""
-    from orc_crypto.ddl import TableTags, create_table_ddl, plan_encryption
-    from orc_crypto.policy import EncryptionPolicy
+    from watershed.orc_crypto.ddl import TableTags, create_table_ddl, plan_encryption
+    from watershed.orc_crypto.policy import EncryptionPolicy
 
     tags = TableTags.model_validate(TABLE_TAGS)
     policy = EncryptionPolicy.model_validate(POLICY)
@@ -138,7 +138,7 @@ def cli_keystore(tmp_path, monkeypatch) -> Path:
     """A keystore with the key `pii`, created through `watershed kms create-key`; its passphrase is set."""
     from typer.testing import CliRunner
 
-    from api.cli import app
+    from watershed.api.cli import app
 
     for name, value in CLI_PASSPHRASE_ENV.items():
         monkeypatch.setenv(name, value)

@@ -7,8 +7,8 @@ import pyarrow.orc as orc
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from orc_crypto.views import KeyList, KeyMetadata, OrcFileDescription
+from watershed.api.cli import app
+from watershed.orc_crypto.views import KeyList, KeyMetadata, OrcFileDescription
 
 runner = CliRunner()
 

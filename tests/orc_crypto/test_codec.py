@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from orc_crypto.codec import compression
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.codec import compression
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import read_tail
 
 
 @pytest.mark.parametrize("codec", sorted(compression.SUPPORTED))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orc_crypto.ddl import (
+from tests.orc_crypto.conftest import ENCRYPTED_TABLE, POLICY, TABLE_TAGS
+from watershed.orc_crypto.ddl import (
     TableTags,
     alter_table_ddl,
     create_table_ddl,
@@ -12,8 +13,7 @@ from orc_crypto.ddl import (
     quote_identifier,
     quote_table_name,
 )
-from orc_crypto.policy import EncryptionPolicy, PolicyError
-from tests.orc_crypto.conftest import ENCRYPTED_TABLE, POLICY, TABLE_TAGS
+from watershed.orc_crypto.policy import EncryptionPolicy, PolicyError
 
 PROVIDER = "kms://http@127.0.0.1:9600/kms"
 

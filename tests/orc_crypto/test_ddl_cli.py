@@ -7,8 +7,8 @@ import json
 import yaml
 from typer.testing import CliRunner
 
-from api.cli import app
 from tests.orc_crypto.conftest import ENCRYPTED_TABLE, POLICY, TABLE_TAGS
+from watershed.api.cli import app
 
 
 def _flat(result) -> str:

@@ -9,11 +9,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from api.cli import app
-from orc_crypto.ddl import TableTags, alter_table_ddl, create_table_ddl, plan_encryption
-from orc_crypto.options import parse_encrypt_option
-from orc_crypto.policy import EncryptionPolicy, PolicyError
 from tests.orc_crypto.conftest import ENCRYPTED_TABLE, POLICY, TABLE_TAGS
+from watershed.api.cli import app
+from watershed.orc_crypto.ddl import TableTags, alter_table_ddl, create_table_ddl, plan_encryption
+from watershed.orc_crypto.options import parse_encrypt_option
+from watershed.orc_crypto.policy import EncryptionPolicy, PolicyError
 
 
 def _flat(result) -> str:
@@ -54,7 +54,7 @@ def _flat(result) -> str:
     ],
 )
 def test_spark_types_are_accepted_and_rendered_canonically(text, canonical):
-    from orc_crypto.ddl import spark_type
+    from watershed.orc_crypto.ddl import spark_type
 
     assert spark_type("c", text) == canonical
     assert spark_type("c", canonical) == canonical  # canonical form is a fixed point
@@ -82,7 +82,7 @@ def test_spark_types_are_accepted_and_rendered_canonically(text, canonical):
     ],
 )
 def test_anything_but_a_spark_type_is_refused_naming_the_column(text):
-    from orc_crypto.ddl import spark_type
+    from watershed.orc_crypto.ddl import spark_type
 
     with pytest.raises(PolicyError) as raised:
         spark_type("amount", text)

@@ -7,12 +7,12 @@ from pathlib import Path
 import pyarrow.orc as orc
 import pytest
 
-from orc_crypto.ciphers import aes_ctr, decrypt_range, stream_iv
-from orc_crypto.codec.tail import read_tail
-from orc_crypto.decrypt import decrypt_file, read_table
-from orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
-from orc_crypto.keys.jceks import JceksKeystore
-from orc_crypto.keys.memory import InMemoryKeyProvider
+from watershed.orc_crypto.ciphers import aes_ctr, decrypt_range, stream_iv
+from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.decrypt import decrypt_file, read_table
+from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
+from watershed.orc_crypto.keys.jceks import JceksKeystore
+from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 
 DATA = Path(__file__).parent / "data"
 EMAIL_SHA = "841626795E7D351555B835A002E3BF10669DE9B81C95A3D59E10865AC37EA7C3"

@@ -6,12 +6,12 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import read_tail
-from orc_crypto.decrypt import decrypt_file, read_table
-from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
-from orc_crypto.errors import OrcKeyError, UnsupportedOrcError
-from orc_crypto.keys.memory import InMemoryKeyProvider
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.decrypt import decrypt_file, read_table
+from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
+from watershed.orc_crypto.errors import OrcKeyError, UnsupportedOrcError
+from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 
 ROWS = 20000
 
@@ -115,7 +115,7 @@ def test_output_does_not_depend_on_the_number_of_threads(tmp_path):
     import io
     import itertools
 
-    from orc_crypto.encrypt import encrypt_to
+    from watershed.orc_crypto.encrypt import encrypt_to
 
     source = tmp_path / "plain.orc"
     orc.write_table(_table(), str(source), stripe_size=4 * 1024)  # uncompressed: small stripes

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow.orc as orc
 import pytest
 
-from orc_crypto.decrypt import read_table
-from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
+from watershed.orc_crypto.decrypt import read_table
+from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
 
 pytestmark = pytest.mark.spark
 
@@ -25,7 +25,7 @@ def _spark_plain_file(spark, directory: Path, codec: str) -> Path:
 
 @pytest.mark.parametrize("codec", ["SNAPPY", "ZLIB", "ZSTD", "NONE", "LZ4"])
 def test_spark_reads_orc_crypto_output(spark, kms_server, tmp_path, codec):
-    from orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.keys.kms_client import KmsClient
 
     source = _spark_plain_file(spark, tmp_path, codec)
     expected = sorted(tuple(r) for r in spark.read.orc(str(source)).collect())

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import read_tail
-from orc_crypto.decrypt import decrypt_bytes
-from orc_crypto.encrypt import encrypt_bytes
-from orc_crypto.errors import OrcCryptoError
-from orc_crypto.keys.memory import InMemoryKeyProvider
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.decrypt import decrypt_bytes
+from watershed.orc_crypto.encrypt import encrypt_bytes
+from watershed.orc_crypto.errors import OrcCryptoError
+from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 
 DATA = Path(__file__).parent / "data"
 CI = os.environ.get("CI", "").lower() == "true"
@@ -91,8 +91,8 @@ def test_seeds_are_valid(tmp_path, seed):
 
 def test_a_type_tree_with_a_cycle_is_an_error(tmp_path):
     """Found by the fuzzer: a child id pointing back up the tree made the subtree walk run forever."""
-    from orc_crypto.codec import compression
-    from orc_crypto.proto import orc_proto_pb2 as pb
+    from watershed.orc_crypto.codec import compression
+    from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
     data = _seeds(tmp_path)[1]
     tail = read_tail("seed.orc", data)

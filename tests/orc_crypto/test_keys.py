@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKey
-from orc_crypto.keys.embedded import (
+from tests.orc_crypto.conftest import DATA_DIR
+from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.embedded import (
     EmbeddedKeystore,
     KeystoreError,
     KeystoreSettings,
     backup_keystore,
     passphrase_from_environment,
 )
-from orc_crypto.keys.jceks import JceksError, JceksKeystore
-from orc_crypto.keys.material import aes_ctr, unwrap_local_key
-from tests.orc_crypto.conftest import DATA_DIR
+from watershed.orc_crypto.keys.jceks import JceksError, JceksKeystore
+from watershed.orc_crypto.keys.material import aes_ctr, unwrap_local_key
 
 SAMPLE_KEYSTORE = DATA_DIR / "kms.keystore"
 # The two encrypted local keys stored in apache/orc examples/encrypted/sample1.orc
@@ -192,7 +192,7 @@ def test_jceks_password_errors_name_the_file(tmp_path, monkeypatch):
 
 WRITER = """
 import sys
-from orc_crypto.keys.embedded import EmbeddedKeystore
+from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
 store = EmbeddedKeystore.open(sys.argv[1], "s3cret")
 for i in range(10_000):
     store.create_key(f"k{i}")

@@ -11,15 +11,15 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, UnknownKey
-from orc_crypto.keys.jceks import JceksKeystore
-from orc_crypto.keys.kms_client import KmsClient, kms_base_urls
-from orc_crypto.keys.material import flip_bytes, unwrap_local_key
-from orc_crypto.keys.tokens import TOKEN_HEADER
-from orc_crypto.kms.acl import AclError, KeyAcl, KeyAcls, load_acl_file
-from orc_crypto.kms.app import KmsAuth
-from orc_crypto.kms.server import KmsServer
 from tests.orc_crypto.test_keys import SAMPLE1_ENCRYPTED_KEYS, SAMPLE_KEYSTORE
+from watershed.orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.jceks import JceksKeystore
+from watershed.orc_crypto.keys.kms_client import KmsClient, kms_base_urls
+from watershed.orc_crypto.keys.material import flip_bytes, unwrap_local_key
+from watershed.orc_crypto.keys.tokens import TOKEN_HEADER
+from watershed.orc_crypto.kms.acl import AclError, KeyAcl, KeyAcls, load_acl_file
+from watershed.orc_crypto.kms.app import KmsAuth
+from watershed.orc_crypto.kms.server import KmsServer
 
 
 @pytest.fixture
@@ -224,7 +224,7 @@ def test_jceks_backed_server_with_acl_file(tmp_path, monkeypatch):
 
 
 def test_admin_creates_and_rolls_keys_over_rest(tmp_path):
-    from orc_crypto.keys.embedded import EmbeddedKeystore
+    from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
 
     store = EmbeddedKeystore.create(tmp_path / "ks.json", "pw", scrypt_n=2**10)
     auth = KmsAuth(allow_material_read=True)

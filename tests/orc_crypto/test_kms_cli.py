@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from orc_crypto.keys.base import KeyAccessDenied
-from orc_crypto.keys.kms_client import KmsClient
-from orc_crypto.keys.tokens import issue_token, load_or_create_secret
-from orc_crypto.kms.server import free_port
+from watershed.api.cli import app
+from watershed.orc_crypto.keys.base import KeyAccessDenied
+from watershed.orc_crypto.keys.kms_client import KmsClient
+from watershed.orc_crypto.keys.tokens import issue_token, load_or_create_secret
+from watershed.orc_crypto.kms.server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,7 +63,7 @@ def test_serve_process_with_acl(kms_env, tmp_path):
     acl.write_text("keys:\n  pii:\n    metadata: [alice, bob]\n    decrypt_eek: [alice]\n")
     port = free_port()
     audit = tmp_path / "audit.log"
-    command = [sys.executable, "-c", "from api.cli import main; main()", "kms", "serve"]
+    command = [sys.executable, "-c", "from watershed.api.cli import main; main()", "kms", "serve"]
     command += ["--port", str(port), "--acl", str(acl), "--audit-log", str(audit)]
     process = subprocess.Popen(
         command, cwd=REPO, env=kms_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

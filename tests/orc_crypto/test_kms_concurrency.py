@@ -11,15 +11,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.orc as orc
 
-from orc_crypto.decrypt import read_table
-from orc_crypto.encrypt import encrypt_file
-from orc_crypto.keys.embedded import EmbeddedKeystore
-from orc_crypto.keys.kms_client import KmsClient
-from orc_crypto.kms.server import free_port
 from tests.orc_crypto.conftest import CLI_PASSPHRASE_ENV
+from watershed.orc_crypto.decrypt import read_table
+from watershed.orc_crypto.encrypt import encrypt_file
+from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
+from watershed.orc_crypto.keys.kms_client import KmsClient
+from watershed.orc_crypto.kms.server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-c", "from api.cli import main; main()", "kms"]
+CLI = [sys.executable, "-c", "from watershed.api.cli import main; main()", "kms"]
 
 
 def _serve(env: dict[str, str], tmp_path: Path, port: int) -> subprocess.Popen:

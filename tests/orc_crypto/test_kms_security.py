@@ -21,13 +21,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from orc_crypto.keys.embedded import EmbeddedKeystore
-from orc_crypto.keys.kms_client import KmsClient
-from orc_crypto.keys.material import flip_bytes, unwrap_local_key
-from orc_crypto.keys.tokens import TOKEN_HEADER, DelegationToken, issue_token, read_token_file
-from orc_crypto.kms.acl import KeyAcls
-from orc_crypto.kms.app import KmsAuth
-from orc_crypto.kms.server import KmsServer, free_port
+from watershed.orc_crypto.keys.embedded import EmbeddedKeystore
+from watershed.orc_crypto.keys.kms_client import KmsClient
+from watershed.orc_crypto.keys.material import flip_bytes, unwrap_local_key
+from watershed.orc_crypto.keys.tokens import TOKEN_HEADER, DelegationToken, issue_token, read_token_file
+from watershed.orc_crypto.kms.acl import KeyAcls
+from watershed.orc_crypto.kms.app import KmsAuth
+from watershed.orc_crypto.kms.server import KmsServer, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 PASSPHRASE = "security-test-passphrase"
@@ -77,7 +77,7 @@ def serve(tmp_path_factory) -> Iterator[ServeProcess]:
     }
     env.pop("HADOOP_TOKEN_FILE_LOCATION", None)
     log = directory / "serve.log"
-    command = [sys.executable, "-c", "from api.cli import main; main()", "kms", "serve", "--port", str(port)]
+    command = [sys.executable, "-c", "from watershed.api.cli import main; main()", "kms", "serve", "--port", str(port)]
     command += ["--audit-log", str(directory / "audit.log")]
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from orc_crypto.decrypt import read_table
-from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
-from orc_crypto.errors import UnsupportedOrcError
+from watershed.orc_crypto.decrypt import read_table
+from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
+from watershed.orc_crypto.errors import UnsupportedOrcError
 
 ROWS = 20000
 ENCRYPT = "pii:ssn,email,name;fin:salary"
@@ -71,7 +71,7 @@ def write_plain(path, codec: str) -> None:
 
 @pytest.mark.parametrize("codec", ["snappy", "zlib", "zstd", "lz4", "uncompressed"])
 def test_pyarrow_file_masked_for_readers_without_keys(tmp_path, codec):
-    from orc_crypto.keys.memory import InMemoryKeyProvider
+    from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 
     source, target = tmp_path / "plain.orc", tmp_path / "enc.orc"
     write_plain(source, codec)
@@ -85,7 +85,7 @@ def test_pyarrow_file_masked_for_readers_without_keys(tmp_path, codec):
 
 @pytest.mark.spark
 def test_spark_sees_originals_with_the_kms_and_masked_values_without(spark, kms_server, tmp_path):
-    from orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.keys.kms_client import KmsClient
 
     source = tmp_path / "plain.orc"
     write_plain(source, "snappy")
@@ -179,7 +179,7 @@ def write_nested(path) -> None:
 
 
 def test_masks_on_nested_columns_binary_and_numbers(tmp_path):
-    from orc_crypto.keys.memory import InMemoryKeyProvider
+    from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 
     source, target = tmp_path / "plain.orc", tmp_path / "enc.orc"
     write_nested(source)
@@ -194,7 +194,7 @@ def test_masks_on_nested_columns_binary_and_numbers(tmp_path):
 
 @pytest.mark.spark
 def test_spark_reads_nested_masked_copies(spark, kms_server, tmp_path):
-    from orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.keys.kms_client import KmsClient
 
     source = tmp_path / "plain.orc"
     write_nested(source)
@@ -225,7 +225,7 @@ def test_spark_reads_nested_masked_copies(spark, kms_server, tmp_path):
 
 
 def test_bad_masks_and_columns_are_refused(tmp_path):
-    from orc_crypto.keys.memory import InMemoryKeyProvider
+    from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 
     source = tmp_path / "plain.orc"
     write_nested(source)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pyarrow.orc as orc
 import pytest
 
-from orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
 from tests.conftest import spark_rows_without_key_provider
+from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
 
 pytestmark = pytest.mark.spark
 
@@ -93,7 +93,7 @@ def _spark_rows(spark, path: Path, where: str = "true") -> list[dict]:
 
 
 def test_masked_copies_equal_orc_javas(spark, kms_server, tmp_path):
-    from orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.keys.kms_client import KmsClient
 
     # Several stripes and row groups, so stripe ids, statistics merging and row index positions count.
     options = {"orc.compress": "SNAPPY", "orc.stripe.row.count": "2000", "orc.row.index.stride": "1000"}

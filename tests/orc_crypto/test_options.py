@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orc_crypto.options import (
+from watershed.orc_crypto.options import (
     MaskSpec,
     OptionError,
     format_mask,

@@ -7,8 +7,8 @@ import pyarrow.orc as orc
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
 from tests.orc_crypto.conftest import flat
+from watershed.api.cli import app
 
 
 def test_encrypt_inspect_decrypt(cli_keystore, tmp_path):

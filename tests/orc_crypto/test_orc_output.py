@@ -17,11 +17,11 @@ import pyarrow.orc as orc
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from orc_crypto.codec import kinds
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import read_tail
 from tests.orc_crypto.conftest import CLI_PASSPHRASE_ENV, flat
+from watershed.api.cli import app
+from watershed.orc_crypto.codec import kinds
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import read_tail
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = pa.table(

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from py4j.java_gateway import get_field, set_field
 
-from orc_crypto.codec import kinds
-from orc_crypto.masking.redact import RedactMask, _java_double_to_string
+from watershed.orc_crypto.codec import kinds
+from watershed.orc_crypto.masking.redact import RedactMask, _java_double_to_string
 
 EPOCH = dt.date(1970, 1, 1)
 

@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from orc_crypto.codec import compression, kinds, row_index
-from orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from orc_crypto.codec.tail import decompress, read_tail
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.codec import compression, kinds, row_index
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import decompress, read_tail
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 ROWS = 60000
 STRIDE = 7000

@@ -91,8 +91,8 @@ def test_kms_traffic_per_written_file(kms_server, spark_encrypted_orc):
 
 def test_orc_crypto_decrypts_what_spark_encrypted(spark, kms_server, spark_encrypted_orc, tmp_path):
     """Two keys, nullify + sha256 + redact, an encrypted struct, several stripes: every value comes back."""
-    from orc_crypto.decrypt import decrypt_file, read_table
-    from orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.decrypt import decrypt_file, read_table
+    from watershed.orc_crypto.keys.kms_client import KmsClient
 
     with KmsClient(kms_server.provider_path) as client:
         for i, source in enumerate(spark_encrypted_orc.files):

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orc_crypto.codec.statistics import ORC_CPP, ORC_JAVA, SUB_STATISTICS, merge_statistics
-from orc_crypto.codec.tail import read_tail
-from orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.codec.statistics import ORC_CPP, ORC_JAVA, SUB_STATISTICS, merge_statistics
+from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 TYPED = SUB_STATISTICS
 

@@ -13,8 +13,8 @@ import pytest
 import redis
 from kombu.exceptions import OperationalError
 
-from graph.server import ServerSpec, free_port, start, stop
-from propagation.workers import worker_argv
+from watershed.graph.server import ServerSpec, free_port, start, stop
+from watershed.propagation.workers import worker_argv
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,8 +71,8 @@ class Workers:
         return [p for p in self.processes if p.poll() is None]
 
     def wait_ready(self, count: int, timeout: float = 60.0) -> None:
-        from propagation.celery_app import app_for
-        from propagation.settings import PropagationSettings
+        from watershed.propagation.celery_app import app_for
+        from watershed.propagation.settings import PropagationSettings
 
         app = app_for(PropagationSettings(celery_broker=self.env["WATERSHED_CELERY_BROKER"]))
         deadline = time.monotonic() + timeout

@@ -19,8 +19,8 @@ TAGGED = (
 
 
 def tag_lines(graph) -> list[str]:
-    lines = [f"tags {node} {text}" for node, text in graph._run(NODE_TAGS)]
-    lines += ["edge " + json.dumps(row, default=str) for row in graph._run(TAGGED)]
+    lines = [f"tags {node} {text}" for node, text in graph.read(NODE_TAGS)]
+    lines += ["edge " + json.dumps(row, default=str) for row in graph.read(TAGGED)]
     return sorted(lines)
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
-from propagation.coordinator import celery_runner, propagate
-from propagation.graph_store import GraphTagStore
-from propagation.policy import default_policy
-from propagation.run_state import RunState
-from propagation.settings import PropagationSettings
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
+from watershed.propagation.coordinator import celery_runner, propagate
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
+from watershed.propagation.run_state import RunState
+from watershed.propagation.settings import PropagationSettings
 
 POLICY = default_policy()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
+from watershed.api.cli import app
 
 runner = CliRunner()
 
@@ -74,7 +74,7 @@ def test_bad_policy_file_names_the_key(cli_env, tmp_path):
 
 
 def test_propagate_without_workers_says_how_to_start_one(cli_env, monkeypatch):
-    monkeypatch.setattr("api.cli.propagate._workers_alive", lambda settings: 0)
+    monkeypatch.setattr("watershed.api.cli.propagate._workers_alive", lambda settings: 0)
     result = invoke("propagate")
     assert result.exit_code == 1 and "watershed worker" in result.output
 

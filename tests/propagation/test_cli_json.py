@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from graph.model import GraphStats, LineageSubgraph, SearchResult
-from propagation.run_state import RunRecord
-from propagation.views import NodeTags, WhyPaths
+from watershed.api.cli import app
+from watershed.graph.model import GraphStats, LineageSubgraph, SearchResult
+from watershed.propagation.run_state import RunRecord
+from watershed.propagation.views import NodeTags, WhyPaths
 
 runner = CliRunner()
 

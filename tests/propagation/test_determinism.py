@@ -10,15 +10,15 @@ import time
 
 import pytest
 
-from bench.gen_warehouse import generate_warehouse
-from bench.propagation_bench import load_generated, seed_apps
-from graph.falkordb_store import FalkorDBStore
-from propagation.coordinator import celery_runner, local_runner, propagate
-from propagation.graph_store import GraphTagStore
-from propagation.policy import default_policy
-from propagation.run_state import RunState
-from propagation.settings import PropagationSettings
+from bench.propagation_bench import load_generated
 from tests.propagation.conftest import REPO
+from watershed.graph.falkordb_store import FalkorDBStore
+from watershed.ingest.generator import generate_warehouse, seed_apps
+from watershed.propagation.coordinator import celery_runner, local_runner, propagate
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
+from watershed.propagation.run_state import RunState
+from watershed.propagation.settings import PropagationSettings
 
 POLICY = default_policy()
 
@@ -133,7 +133,7 @@ def test_a_killed_coordinator_is_resumed(warehouse_graph, celery_redis, workers,
         "WATERSHED_PROPAGATION_BATCH_SIZE": "2",
         "PYTHONPATH": str(REPO),
     }
-    command = [sys.executable, "-m", "api.cli", "propagate"]
+    command = [sys.executable, "-m", "watershed.api.cli", "propagate"]
     state = RunState.from_url(env["WATERSHED_CELERY_BROKER"], warehouse_graph.graph_name)
     coordinator = subprocess.Popen(
         [*command, "--full"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

@@ -6,12 +6,18 @@ import random
 
 import pytest
 
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
-from propagation.engine import compute_batch, local_batches, propagate_full, propagate_incremental, start_full
-from propagation.memory_store import MemoryTagStore
-from propagation.policy import default_policy
-from propagation.rules import MANUAL
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
+from watershed.propagation.engine import (
+    compute_batch,
+    local_batches,
+    propagate_full,
+    propagate_incremental,
+    start_full,
+)
+from watershed.propagation.memory_store import MemoryTagStore
+from watershed.propagation.policy import default_policy
+from watershed.propagation.rules import MANUAL
 
 POLICY = default_policy()
 

@@ -24,15 +24,15 @@ import time
 import pytest
 import redis
 
-from bench.gen_warehouse import generate_warehouse
-from bench.propagation_bench import load_generated, seed_apps
-from graph.falkordb_store import FalkorDBStore
-from graph.server import ServerSpec, free_port, start, stop
-from propagation.graph_store import GraphTagStore
-from propagation.policy import default_policy
-from propagation.run_state import RunState
+from bench.propagation_bench import load_generated
 from tests.propagation.conftest import REPO, Workers
 from tests.propagation.fingerprint import tag_fingerprint, tag_lines
+from watershed.graph.falkordb_store import FalkorDBStore
+from watershed.graph.server import ServerSpec, free_port, start, stop
+from watershed.ingest.generator import generate_warehouse, seed_apps
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
+from watershed.propagation.run_state import RunState
 
 VICTIMS = ("falkordb", "redis", "worker", "coordinator")
 
@@ -81,7 +81,7 @@ class Cluster:
 
     def propagate(self, *args: str) -> subprocess.Popen:
         return subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "propagate", *args],
+            [sys.executable, "-m", "watershed.api.cli", "propagate", *args],
             env=self.env,
             cwd=REPO,
             stdout=subprocess.PIPE,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
-from propagation.engine import (
+from tests.propagation.test_engine import POLICY, TASKS, build
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
+from watershed.propagation.engine import (
     StaleTokenError,
     compute_batch,
     local_batches,
@@ -14,9 +15,8 @@ from propagation.engine import (
     propagate_incremental,
     start_full,
 )
-from propagation.graph_store import GraphTagStore, UnknownNodeError, decode_tags, encode_tags
-from propagation.rules import SEED
-from tests.propagation.test_engine import POLICY, TASKS, build
+from watershed.propagation.graph_store import GraphTagStore, UnknownNodeError, decode_tags, encode_tags
+from watershed.propagation.rules import SEED
 
 
 def load(graph_store, tasks=TASKS) -> GraphTagStore:
@@ -57,7 +57,7 @@ def test_same_fixpoint_as_the_reference(graph_store):
 def test_tags_are_mirrored_as_tagged_edges(graph_store):
     store = load(graph_store)
     full(store)
-    rows = graph_store._run(
+    rows = graph_store.read(
         "MATCH (c:Column {id: 'dwd.user.phone_h'})-[g:TAGGED]->(t:Tag) RETURN t.id, g.origin, g.`from`, g.rule, g.hops"
     )
     # t_self also overwrites dwd.user from itself; that self-edge adds nothing to the provenance

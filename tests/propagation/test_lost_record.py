@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
-from propagation.graph_store import GraphTagStore
-from propagation.policy import default_policy
-from propagation.run_state import RunState
 from tests.propagation.fingerprint import tag_lines
 from tests.propagation.test_cli import invoke
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
+from watershed.propagation.run_state import RunState
 
 
 def test_a_run_whose_record_redis_lost_is_repaired_by_a_full_run(cli_env):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from graph.neo4j_store import Neo4jStore
-from propagation.engine import StaleTokenError
-from propagation.graph_store import GraphTagStore
-from propagation.policy import default_policy
-from propagation.rules import PROPAGATED, Provenance, TagValue
 from tests.graph.test_neo4j_store import Recorder
+from watershed.graph.neo4j_store import Neo4jStore
+from watershed.propagation.engine import StaleTokenError
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
+from watershed.propagation.rules import PROPAGATED, Provenance, TagValue
 
 
 @pytest.fixture

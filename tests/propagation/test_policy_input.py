@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from propagation.policy import Policy, PolicyError, default_policy
-from propagation.run_state import RunState
 from tests.propagation.test_cli import invoke
+from watershed.propagation.policy import Policy, PolicyError, default_policy
+from watershed.propagation.run_state import RunState
 
 LEVELS = (
     "sensitivity:\n  pii:\n    levels: [L1, L2, L3, L4]\n    types_key: pii_type\n    types: [ssn, email]\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from propagation.policy import Policy, PolicyError, default_policy
-from propagation.rules import MANUAL, SEED, TABLE_EDGE, Incoming, TagValue, derive, filter_values
+from watershed.propagation.policy import Policy, PolicyError, default_policy
+from watershed.propagation.rules import MANUAL, SEED, TABLE_EDGE, Incoming, TagValue, derive, filter_values
 
 
 @pytest.fixture(scope="module")

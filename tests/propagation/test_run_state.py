@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from propagation.run_state import LockKeeper, LockLostError, RunInProgressError, RunRecord, RunState
+from watershed.propagation.run_state import LockKeeper, LockLostError, RunInProgressError, RunRecord, RunState
 
 _names = itertools.count()
 

@@ -9,13 +9,13 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from graph.settings import GraphSettings
-from ingest.settings import IngestSettings
-from orc_crypto.keys.embedded import KeystoreSettings
-from orc_crypto.kms.server import KmsSettings
-from propagation.settings import PropagationSettings
 from tests.propagation.conftest import REPO
-from ttl_advisor.settings import AdvisorSettings
+from watershed.graph.settings import GraphSettings
+from watershed.ingest.settings import IngestSettings
+from watershed.orc_crypto.keys.embedded import KeystoreSettings
+from watershed.orc_crypto.kms.server import KmsSettings
+from watershed.propagation.settings import PropagationSettings
+from watershed.ttl_advisor.settings import AdvisorSettings
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def watershed(*args: str, env: dict[str, str], cwd=None) -> subprocess.Completed
     """The real entry point (`python -m api.cli` runs `main()` as the `watershed` script does)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("WATERSHED_")}
     return subprocess.run(
-        [sys.executable, "-m", "api.cli", *args],
+        [sys.executable, "-m", "watershed.api.cli", *args],
         env={**clean, "PYTHONPATH": str(REPO), **env},
         cwd=cwd or REPO,
         capture_output=True,

@@ -6,13 +6,13 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from ingest.catalog import Catalog
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
-from ttl_advisor.advisor import advise, top_by_savings
-from ttl_advisor.settings import AdvisorSettings
-from ttl_advisor.sizes import OrcSizeEstimator
-from ttl_advisor.uses import index_lineage
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
+from watershed.ttl_advisor.advisor import advise, top_by_savings
+from watershed.ttl_advisor.settings import AdvisorSettings
+from watershed.ttl_advisor.sizes import OrcSizeEstimator
+from watershed.ttl_advisor.uses import index_lineage
 
 CATALOG = {
     "tables": {

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from graph.server import ServerSpec, free_port, start, stop
-from ingest.catalog import Catalog
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
 from tests.ttl_advisor.test_advisor import CATALOG, TASKS
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask
+from watershed.graph.server import ServerSpec, free_port, start, stop
+from watershed.ingest.extract import extract_lineage
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_nightly_task_stores_recommendations_with_the_run_id(graph_store, redis_
             "-m",
             "celery",
             "-A",
-            "ttl_advisor.tasks",
+            "watershed.ttl_advisor.tasks",
             "worker",
             "--pool=solo",
             "--concurrency=1",
@@ -76,7 +76,7 @@ def test_nightly_task_stores_recommendations_with_the_run_id(graph_store, redis_
     finally:
         worker.terminate()
         worker.wait(timeout=30)
-    rows = graph_store._run(
+    rows = graph_store.read(
         "MATCH (c:Column {id: 'ods.events.b_ge'}) RETURN c.ttl_status, c.ttl_days_recommended, c.ttl_run, c.ttl_evidence"
     )
     status, days, run, evidence = rows[0]

@@ -6,15 +6,15 @@ import json
 
 from typer.testing import CliRunner
 
-from api.cli import app
-from ingest.catalog import Catalog
-from ingest.extract import extract_lineage
-from ingest.model import SqlTask
 from tests.ttl_advisor.test_advisor import CATALOG, TASKS
-from ttl_advisor.advisor import advise
-from ttl_advisor.graph_uses import catalog_from_graph, index_graph
-from ttl_advisor.settings import AdvisorSettings
-from ttl_advisor.uses import index_lineage
+from watershed.api.cli import app
+from watershed.graph.catalog import Catalog
+from watershed.graph.lineage import SqlTask
+from watershed.ingest.extract import extract_lineage
+from watershed.ttl_advisor.advisor import advise
+from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+from watershed.ttl_advisor.settings import AdvisorSettings
+from watershed.ttl_advisor.uses import index_lineage
 
 
 def test_graph_index_gives_the_same_recommendations(graph_store, monkeypatch):

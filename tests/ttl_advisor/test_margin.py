@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from ttl_advisor.advisor import recommend
-from ttl_advisor.model import ColumnUse, Recommendation
-from ttl_advisor.settings import AdvisorSettings
+from watershed.ttl_advisor.advisor import recommend
+from watershed.ttl_advisor.model import ColumnUse, Recommendation
+from watershed.ttl_advisor.settings import AdvisorSettings
 
 USES = [ColumnUse(task_id="t_month", window_days=30), ColumnUse(task_id="t_day", window_days=1)]
 
@@ -38,7 +38,7 @@ def test_only_the_table_ttl_may_cut_below_a_window():
 def test_ttl_advise_on_a_graph_that_does_not_exist(falkordb_server, monkeypatch):
     from typer.testing import CliRunner
 
-    from api.cli import app
+    from watershed.api.cli import app
 
     monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(falkordb_server.port))
     monkeypatch.setenv("WATERSHED_GRAPH_NAME", "no_such_graph_here")

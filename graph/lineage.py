@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from graph import ids
+from watershed.graph import ids
 
 Kind = Literal["direct", "expression", "aggregate", "window", "conditional-value"]
 Role = Literal["filter", "join", "group", "order", "condition"]

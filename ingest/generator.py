@@ -1,6 +1,6 @@
 """A synthetic warehouse: layered tables, a catalog and warehouse-shaped Hive tasks.
 
-    python bench/gen_warehouse.py OUT_DIR [--tasks 500] [--seed 7]
+    watershed generate OUT_DIR [--tasks 500] [--seed 7]   (or python -m watershed.ingest.generator)
 
 Deterministic from the seed (the same seed gives byte-identical files). ODS
 tables are sources; every DWD, DWS and ADS table is written by one task that
@@ -20,6 +20,10 @@ import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from watershed.graph.catalog import Catalog
 
 APPS = ["douyin", "toutiao", "xigua", "lark", "pipixia"]
 APP_IDS = {"douyin": 1128, "toutiao": 13, "xigua": 32, "lark": 1}
@@ -374,6 +378,22 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(json.dumps(summary.__dict__))
 
+
+#: the stewards' values `seed_apps` sets (the demo's and the propagation tests' seeds)
+SEEDED_APPS = ["douyin", "toutiao", "xigua", "lark"]
+
+
+def seed_apps(tags, catalog: Catalog) -> int:
+    # duck-typed `tags` (propagation's tag stores): ingest sits below propagation
+    """Stewards' app values on every ODS table that has an `app` column, and on that column."""
+    seeded = 0
+    for table_id, entry in sorted(catalog.tables.items()):
+        if table_id.startswith("ods.") and "app" in entry.all_columns:
+            values = SEEDED_APPS[: 2 + seeded % 3]
+            tags.set_tag(table_id, "app", values, by="demo")
+            tags.set_tag(f"{table_id}.app", "app", values, by="demo")
+            seeded += 1
+    return seeded
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -25,10 +25,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from graph import ids
+from watershed.graph import ids
+from watershed.graph.errors import WatershedError
 
 
-class CatalogError(ValueError):
+class CatalogError(WatershedError, ValueError):
     """A catalog file or entry is invalid; the message names the file and the entry."""
 
 
