@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from watershed.graph.errors import WatershedError
+from watershed.graph.extras import require_extra
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import GraphStore
 
@@ -19,6 +20,7 @@ def open_store(settings: GraphSettings | None = None) -> GraphStore:
 
         return FalkorDBStore.from_settings(settings)
     if settings.backend == "neo4j":
+        require_extra("neo4j", "neo4j", purpose="WATERSHED_BACKEND=neo4j")
         from watershed.graph.neo4j_store import Neo4jStore
 
         return Neo4jStore.from_settings(settings)

@@ -56,7 +56,7 @@ app.add_typer(tag.app, name="tag")
 
 
 def main() -> None:
-    """Run the CLI; a bad setting from any command is one line naming it, exit 1.
+    """Run the CLI; a bad setting or a missing extra from any command is one line naming it, exit 1.
 
     Settings are read lazily, deep inside whichever command needs them, so this
     is the one place that sees every command's settings errors.
@@ -64,11 +64,12 @@ def main() -> None:
     from pydantic import ValidationError
 
     from watershed.api.cli.output import FAILURE, err_console, styled
+    from watershed.graph.extras import MissingExtraError
     from watershed.graph.settings import SettingsFileError, describe_settings_error
 
     try:
         app()
-    except SettingsFileError as exc:
+    except (SettingsFileError, MissingExtraError) as exc:
         message = str(exc)
     except ValidationError as exc:
         described = describe_settings_error(exc)

@@ -128,8 +128,13 @@ def serve_command(
     ),
 ) -> None:
     """Serve the keystore over the Hadoop KMS REST API at http://HOST:PORT/kms (provider kms://http@HOST:PORT/kms)."""
+    from watershed.graph.extras import require_extra
     from watershed.orc_crypto.keys.base import KeyProviderError
     from watershed.orc_crypto.kms.acl import AclError, KeyAcls
+
+    require_extra("kms", "fastapi", "uvicorn", purpose="watershed kms serve")
+    if jceks is not None:
+        require_extra("jceks", "jks", purpose="watershed kms serve --jceks")
     from watershed.orc_crypto.kms.server import KmsSettings, prepare_auth, provider_uri, serve_forever
 
     settings = KmsSettings()

@@ -47,6 +47,7 @@ from watershed.orc_crypto.keys.material import (
 from watershed.orc_crypto.keys.tokens import TOKEN_HEADER, TokenError, issue_token, verify_token
 from watershed.orc_crypto.kms.acl import KeyAcls, KeyOp
 from watershed.orc_crypto.kms.audit import AuditEvent, AuditLog, now_ms
+from watershed.orc_crypto.kms.settings import DEFAULT_MAX_BODY_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,6 @@ AUTH_COOKIE = "hadoop.auth"
 COOKIE_LIFETIME_MS = 10 * 3600 * 1000
 MAX_EEKS_PER_REQUEST = 1000
 #: request bodies are small JSON objects (a decrypt body is ~150 bytes)
-DEFAULT_MAX_BODY_BYTES = 64 * 1024
 
 _EXCEPTIONS = {
     400: ("IllegalArgumentException", "java.lang.IllegalArgumentException"),

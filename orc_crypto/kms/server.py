@@ -7,45 +7,22 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Literal
 
 import uvicorn
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from watershed.orc_crypto.keys.base import KeyProviderError
 from watershed.orc_crypto.keys.tokens import (
-    default_kms_directory,
     issue_token,
     load_or_create_secret,
     token_services,
     write_token_file,
 )
 from watershed.orc_crypto.kms.acl import KeyAcls
-from watershed.orc_crypto.kms.app import DEFAULT_MAX_BODY_BYTES, KeyBackend, KmsAuth, KmsState, create_app
+from watershed.orc_crypto.kms.app import KeyBackend, KmsAuth, KmsState, create_app
 from watershed.orc_crypto.kms.audit import AuditLog
+from watershed.orc_crypto.kms.settings import DEFAULT_HOST, KmsSettings
 
-DEFAULT_HOST = "127.0.0.1"
-
-
-class KmsSettings(BaseSettings):
-    """Knobs of `watershed kms serve` (env WATERSHED_KMS_HOST, WATERSHED_KMS_PORT, ...)."""
-
-    model_config = SettingsConfigDict(env_prefix="WATERSHED_", extra="ignore")
-
-    kms_host: str = DEFAULT_HOST
-    kms_port: int = Field(default=9600, ge=1, le=65535)
-    kms_acl_file: Path | None = None
-    kms_audit_log: Path | None = Field(default_factory=lambda: default_kms_directory() / "audit.log")
-    #: "token" (delegation tokens only) or "pseudo" (a claimed user.name: tests of Spark's client only)
-    kms_auth: Literal["token", "pseudo"] = "token"
-    #: the server secret that signs delegation tokens (generated on first start, mode 0600)
-    kms_secret_file: Path = Field(default_factory=lambda: default_kms_directory() / "kms.secret")
-    #: the owner's token file (Hadoop token storage, mode 0600), rewritten on every start
-    kms_token_file: Path = Field(default_factory=lambda: default_kms_directory() / "kms.token")
-    #: serve key material over REST (_currentversion, keyversion/<v>, _versions); ORC never needs it
-    kms_allow_material_read: bool = False
-    kms_max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1)
+__all__ = ["DEFAULT_HOST", "KmsServer", "KmsSettings", "prepare_auth", "provider_uri", "serve_forever"]
 
 
 def token_hosts(host: str) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from watershed.graph import processes
 from watershed.graph.errors import WatershedError
 from watershed.orc_crypto.keys.embedded import KeystoreSettings
-from watershed.orc_crypto.kms.server import KmsSettings
+from watershed.orc_crypto.kms.settings import KmsSettings
 
 
 class KmsServiceError(WatershedError, RuntimeError):
