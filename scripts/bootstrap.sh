@@ -47,3 +47,40 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stam
     .venv/bin/python -m pip install --quiet -e '.[all,dev]'
     touch "$stamp"
 fi
+
+# --- the web UI: npm libraries (pinned by api/web/package-lock.json) copied into static/vendor, and
+# Debian's chromium for the browser tests (Playwright drives it; `playwright install` is never run).
+apt_updated=0
+apt_install() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "warning: $1 is missing and this is not root: run 'apt-get update && apt-get install -y $*'" >&2
+        return 1
+    fi
+    if [ "$apt_updated" = 0 ]; then
+        apt-get update -qq
+        apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+
+web=api/web
+vendor="$web/static/vendor"
+if ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm || true
+fi
+if command -v npm >/dev/null 2>&1; then
+    if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ] \
+        || [ ! -f "$vendor/cytoscape.esm.min.js" ] || [ ! -f "$vendor/htm-preact.js" ]; then
+        echo "installing the web UI's npm packages"
+        npm ci --prefix "$web" --prefer-offline --no-audit --no-fund --loglevel=error
+        mkdir -p "$vendor"
+        # .js names: the package data patterns ship *.js, and every server maps .js to JavaScript
+        cp "$web/node_modules/cytoscape/dist/cytoscape.esm.min.mjs" "$vendor/cytoscape.esm.min.js"
+        cp "$web/node_modules/htm/preact/standalone.module.js" "$vendor/htm-preact.js"
+    fi
+else
+    echo "warning: npm not found: the web UI has no vendor libraries (api/web/static/vendor)" >&2
+fi
+if [ ! -x /usr/bin/chromium ]; then
+    apt_install chromium || echo "warning: the browser tests (tests/web) need /usr/bin/chromium" >&2
+fi

@@ -1,0 +1,663 @@
+// The Watershed steward UI: hash routes, one preact component per page.
+
+import { html, render, useState, useEffect, useRef, useCallback } from './vendor/htm-preact.js';
+import { api, get, qs, enc, ApiError, setUnauthorizedHandler } from './api.js';
+import { LineageGraph } from './graph.js';
+
+// What tests and the benchmark read: the last lineage drawing's timings.
+window.__watershed = { renderCount: 0, lastRenderMs: null, lastFetchMs: null, lastNodes: 0, lastEdges: 0 };
+
+// ------------------------------------------------------------------ routing and session
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const [path, query = ''] = raw.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { page: parts[0] || 'search', args: parts.slice(1), params: Object.fromEntries(new URLSearchParams(query)) };
+}
+
+export function go(page, ...args) {
+  location.hash = `#/${[page, ...args.map(enc)].join('/')}`;
+}
+
+const href = (page, ...args) => `#/${[page, ...args.map(enc)].join('/')}`;
+
+function canChange(me, nodeId) {
+  if (!me || !['steward', 'admin'].includes(me.role)) return false;
+  if (me.databases === null || me.databases === undefined || !nodeId) return true;
+  return me.databases.includes(nodeId.split('.')[0]);
+}
+
+const isSteward = (me) => !!me && ['steward', 'admin'].includes(me.role);
+
+// ------------------------------------------------------------------ small shared pieces
+
+function ErrorBox({ error }) {
+  if (!error) return null;
+  return html`<p class="error" role="alert">${error instanceof ApiError ? error.message : String(error)}</p>`;
+}
+
+function TagChips({ tags }) {
+  const entries = Array.isArray(tags) ? tags.map((t) => [t.key, t.values]) : Object.entries(tags || {});
+  return html`${entries.map(
+    ([key, values]) => html`<span class="chip" data-tag=${key}>${key}${values && values.length ? `=${values.join(',')}` : ''}</span>`,
+  )}`;
+}
+
+// Loads `path` whenever it changes; returns [data, error, reload].
+function useGet(path) {
+  const [state, setState] = useState({ data: null, error: null });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    if (!path) return undefined;
+    setState((s) => ({ data: s.data, error: null }));
+    get(path).then(
+      (data) => live && setState({ data, error: null }),
+      (error) => live && setState({ data: null, error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [path, tick]);
+  return [state.data, state.error, () => setTick((t) => t + 1)];
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // not a secure context: fall back to a hidden text area
+    const area = document.createElement('textarea');
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    return ok;
+  }
+}
+
+function CopyBlock({ text, name }) {
+  const [copied, setCopied] = useState(false);
+  return html`<div class="copy-block">
+    <button class="copy" data-testid="copy-${name}" onClick=${async () => setCopied(await copyText(text))}>
+      ${copied ? 'Copied' : 'Copy'}
+    </button>
+    <pre data-testid=${name}>${text}</pre>
+  </div>`;
+}
+
+function bytes(n) {
+  if (n === null || n === undefined) return '';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let i = 0;
+  let value = n;
+  while (value >= 1024 && i < units.length - 1) {
+    value /= 1024;
+    i += 1;
+  }
+  return `${value.toFixed(i ? 1 : 0)} ${units[i]}`;
+}
+
+// ------------------------------------------------------------------ login
+
+function Login({ onLogin }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState(null);
+  const submit = async (event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      onLogin(await api('POST', '/session', { token: token.trim() }));
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return html`<form class="login" onSubmit=${submit}>
+    <h1>Watershed</h1>
+    <label>API token <input type="password" name="token" autocomplete="off" value=${token}
+      onInput=${(e) => setToken(e.target.value)} required /></label>
+    <button type="submit">Log in</button>
+    <${ErrorBox} error=${error} />
+  </form>`;
+}
+
+// ------------------------------------------------------------------ search
+
+function Search({ params }) {
+  const [q, setQ] = useState(params.q || '');
+  const [kind, setKind] = useState(params.kind || '');
+  const [tag, setTag] = useState(params.tag || '');
+  const [items, setItems] = useState([]);
+  const [next, setNext] = useState(null);
+  const [error, setError] = useState(null);
+  const [searched, setSearched] = useState(false);
+
+  const load = async (cursor) => {
+    setError(null);
+    try {
+      const page = await get(`/search${qs({ q, kind, tag: tag ? tag.split(/\s+/) : [], limit: 50, cursor })}`);
+      setItems((old) => (cursor ? [...old, ...page.items] : page.items));
+      setNext(page.next_cursor);
+      setSearched(true);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useEffect(() => {
+    if (params.q || params.tag) load();
+  }, []);
+  const submit = (event) => {
+    event.preventDefault();
+    history.replaceState(null, '', `#/search${qs({ q, kind, tag })}`);
+    load();
+  };
+  return html`<section>
+    <h2>Search</h2>
+    <form class="row" onSubmit=${submit}>
+      <input name="q" placeholder="table or column (prefix or part of the name)" value=${q} onInput=${(e) => setQ(e.target.value)} />
+      <select name="kind" value=${kind} onChange=${(e) => setKind(e.target.value)}>
+        <option value="">tables and columns</option><option value="table">tables</option><option value="column">columns</option>
+      </select>
+      <input name="tag" placeholder="tag filter, e.g. pii>=L3" value=${tag} onInput=${(e) => setTag(e.target.value)} />
+      <button type="submit">Search</button>
+    </form>
+    <${ErrorBox} error=${error} />
+    ${searched && !items.length ? html`<p>Nothing found.</p>` : null}
+    ${items.length
+      ? html`<table class="grid" data-testid="search-results">
+          <thead><tr><th>id</th><th>type</th><th>tags</th></tr></thead>
+          <tbody>${items.map(
+            (hit) => html`<tr>
+              <td><a href=${href(hit.id.split('.').length >= 3 ? 'column' : 'table', hit.id)}>${hit.id}</a></td>
+              <td>${hit.type || ''}</td><td><${TagChips} tags=${hit.tags} /></td>
+            </tr>`,
+          )}</tbody>
+        </table>`
+      : null}
+    ${next ? html`<button onClick=${() => load(next)}>More</button>` : null}
+  </section>`;
+}
+
+// ------------------------------------------------------------------ table
+
+function TablePage({ id }) {
+  const [table, error] = useGet(`/tables/${enc(id)}`);
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (!table) return html`<p class="loading">Loading…</p>`;
+  return html`<section>
+    <h2>Table ${table.id}</h2>
+    <p class="facts">layer ${table.layer || '–'} · owner ${table.owner || '–'} · format ${table.format || '–'} ·
+      TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a></p>
+    <p><${TagChips} tags=${table.tags} /></p>
+    ${table.protection
+      ? html`<p class="facts">protection: ${table.protection.status || '–'}; encrypted
+          ${(table.protection.encrypted_columns || []).join(', ') || 'none'}; masked
+          ${(table.protection.masked_columns || []).join(', ') || 'none'}</p>`
+      : null}
+    <table class="grid">
+      <thead><tr><th>column</th><th>type</th><th>tags</th><th>recommended TTL (days)</th></tr></thead>
+      <tbody>${(table.columns || []).map(
+        (c) => html`<tr><td><a href=${href('column', c.id)}>${c.name}</a></td><td>${c.type}</td>
+          <td><${TagChips} tags=${c.tags} /></td><td>${c.ttl_days_recommended ?? ''}</td></tr>`,
+      )}</tbody>
+    </table>
+    <h3>DDL</h3>
+    ${table.ddl ? html`<${CopyBlock} text=${table.ddl} name="ddl" />` : html`<p>No DDL recorded.</p>`}
+  </section>`;
+}
+
+function DdlPage({ id }) {
+  const [data, error] = useGet(`/tables/${enc(id)}/ddl`);
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (!data) return html`<p class="loading">Loading…</p>`;
+  return html`<section><h2>DDL of <a href=${href('table', id)}>${id}</a></h2><${CopyBlock} text=${data.ddl} name="ddl" /></section>`;
+}
+
+// ------------------------------------------------------------------ tags of a node (column page side bar)
+
+function TagEditor({ me, nodeId, onChanged }) {
+  const [tags, error, reload] = useGet(`/nodes/${enc(nodeId)}/tags`);
+  const [key, setKey] = useState('');
+  const [values, setValues] = useState('');
+  const [actionError, setActionError] = useState(null);
+  const steward = canChange(me, nodeId);
+  const act = async (method, path, body) => {
+    setActionError(null);
+    try {
+      await api(method, `/nodes/${enc(nodeId)}${path}`, body);
+      reload();
+      onChanged && onChanged();
+    } catch (e) {
+      setActionError(e);
+    }
+  };
+  if (error) return html`<${ErrorBox} error=${error} />`;
+  if (!tags) return html`<p class="loading">Loading tags…</p>`;
+  const blocks = tags.set_here.filter((entry) => entry.type === 'block');
+  const manual = new Set(tags.set_here.filter((entry) => entry.type === 'tag').map((entry) => entry.key));
+  return html`<div class="tags" data-testid="tags">
+    <h3>Tags</h3>
+    ${tags.tags.length ? null : html`<p>No tags.</p>`}
+    <ul>${tags.tags.map(
+      (tag) => html`<li data-tag=${tag.key}>
+        <b>${tag.key}</b> = ${tag.values.join(', ')} <span class="muted">(${tag.origin}${tag.hops ? `, ${tag.hops} hops` : ''})</span>
+        <a href=${href('why', nodeId, tag.key)} data-testid="why-${tag.key}">why?</a>
+        ${steward && manual.has(tag.key)
+          ? html`<button class="small" data-testid="unset-${tag.key}" onClick=${() => act('DELETE', `/tags/${enc(tag.key)}`)}>unset</button>`
+          : null}
+        ${steward
+          ? html`<button class="small" data-testid="block-${tag.key}" onClick=${() => act('PUT', `/blocks/${enc(tag.key)}`)}>block</button>`
+          : null}
+      </li>`,
+    )}</ul>
+    ${blocks.length
+      ? html`<h4>Blocked here</h4><ul>${blocks.map(
+          (b) => html`<li data-block=${b.key}>${b.key} <span class="muted">${b.by ? `by ${b.by}` : ''}</span>
+            ${steward
+              ? html`<button class="small" data-testid="unblock-${b.key}" onClick=${() => act('DELETE', `/blocks/${enc(b.key)}`)}>unblock</button>`
+              : null}</li>`,
+        )}</ul>`
+      : null}
+    ${steward
+      ? html`<form class="row" data-testid="set-tag" onSubmit=${(e) => {
+          e.preventDefault();
+          act('PUT', `/tags/${enc(key.trim())}`, { values: values.split(',').map((v) => v.trim()).filter(Boolean) });
+        }}>
+          <input placeholder="key" value=${key} onInput=${(e) => setKey(e.target.value)} required size="8" />
+          <input placeholder="values, comma separated" value=${values} onInput=${(e) => setValues(e.target.value)} size="14" />
+          <button type="submit">Set tag</button>
+        </form>`
+      : null}
+    <${ErrorBox} error=${actionError} />
+  </div>`;
+}
+
+// ------------------------------------------------------------------ column page with its lineage graph
+
+function Selection({ selected }) {
+  const [edges, setEdges] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    setEdges(null);
+    setError(null);
+    if (!selected || selected.type !== 'edge' || selected.edge.columnEdges) return;
+    const { source, target } = selected.edge;
+    get(`/edges${qs({ source, target })}`).then(setEdges, setError);
+  }, [selected]);
+  if (!selected) return html`<p class="muted">Click a node or an edge; double-click a node to expand it one hop.</p>`;
+  if (selected.type === 'node') {
+    const node = selected.node;
+    if (node.isTable) {
+      return html`<div data-testid="selected-node"><h3>${node.table}</h3><p>${node.columns} columns shown</p>
+        <p><${TagChips} tags=${node.tags} /></p><a href=${href('table', node.table)}>open table</a></div>`;
+    }
+    return html`<div data-testid="selected-node"><h3>${node.id}</h3><p><${TagChips} tags=${node.tags} /></p>
+      <p><a href=${href('column', node.id)}>open column</a> · <button class="small" onClick=${selected.expand}>expand one hop</button></p></div>`;
+  }
+  const edge = selected.edge;
+  if (edge.columnEdges) {
+    return html`<div data-testid="selected-edge"><h3>${edge.source.slice(6)} → ${edge.target.slice(6)}</h3>
+      <ul>${edge.columnEdges.map((e) => html`<li>${e.source} → ${e.target} <span class="muted">${e.kind} ${e.task || ''}</span></li>`)}</ul></div>`;
+  }
+  return html`<div data-testid="selected-edge">
+    <h3>${edge.source} → ${edge.target}</h3>
+    <${ErrorBox} error=${error} />
+    ${edges === null && !error ? html`<p class="loading">Loading…</p>` : null}
+    ${(edges || []).map(
+      (detail) => html`<div class="edge-detail">
+        <p><b>${detail.type}</b> · kind <b data-testid="edge-kind">${detail.kind || '–'}</b>
+          ${detail.functions && detail.functions.length ? html` · functions ${detail.functions.join(', ')}` : null}</p>
+        ${detail.task
+          ? html`<p>task <b data-testid="edge-task">${detail.task.id}</b> ${detail.task.owner ? `(owner ${detail.task.owner})` : ''}
+              ${detail.task.dialect || ''}</p>
+              <pre class="sql" data-testid="edge-sql">${detail.task.sql || ''}</pre>`
+          : null}
+      </div>`,
+    )}
+  </div>`;
+}
+
+function LineagePanel({ nodeId, params }) {
+  const box = useRef(null);
+  const graph = useRef(null);
+  const [direction, setDirection] = useState(params.direction || 'both');
+  const [depth, setDepth] = useState(Number(params.depth || 3));
+  const [limit, setLimit] = useState(Number(params.limit || 500));
+  const [level, setLevel] = useState(params.level || 'column');
+  const [info, setInfo] = useState(null);
+  const [error, setError] = useState(null);
+  const [selected, setSelected] = useState(null);
+  const [, redraw] = useState(0);
+
+  const draw = useCallback(async () => {
+    const result = await graph.current.render();
+    Object.assign(window.__watershed, {
+      lastRenderMs: result.ms,
+      lastNodes: result.nodes,
+      lastEdges: result.edges,
+      renderCount: window.__watershed.renderCount + 1,
+    });
+    setInfo((old) => ({ ...old, ...result }));
+    redraw((n) => n + 1);
+  }, []);
+
+  const expand = useCallback(async (node) => {
+    if (!node || node.isTable) return;
+    try {
+      const path = `/lineage/${enc(node.id)}${qs({ direction, depth: 1, limit, level })}`;
+      graph.current.merge(await get(path));
+      await draw();
+    } catch (e) {
+      setError(e);
+    }
+  }, [direction, limit, level]);
+
+  useEffect(() => {
+    graph.current = new LineageGraph(box.current, {
+      onSelectNode: (node) => setSelected({ type: 'node', node, expand: () => expand(node) }),
+      onSelectEdge: (edge) => setSelected({ type: 'edge', edge }),
+      onExpand: (node) => expand(node),
+    });
+    return () => graph.current.destroy();
+  }, []);
+
+  useEffect(() => {
+    // keeps the double-click handler on the current query settings
+    graph.current.handlers.onExpand = (node) => expand(node);
+    graph.current.handlers.onSelectNode = (node) => setSelected({ type: 'node', node, expand: () => expand(node) });
+  }, [expand]);
+
+  useEffect(() => {
+    let live = true;
+    setError(null);
+    setSelected(null);
+    const started = performance.now();
+    get(`/lineage/${enc(nodeId)}${qs({ direction, depth, limit, level })}`).then(
+      async (view) => {
+        if (!live) return;
+        window.__watershed.lastFetchMs = performance.now() - started;
+        graph.current.setData(view);
+        setInfo({ truncated: view.truncated });
+        await draw();
+      },
+      (e) => live && setError(e),
+    );
+    return () => {
+      live = false;
+    };
+  }, [nodeId, direction, depth, limit, level]);
+
+  const g = graph.current;
+  const toggleKind = (kind) => {
+    if (g.hiddenKinds.has(kind)) g.hiddenKinds.delete(kind);
+    else g.hiddenKinds.add(kind);
+    draw();
+  };
+  return html`<div class="lineage">
+    <div class="toolbar">
+      <label>direction <select name="direction" value=${direction} onChange=${(e) => setDirection(e.target.value)}>
+        <option>upstream</option><option>downstream</option><option>both</option></select></label>
+      <label>hops <input name="depth" type="number" min="1" max="10" value=${depth}
+        onChange=${(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
+      <label>level <select name="level" value=${level} onChange=${(e) => setLevel(e.target.value)}>
+        <option>column</option><option>table</option></select></label>
+      ${g
+        ? html`<label>colour by <select name="colour" value=${g.colourKey} onChange=${(e) => {
+            g.colourKey = e.target.value;
+            draw();
+          }}><option value="">—</option>${g.tagKeys().map((k) => html`<option>${k}</option>`)}</select></label>
+          <label><input type="checkbox" name="collapse" checked=${g.collapsed} onChange=${(e) => {
+            g.collapsed = e.target.checked;
+            setSelected(null);
+            draw();
+          }} /> collapse by table</label>
+          <span class="kinds">${g.kinds().map(
+            (kind) => html`<label><input type="checkbox" data-kind=${kind} checked=${!g.hiddenKinds.has(kind)}
+              onChange=${() => toggleKind(kind)} />${kind}</label>`,
+          )}</span>`
+        : null}
+      <button class="small" title="zoom in" onClick=${() => g.zoom(1.25)}>+</button>
+      <button class="small" title="zoom out" onClick=${() => g.zoom(0.8)}>−</button>
+      <button class="small" onClick=${() => g.fit()}>fit</button>
+    </div>
+    <${ErrorBox} error=${error} />
+    ${info
+      ? html`<p class="facts" data-testid="graph-info">${info.nodes ?? '…'} nodes, ${info.edges ?? '…'} edges
+          ${info.ms !== undefined ? html` · drawn in <span data-testid="render-ms">${Math.round(info.ms)}</span> ms` : null}
+          ${info.truncated
+            ? html` · <span class="warn">truncated</span> <button class="small" data-testid="show-more"
+                disabled=${limit >= 5000} onClick=${() => setLimit(Math.min(5000, limit * 2))}>show more</button>`
+            : null}
+          ${(info.legend || []).map((item) => html` <span class="chip" style=${`border-color:${item.colour}`}>${item.value}</span>`)}</p>`
+      : null}
+    <div class="graph-and-side">
+      <div class="graph" ref=${box} data-testid="graph"></div>
+      <aside class="side"><${Selection} selected=${selected} /></aside>
+    </div>
+  </div>`;
+}
+
+function ColumnPage({ me, id, params }) {
+  const isColumn = id.split('.').length >= 3;
+  const [column, error, reload] = useGet(isColumn ? `/columns/${enc(id)}` : null);
+  return html`<section class="column-page">
+    <div class="column-head">
+      <h2>${isColumn ? 'Column' : 'Table'} ${id}</h2>
+      ${column
+        ? html`<p class="facts">type ${column.type || '–'} · table <a href=${href('table', column.table)}>${column.table}</a>
+            ${column.ttl ? html` · TTL ${column.ttl.status}${column.ttl.days_recommended ? ` (${column.ttl.days_recommended} days)` : ''}` : null}</p>`
+        : null}
+      <${ErrorBox} error=${error} />
+    </div>
+    <div class="column-body">
+      ${isColumn ? html`<div class="column-side"><${TagEditor} me=${me} nodeId=${id} onChanged=${reload} /></div>` : null}
+      <${LineagePanel} nodeId=${id} params=${isColumn ? params : { level: 'table', ...params }} key=${id} />
+    </div>
+  </section>`;
+}
+
+// ------------------------------------------------------------------ why-path of a tag
+
+function WhyStep({ step, me, keyName, onBlock, depth }) {
+  return html`<li class="why-step" data-node=${step.node}>
+    ${step.via
+      ? html`<span class="via">← ${step.via.kind} via task ${step.via.task || '–'} (${step.via.rule})</span> `
+      : null}
+    <a href=${href('column', step.node)}>${step.node}</a>
+    ${step.values ? html` = ${step.values.join(', ')}` : null}
+    <span class=${`origin ${step.origin}`}> ${step.origin}</span>
+    ${canChange(me, step.node)
+      ? html` <button class="small" data-testid=${depth === 0 ? 'block-here' : null} onClick=${() => onBlock(step.node)}>block ${keyName} here</button>`
+      : null}
+    ${step.sources && step.sources.length
+      ? html`<ul>${step.sources.map((s) => html`<${WhyStep} step=${s} me=${me} keyName=${keyName} onBlock=${onBlock} depth=${depth + 1} />`)}</ul>`
+      : null}
+  </li>`;
+}
+
+function WhyPage({ me, nodeId, keyName }) {
+  const [why, error, reload] = useGet(`/nodes/${enc(nodeId)}/tags/${enc(keyName)}/why${qs({ max_paths: 20 })}`);
+  const [message, setMessage] = useState(null);
+  const [actionError, setActionError] = useState(null);
+  const block = async (node) => {
+    setActionError(null);
+    try {
+      await api('PUT', `/nodes/${enc(node)}/blocks/${enc(keyName)}`);
+      setMessage(html`Blocked ${keyName} on ${node}. <a href="#/runs">Start a propagation run</a> to apply it downstream.`);
+      reload();
+    } catch (e) {
+      setActionError(e);
+    }
+  };
+  return html`<section>
+    <h2>Why does <a href=${href('column', nodeId)}>${nodeId}</a> have <span class="chip">${keyName}</span>?</h2>
+    <${ErrorBox} error=${error} />
+    ${message ? html`<p class="ok" data-testid="message">${message}</p>` : null}
+    <${ErrorBox} error=${actionError} />
+    ${why
+      ? html`<p class="facts">${why.paths} path${why.paths === 1 ? '' : 's'}${why.stopped_at_max_paths ? ' (stopped at the limit)' : ''}</p>
+          <ul class="why" data-testid="why-tree"><${WhyStep} step=${why.tree} me=${me} keyName=${keyName} onBlock=${block} depth=${0} /></ul>`
+      : null}
+  </section>`;
+}
+
+// ------------------------------------------------------------------ propagation runs with live progress
+
+const ACTIVE = new Set(['starting', 'running']);
+
+function RunsPage({ me }) {
+  const [runs, setRuns] = useState(null);
+  const [error, setError] = useState(null);
+  const [full, setFull] = useState(false);
+  const load = useCallback(() => get(`/propagation/runs${qs({ limit: 20 })}`).then((page) => setRuns(page.items), setError), []);
+  useEffect(() => {
+    load();
+  }, []);
+  const active = (runs || []).some((run) => ACTIVE.has(run.status));
+  useEffect(() => {
+    if (!active) return undefined;
+    const timer = setInterval(load, 1000);
+    return () => clearInterval(timer);
+  }, [active]);
+  const start = async () => {
+    setError(null);
+    try {
+      const run = await api('POST', '/propagation/runs', { full });
+      setRuns((old) => [run, ...(old || []).filter((r) => r.run_id !== run.run_id)]);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const cancel = async (run) => {
+    try {
+      await api('POST', `/propagation/runs/${enc(run.run_id)}/cancel`);
+      load();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return html`<section>
+    <h2>Propagation runs</h2>
+    ${isSteward(me)
+      ? html`<p class="row"><button data-testid="start-run" onClick=${start} disabled=${active}>Start propagation</button>
+          <label><input type="checkbox" checked=${full} onChange=${(e) => setFull(e.target.checked)} /> full run</label></p>`
+      : null}
+    <${ErrorBox} error=${error} />
+    ${runs === null ? html`<p class="loading">Loading…</p>` : null}
+    ${runs && !runs.length ? html`<p>No runs yet.</p>` : null}
+    ${(runs || []).map((run) => {
+      const nodes = (run.layers || []).reduce((n, l) => n + l.nodes, 0);
+      const changed = (run.layers || []).reduce((n, l) => n + l.changed, 0);
+      return html`<div class="run" data-run=${run.run_id} data-status=${run.status}>
+        <p><b>${run.run_id}</b> ${run.mode} · <span class=${`status ${run.status}`} data-testid="run-status">${run.status}</span>
+          · started ${run.started_at}${run.finished_at ? ` · finished ${run.finished_at}` : ''}
+          ${isSteward(me) && ACTIVE.has(run.status) ? html` <button class="small" onClick=${() => cancel(run)}>cancel</button>` : null}</p>
+        <p class="facts">layer ${run.layer} · frontier ${(run.frontier || []).length} · cone ${run.cone} ·
+          ${nodes} nodes processed · ${changed} tags changed${run.stopped_at_cap ? ' · stopped at the cap' : ''}</p>
+        ${ACTIVE.has(run.status) ? html`<progress max=${Math.max(run.cone, nodes, 1)} value=${nodes}></progress>` : null}
+        ${run.error ? html`<p class="error">${run.error}</p>` : null}
+        ${(run.layers || []).length
+          ? html`<details><summary>${run.layers.length} layers</summary><table class="grid">
+              <thead><tr><th>layer</th><th>nodes</th><th>changed</th><th>batches</th><th>seconds</th></tr></thead>
+              <tbody>${run.layers.map((l) => html`<tr><td>${l.layer}</td><td>${l.nodes}</td><td>${l.changed}</td><td>${l.batches}</td><td>${l.seconds.toFixed(2)}</td></tr>`)}</tbody>
+            </table></details>`
+          : null}
+      </div>`;
+    })}
+  </section>`;
+}
+
+// ------------------------------------------------------------------ TTL advice
+
+function TtlPage({ params }) {
+  const [table, setTable] = useState(params.table || '');
+  const [minSavings, setMinSavings] = useState(params.min_savings || '');
+  const [query, setQuery] = useState({ table: params.table, min_savings: params.min_savings });
+  const [items, setItems] = useState([]);
+  const [next, setNext] = useState(null);
+  const [error, setError] = useState(null);
+  const load = async (cursor) => {
+    try {
+      const page = await get(`/ttl/advice${qs({ ...query, limit: 50, cursor })}`);
+      setItems((old) => (cursor ? [...old, ...page.items] : page.items));
+      setNext(page.next_cursor);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  useEffect(() => {
+    setError(null);
+    load();
+  }, [query]);
+  const total = items.reduce((n, item) => n + ((item.savings && item.savings.bytes) || 0), 0);
+  return html`<section>
+    <h2>TTL advice</h2>
+    <form class="row" onSubmit=${(e) => {
+      e.preventDefault();
+      setQuery({ table, min_savings: minSavings });
+    }}>
+      <input placeholder="table (db.name)" value=${table} onInput=${(e) => setTable(e.target.value)} />
+      <input placeholder="min savings (bytes)" value=${minSavings} onInput=${(e) => setMinSavings(e.target.value)} />
+      <button type="submit">Filter</button>
+    </form>
+    <${ErrorBox} error=${error} />
+    ${items.length ? html`<p class="facts">${bytes(total)} could be freed by the advice shown</p>` : html`<p>No advice.</p>`}
+    ${items.length
+      ? html`<table class="grid" data-testid="ttl-advice">
+          <thead><tr><th>column</th><th>status</th><th>recommended TTL</th><th>table TTL</th><th>longest read window</th><th>savings</th></tr></thead>
+          <tbody>${items.map(
+            (a) => html`<tr><td><a href=${href('column', a.column)}>${a.column}</a></td><td>${a.status}</td>
+              <td>${a.ttl_days ?? ''}</td><td>${a.table_ttl_days ?? ''}</td><td>${a.max_window_days ?? ''}</td>
+              <td>${a.savings ? bytes(a.savings.bytes) : ''}</td></tr>`,
+          )}</tbody></table>`
+      : null}
+    ${next ? html`<button onClick=${() => load(next)}>More</button>` : null}
+  </section>`;
+}
+
+// ------------------------------------------------------------------ the shell
+
+function Nav({ me, onLogout }) {
+  return html`<header class="nav">
+    <a class="brand" href="#/search">Watershed</a>
+    <a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a>
+    <span class="me" data-testid="me">${me.name} · <b data-testid="role">${me.role}</b>${me.databases ? ` (${me.databases.join(', ')})` : ''}</span>
+    <button class="small" onClick=${onLogout}>Log out</button>
+  </header>`;
+}
+
+function App() {
+  const [me, setMe] = useState(undefined);
+  const [route, setRoute] = useState(parseHash());
+  useEffect(() => {
+    const onHash = () => setRoute(parseHash());
+    window.addEventListener('hashchange', onHash);
+    setUnauthorizedHandler(() => setMe(null));
+    get('/me').then(setMe, () => setMe(null));
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  if (me === undefined) return html`<p class="loading">Loading…</p>`;
+  if (me === null) return html`<${Login} onLogin=${(who) => setMe(who)} />`;
+  const logout = async () => {
+    try {
+      await api('DELETE', '/session');
+    } finally {
+      setMe(null);
+    }
+  };
+  const { page, args, params } = route;
+  let body;
+  if (page === 'table') body = html`<${TablePage} id=${args[0]} key=${args[0]} />`;
+  else if (page === 'ddl') body = html`<${DdlPage} id=${args[0]} key=${args[0]} />`;
+  else if (page === 'column') body = html`<${ColumnPage} me=${me} id=${args[0]} params=${params} key=${location.hash} />`;
+  else if (page === 'why') body = html`<${WhyPage} me=${me} nodeId=${args[0]} keyName=${args[1]} key=${location.hash} />`;
+  else if (page === 'runs') body = html`<${RunsPage} me=${me} />`;
+  else if (page === 'ttl') body = html`<${TtlPage} params=${params} />`;
+  else body = html`<${Search} params=${params} key=${location.hash} />`;
+  return html`<${Nav} me=${me} onLogout=${logout} /><main>${body}</main>`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

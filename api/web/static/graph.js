@@ -1,0 +1,279 @@
+// The lineage graph: cytoscape with a layered preset layout computed here.
+//
+// Layers are hops from the root (upstream negative, downstream positive), found by a BFS over
+// the edges; a force or dagre layout takes seconds on 2,000 nodes, this takes milliseconds.
+// Big layers wrap into several sub-columns so the drawing stays near a screen's shape.
+
+import cytoscape from './vendor/cytoscape.esm.min.js';
+
+const COL_WIDTH = 260;
+const SUB_COL_WIDTH = 200;
+const ROW_HEIGHT = 34;
+const PER_SUB_COL = 40;
+const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
+const NO_TAG = '#b8c2cc';
+
+export const tableOf = (node) => node.table || node.id.split('.').slice(0, -1).join('.');
+
+function edgeKind(edge) {
+  return edge.kind || edge.type || 'edge';
+}
+
+function style(big) {
+  return [
+    {
+      selector: 'node',
+      style: {
+        'background-color': 'data(colour)',
+        label: 'data(label)',
+        'font-size': 10,
+        'text-valign': 'center',
+        'text-halign': 'right',
+        'text-margin-x': 4,
+        width: 12,
+        height: 12,
+        'min-zoomed-font-size': 7,
+      },
+    },
+    { selector: 'node.table', style: { shape: 'round-rectangle', width: 18, height: 18 } },
+    { selector: 'node.root', style: { 'border-width': 3, 'border-color': '#111', width: 18, height: 18 } },
+    { selector: 'node:selected', style: { 'border-width': 3, 'border-color': '#f5a623' } },
+    {
+      selector: 'edge',
+      style: {
+        width: 1,
+        'line-color': '#9aa5b1',
+        'target-arrow-color': '#9aa5b1',
+        'target-arrow-shape': big ? 'none' : 'triangle',
+        'arrow-scale': 0.7,
+        'curve-style': big ? 'haystack' : 'straight',
+      },
+    },
+    { selector: 'edge:selected', style: { 'line-color': '#f5a623', 'target-arrow-color': '#f5a623', width: 3 } },
+    { selector: '.hidden', style: { display: 'none' } },
+  ];
+}
+
+function waitForDraw(cy) {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      requestAnimationFrame(() => resolve());
+    };
+    cy.one('render', finish);
+    setTimeout(finish, 5000); // a hidden container never draws
+  });
+}
+
+export class LineageGraph {
+  constructor(container, { onSelectNode, onSelectEdge, onExpand }) {
+    this.container = container;
+    this.handlers = { onSelectNode, onSelectEdge, onExpand };
+    this.nodes = new Map();
+    this.edges = new Map();
+    this.root = null;
+    this.hiddenKinds = new Set();
+    this.colourKey = '';
+    this.collapsed = false;
+    this.cy = null;
+  }
+
+  setData(view) {
+    this.nodes = new Map();
+    this.edges = new Map();
+    this.root = view.root;
+    this.merge(view);
+  }
+
+  merge(view) {
+    for (const node of view.nodes) this.nodes.set(node.id, node);
+    for (const edge of view.edges) this.edges.set(`${edge.source}\u0000${edge.target}\u0000${edgeKind(edge)}`, edge);
+  }
+
+  kinds() {
+    return [...new Set([...this.edges.values()].map(edgeKind))].sort();
+  }
+
+  tagKeys() {
+    const keys = new Set();
+    for (const node of this.nodes.values()) for (const key of Object.keys(node.tags || {})) keys.add(key);
+    return [...keys].sort();
+  }
+
+  // The values of the colour key, in a stable order, each with its palette colour.
+  legend() {
+    if (!this.colourKey) return [];
+    const values = new Set();
+    for (const node of this.nodes.values()) {
+      const tagValues = (node.tags || {})[this.colourKey];
+      if (tagValues && tagValues.length) values.add(tagValues.slice().sort().join(','));
+    }
+    return [...values].sort().map((value, i) => ({ value, colour: PALETTE[i % PALETTE.length] }));
+  }
+
+  colourOf(tags, legend) {
+    const values = (tags || {})[this.colourKey];
+    if (!this.colourKey || !values || !values.length) return NO_TAG;
+    const entry = legend.find((item) => item.value === values.slice().sort().join(','));
+    return entry ? entry.colour : NO_TAG;
+  }
+
+  // What is drawn: the columns, or one node per table with the column edges merged.
+  visible() {
+    const edges = [...this.edges.values()].filter((edge) => !this.hiddenKinds.has(edgeKind(edge)));
+    if (!this.collapsed) {
+      return { nodes: [...this.nodes.values()], edges, root: this.root };
+    }
+    const tables = new Map();
+    for (const node of this.nodes.values()) {
+      const table = tableOf(node);
+      const entry = tables.get(table) || { id: `table:${table}`, table, label: table, tags: {}, columns: 0, isTable: true };
+      entry.columns += 1;
+      for (const [key, values] of Object.entries(node.tags || {})) {
+        entry.tags[key] = [...new Set([...(entry.tags[key] || []), ...values])];
+      }
+      tables.set(table, entry);
+    }
+    for (const entry of tables.values()) entry.label = `${entry.table} (${entry.columns})`;
+    const merged = new Map();
+    for (const edge of edges) {
+      const source = this.nodes.get(edge.source);
+      const target = this.nodes.get(edge.target);
+      if (!source || !target) continue;
+      const s = `table:${tableOf(source)}`;
+      const t = `table:${tableOf(target)}`;
+      if (s === t) continue;
+      const key = `${s}\u0000${t}`;
+      const entry = merged.get(key) || { source: s, target: t, kind: 'table', columnEdges: [] };
+      entry.columnEdges.push(edge);
+      merged.set(key, entry);
+    }
+    const rootNode = this.nodes.get(this.root);
+    const root = rootNode ? `table:${tableOf(rootNode)}` : this.root;
+    return { nodes: [...tables.values()], edges: [...merged.values()], root };
+  }
+
+  static levels(nodes, edges, root) {
+    const down = new Map();
+    const up = new Map();
+    for (const edge of edges) {
+      (down.get(edge.source) || down.set(edge.source, []).get(edge.source)).push(edge.target);
+      (up.get(edge.target) || up.set(edge.target, []).get(edge.target)).push(edge.source);
+    }
+    const level = new Map([[root, 0]]);
+    for (const [adjacent, step] of [
+      [down, 1],
+      [up, -1],
+    ]) {
+      let frontier = [root];
+      while (frontier.length) {
+        const next = [];
+        for (const id of frontier) {
+          for (const other of adjacent.get(id) || []) {
+            if (level.has(other)) continue;
+            level.set(other, level.get(id) + step);
+            next.push(other);
+          }
+        }
+        frontier = next;
+      }
+    }
+    // Nodes reached only through expanded ones sit one hop past them.
+    let changed = true;
+    while (changed) {
+      changed = false;
+      for (const edge of edges) {
+        if (level.has(edge.source) && !level.has(edge.target)) {
+          level.set(edge.target, level.get(edge.source) + 1);
+          changed = true;
+        } else if (level.has(edge.target) && !level.has(edge.source)) {
+          level.set(edge.source, level.get(edge.target) - 1);
+          changed = true;
+        }
+      }
+    }
+    for (const node of nodes) if (!level.has(node.id)) level.set(node.id, 0);
+    return level;
+  }
+
+  static positions(nodes, level) {
+    const byLevel = new Map();
+    for (const node of nodes) {
+      const l = level.get(node.id);
+      (byLevel.get(l) || byLevel.set(l, []).get(l)).push(node);
+    }
+    const order = [...byLevel.keys()].sort((a, b) => a - b);
+    const positions = new Map();
+    let x = 0;
+    for (const l of order) {
+      const members = byLevel.get(l).sort((a, b) => (a.label || a.id).localeCompare(b.label || b.id));
+      const subColumns = Math.ceil(members.length / PER_SUB_COL);
+      const rows = Math.min(members.length, PER_SUB_COL);
+      members.forEach((node, i) => {
+        const sub = Math.floor(i / PER_SUB_COL);
+        const row = i % PER_SUB_COL;
+        positions.set(node.id, { x: x + sub * SUB_COL_WIDTH, y: (row - (rows - 1) / 2) * ROW_HEIGHT });
+      });
+      x += (subColumns - 1) * SUB_COL_WIDTH + COL_WIDTH;
+    }
+    return positions;
+  }
+
+  // Draws what is visible; resolves with the milliseconds from the data to the first frame drawn.
+  async render() {
+    const started = performance.now();
+    const { nodes, edges, root } = this.visible();
+    const level = LineageGraph.levels(nodes, edges, root);
+    const positions = LineageGraph.positions(nodes, level);
+    const legend = this.legend();
+    const elements = [];
+    for (const node of nodes) {
+      elements.push({
+        group: 'nodes',
+        data: { id: node.id, label: node.label || node.id, colour: this.colourOf(node.tags, legend), ref: node },
+        position: positions.get(node.id),
+        classes: [node.id === root ? 'root' : '', node.isTable ? 'table' : ''].join(' ').trim(),
+      });
+    }
+    edges.forEach((edge, i) => {
+      elements.push({ group: 'edges', data: { id: `e${i}`, source: edge.source, target: edge.target, ref: edge } });
+    });
+    const big = nodes.length > 600;
+    if (this.cy) this.cy.destroy();
+    this.cy = cytoscape({
+      container: this.container,
+      elements,
+      style: style(big),
+      layout: { name: 'preset', fit: true, padding: 30 },
+      wheelSensitivity: 0.3,
+      minZoom: 0.02,
+      maxZoom: 3,
+      pixelRatio: big ? 1 : 'auto',
+      textureOnViewport: big,
+      hideEdgesOnViewport: big,
+      motionBlur: false,
+    });
+    this.cy.on('tap', 'node', (event) => this.handlers.onSelectNode(event.target.data('ref')));
+    this.cy.on('tap', 'edge', (event) => this.handlers.onSelectEdge(event.target.data('ref')));
+    this.cy.on('dbltap', 'node', (event) => this.handlers.onExpand(event.target.data('ref')));
+    await waitForDraw(this.cy);
+    return { ms: performance.now() - started, nodes: nodes.length, edges: edges.length, legend };
+  }
+
+  fit() {
+    if (this.cy) this.cy.fit(undefined, 30);
+  }
+
+  zoom(factor) {
+    if (!this.cy) return;
+    const centre = { x: this.container.clientWidth / 2, y: this.container.clientHeight / 2 };
+    this.cy.zoom({ level: this.cy.zoom() * factor, renderedPosition: centre });
+  }
+
+  destroy() {
+    if (this.cy) this.cy.destroy();
+    this.cy = null;
+  }
+}
