@@ -26,13 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from watershed.api.celery_app import app_for, worker_argv  # noqa: E402
 from watershed.graph.catalog import Catalog  # noqa: E402
 from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
 from watershed.graph.store import GraphStore  # noqa: E402
 from watershed.ingest.extract import extract_lineage  # noqa: E402
 from watershed.ingest.generator import generate_warehouse, seed_apps  # noqa: E402
 from watershed.ingest.sources import read_jsonl  # noqa: E402
-from watershed.propagation.workers import worker_argv  # noqa: E402
 
 APPS = ["douyin", "toutiao", "xigua", "lark"]
 
@@ -47,8 +47,6 @@ def load_generated(graph: GraphStore, directory: Path, chunk: int = 1000) -> tup
             [(task, extract_lineage(task, catalog)) for task in tasks[start_at : start_at + chunk]], catalog
         )
     return len(tasks), catalog
-
-
 
 
 def start_workers(count: int, concurrency: int, redis_port: int, falkordb_port: int, log_dir: Path):
@@ -121,8 +119,6 @@ def main() -> None:
             celery_broker=os.environ["WATERSHED_CELERY_BROKER"],
         )
         state = RunState.from_url(settings.broker_url(), "bench")
-        from watershed.propagation.celery_app import app_for
-
         app = app_for(settings)
         deadline = time.monotonic() + 60
         while len(app.control.ping(timeout=0.5) or []) < args.workers and time.monotonic() < deadline:
@@ -136,7 +132,7 @@ def main() -> None:
             )
 
         progress = Progress(on_layer=show, on_message=lambda m: print("  " + m, flush=True))
-        runner = celery_runner(settings, policy)
+        runner = celery_runner(settings, policy, app=app)
         t0 = time.monotonic()
         full = propagate(
             graph,

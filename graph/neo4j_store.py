@@ -38,6 +38,10 @@ class Neo4jStore(GraphStore):
         driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
         return cls(driver, settings.neo4j_database, settings.load_batch_size)
 
+    def ping(self) -> None:
+        # A managed read retries a server that is down for 30 s; this answers at once.
+        self.driver.verify_connectivity()
+
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         def read(tx):
             return [list(record.values()) for record in tx.run(query, params or {})]

@@ -5,9 +5,10 @@ run's), raises the graph's fence to that token, syncs the policy's rule seeds,
 clears what it will recompute (everything for a full run, the downstream cone
 of what changed since the last completed run for an incremental one), then
 runs layers until no tag changes. Batches go to Celery workers
-(`celery_runner`) or run in this process (`local_runner`). After every layer
-the run record (layer, frontier, counts) is saved, so a run whose coordinator
-died is resumed from its last finished layer by the next `propagate`.
+(`celery_runner`, on the app its caller passes in) or run in this process
+(`local_runner`). After every layer the run record (layer, frontier, counts)
+is saved, so a run whose coordinator died is resumed from its last finished
+layer by the next `propagate`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watershed.graph.errors import WatershedError
 from watershed.graph.model import node_label
@@ -37,6 +38,10 @@ from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
 from watershed.propagation.run_state import LayerRecord, LockKeeper, LockLostError, RunRecord, RunState
 from watershed.propagation.settings import PropagationSettings
+from watershed.propagation.tasks import TASK_NAME
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 
 class BatchFailedError(WatershedError, RuntimeError):
@@ -108,14 +113,19 @@ def local_runner(store: GraphTagStore, run_id: str, token: int) -> BatchRunner:
 
 
 def celery_runner(
-    settings: PropagationSettings, policy: Policy, on_resend: Callable[[int], None] | None = None
+    settings: PropagationSettings,
+    policy: Policy,
+    on_resend: Callable[[int], None] | None = None,
+    *,
+    app: Celery,
 ) -> RunnerFactory:
-    """Batches fan out to Celery workers; a layer's batches still missing after a stall are sent again."""
+    """Batches fan out to Celery workers; a layer's batches still missing after a stall are sent again.
+
+    `app` is the Celery app the caller runs on (`watershed.api.celery_app.app_for(settings)`):
+    it knows the broker, the result backend and the queue `TASK_NAME` is routed to.
+    """
     from celery.exceptions import TimeoutError as CeleryTimeout
 
-    from watershed.propagation.celery_app import TASK_NAME, app_for
-
-    app = app_for(settings)
     spec = settings.graph_spec()
     policy_data = policy.model_dump(mode="json")
 

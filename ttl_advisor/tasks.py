@@ -1,7 +1,9 @@
-"""The nightly TTL advice as a Celery task: compute from the graph, store on the Column nodes.
+"""The nightly TTL advice as a Celery task, as a plain function: compute from the graph, store on the Column nodes.
 
-Workers: `celery -A ttl_advisor.tasks worker`; the broker is the Redis that
-`watershed services up` starts (or `WATERSHED_CELERY_BROKER`).
+The one Celery app (`watershed.api.celery_app`) registers it under `TASK_NAME`
+and routes it to the `ttl` queue (`watershed ttl run` queues it). The graph is
+the configured one (WATERSHED_BACKEND and the rest of the graph settings, read
+by the worker), like every other entry point's.
 """
 
 from __future__ import annotations
@@ -9,47 +11,70 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from celery import Celery
+from pydantic import BaseModel
 
+from watershed.graph.backends import open_store
+from watershed.graph.errors import WatershedError
 from watershed.graph.settings import GraphSettings
 
-
-def broker_url() -> str:
-    import os
-
-    configured = os.environ.get("WATERSHED_CELERY_BROKER")
-    if configured:
-        return configured
-    settings = GraphSettings()
-    return f"redis://{settings.redis_host}:{settings.redis_port}/0"
+TASK_NAME = "ttl_advisor.advise_and_store"
 
 
-app = Celery("watershed_ttl", broker=broker_url(), backend=broker_url())
-app.conf.update(task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1)
+class GraphUnreachableError(WatershedError, ConnectionError):
+    """The TTL task could not read or write the configured graph: the message names the backend and where."""
 
 
-@app.task(name="ttl_advisor.advise_and_store")
+class TtlRunSummary(BaseModel):
+    """What one TTL run stored: the task's result (as a dict, for Celery's JSON) and `watershed ttl run`'s output."""
+
+    run_id: str
+    #: columns whose recommendation was stored
+    columns: int
+    ttl: int
+    shorter_than_table: int
+    keep: int
+    unused: int
+
+
+def _where(settings: GraphSettings) -> str:
+    if settings.backend == "neo4j":
+        return f"neo4j at {settings.neo4j_uri} (database {settings.neo4j_database})"
+    return f"{settings.backend} at {settings.falkordb_host}:{settings.falkordb_port} (graph {settings.graph_name})"
+
+
+def new_run_id() -> str:
+    return f"ttl-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
 def advise_and_store(run_id: str | None = None) -> dict:
     """Recompute every column's recommendation from the graph and store it with the run id (idempotent)."""
-    from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.ttl_advisor.advisor import advise
     from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
     from watershed.ttl_advisor.sizes import OrcSizeEstimator
     from watershed.ttl_advisor.store import store_recommendations
 
-    run_id = run_id or f"ttl-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    store = FalkorDBStore.from_settings()
+    run_id = run_id or new_run_id()
+    settings = GraphSettings()
+    store = open_store(settings)
     try:
+        try:
+            store.ping()
+        except Exception as exc:
+            # A wrong backend or a server that is down shows here: say which graph, before any work.
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            raise GraphUnreachableError(
+                f"TTL run {run_id}: cannot reach the graph on {_where(settings)}: {type(exc).__name__}: {first_line}"
+            ) from None
         catalog = catalog_from_graph(store)
         recommendations = advise(index_graph(store, catalog), catalog, estimate=OrcSizeEstimator(catalog))
         stored = store_recommendations(store, recommendations, run_id)
     finally:
         store.close()
-    return {
-        "run_id": run_id,
-        "columns": stored,
-        "ttl": sum(1 for r in recommendations if r.status == "ttl"),
-        "shorter_than_table": sum(1 for r in recommendations if r.shorter_than_table),
-        "keep": sum(1 for r in recommendations if r.status == "keep"),
-        "unused": sum(1 for r in recommendations if r.status == "unused"),
-    }
+    return TtlRunSummary(
+        run_id=run_id,
+        columns=stored,
+        ttl=sum(1 for r in recommendations if r.status == "ttl"),
+        shorter_than_table=sum(1 for r in recommendations if r.shorter_than_table),
+        keep=sum(1 for r in recommendations if r.status == "keep"),
+        unused=sum(1 for r in recommendations if r.status == "unused"),
+    ).model_dump()

@@ -110,6 +110,7 @@ def propagation_demo(store, catalog: Catalog) -> None:
     import os
     import subprocess
 
+    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, worker_argv
     from watershed.api.cli.tag import why_tree
     from watershed.ingest.generator import seed_apps
     from watershed.propagation.coordinator import Progress, celery_runner, propagate
@@ -117,7 +118,6 @@ def propagation_demo(store, catalog: Catalog) -> None:
     from watershed.propagation.policy import default_policy
     from watershed.propagation.run_state import RunState
     from watershed.propagation.settings import PropagationSettings
-    from watershed.propagation.workers import worker_argv
 
     settings = PropagationSettings()
     policy = default_policy()
@@ -128,7 +128,7 @@ def propagation_demo(store, catalog: Catalog) -> None:
     )
     log = (settings.data_dir / "demo" / "worker.log").open("w")
     worker = subprocess.Popen(
-        worker_argv(2, name=f"demo{os.getpid()}@%h"),
+        worker_argv(2, name=f"demo{os.getpid()}@%h", queues=[PROPAGATION_QUEUE]),
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -145,7 +145,7 @@ def propagation_demo(store, catalog: Catalog) -> None:
             store,
             policy,
             state,
-            celery_runner(settings, policy),
+            celery_runner(settings, policy, app=app_for(settings)),
             full=True,
             settings=settings,
             progress=Progress(on_layer=show, on_message=lambda m: console.print("  " + m)),

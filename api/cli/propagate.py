@@ -1,4 +1,4 @@
-"""`watershed propagate` and `watershed worker`: tag propagation runs and the Celery workers that do them."""
+"""`watershed propagate` and `watershed worker`: tag propagation runs, and the workers of the one Celery app."""
 
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ def _state(settings):
 
 
 def _workers_alive(settings) -> int:
-    from watershed.propagation.celery_app import app_for
+    """How many live workers serve the propagation queue (a worker of the `ttl` queue only runs no batch)."""
+    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
 
-    replies = app_for(settings).control.ping(timeout=2.0) or []
-    return len(replies)
+    return len(workers_serving(app_for(settings), PROPAGATION_QUEUE))
 
 
 def _run_line(record, before: str, after: str):
@@ -116,8 +116,8 @@ def propagate_command(
     graph = open_store()
     if not local and _workers_alive(settings) == 0:
         fail(
-            f"no Celery worker answers on {settings.broker_url()}; start one with `watershed worker` "
-            "(or run in this process with --local)"
+            f"no Celery worker serves the propagation queue on {settings.broker_url()}; start one with "
+            "`watershed worker` (or run in this process with --local)"
         )
 
     def on_layer(layer, record) -> None:
@@ -134,7 +134,12 @@ def propagate_command(
     def resent(count: int) -> None:
         say(f"{count} batches had no answer in time; sent again")
 
-    runner = local_runner if local else celery_runner(settings, policy, on_resend=resent)
+    if local:
+        runner = local_runner
+    else:
+        from watershed.api.celery_app import app_for
+
+        runner = celery_runner(settings, policy, on_resend=resent, app=app_for(settings))
     deadline = time.monotonic() + wait
     began = time.monotonic()
     while True:
@@ -170,18 +175,28 @@ def propagate_command(
 
 def worker_command(
     concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Worker processes."),
+    queues: str = typer.Option(
+        "propagation,ttl",
+        "--queues",
+        "-Q",
+        help="Comma-separated queues to serve: propagation (tag propagation batches), ttl (nightly TTL advice).",
+    ),
     loglevel: str = typer.Option("WARNING", "--loglevel", help="Celery log level."),
 ) -> None:
-    """Start a Celery worker for propagation tasks on the configured Redis broker."""
+    """Start a Celery worker of the one Watershed app on the configured Redis broker (both queues by default)."""
+    from watershed.api.celery_app import parse_queues, worker_argv
+    from watershed.api.cli.output import usage_error
     from watershed.propagation.settings import PropagationSettings
-    from watershed.propagation.workers import worker_argv
 
+    try:
+        chosen = parse_queues(queues)
+    except ValueError as exc:
+        usage_error(f"--queues {queues}: {exc}")
     settings = PropagationSettings()
-    console.print(f"worker on {settings.broker_url()}, {concurrency} processes (Ctrl-C stops it)")
-    os.execv(
-        sys.executable,
-        worker_argv(concurrency, loglevel=loglevel),
+    console.print(
+        f"worker on {settings.broker_url()}, queues {','.join(chosen)}, {concurrency} processes (Ctrl-C stops it)"
     )
+    os.execv(sys.executable, worker_argv(concurrency, loglevel=loglevel, queues=chosen))
 
 
 __all__ = ["propagate_command", "worker_command"]

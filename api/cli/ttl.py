@@ -1,4 +1,4 @@
-"""`watershed ttl advise`: column retention recommendations from the lineage graph."""
+"""`watershed ttl advise` and `watershed ttl run`: column retention recommendations from the lineage graph."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from enum import StrEnum
 import typer
 from rich.table import Table
 
-from watershed.api.cli.output import console, fail, styled
+from watershed.api.cli.output import console, err_console, fail, styled
 
 app = typer.Typer(
     help="Column-level TTL advice from how far back downstream tasks read.", no_args_is_help=True
@@ -121,3 +121,67 @@ def advise_command(
     )
     for problem in estimator.problems[:5]:
         console.print(styled(("size unknown:", "yellow"), f" {problem}"))
+
+
+@app.command("run")
+def run_command(
+    run_id: str | None = typer.Option(
+        None, "--run-id", help="The id stored with every recommendation (default: a new ttl-<time>-<hex>)."
+    ),
+    wait: float = typer.Option(
+        0.0,
+        "--wait",
+        min=0,
+        help="Seconds to wait for the run to finish and print its summary (default: queue it and return).",
+    ),
+    output: Format = typer.Option(Format.table, "--format", "-f", help="table or json (the summary)."),
+) -> None:
+    """Queue the nightly TTL advice on the `ttl` queue: a worker stores every column's recommendation in the graph.
+
+    Exit 1 when the broker cannot be reached, the run fails on the worker, or it is not done within --wait.
+    """
+    import redis
+    from celery.exceptions import TimeoutError as CeleryTimeout
+    from kombu.exceptions import OperationalError
+    from kombu.utils.url import maybe_sanitize_url
+
+    from watershed.api.celery_app import TTL_QUEUE, app_for, workers_serving
+    from watershed.propagation.settings import PropagationSettings
+    from watershed.ttl_advisor.tasks import TASK_NAME, TtlRunSummary, new_run_id
+
+    settings = PropagationSettings()
+    broker = maybe_sanitize_url(settings.broker_url())
+    celery = app_for(settings)
+    run_id = run_id or new_run_id()
+    try:
+        serving = workers_serving(celery, TTL_QUEUE)
+        sent = celery.send_task(TASK_NAME, args=[run_id])
+    except (OperationalError, redis.RedisError, OSError) as exc:
+        fail(f"cannot reach the Celery broker at {broker} ({exc}); run `watershed services up`")
+    if output is Format.table:
+        console.print(f"TTL run {run_id} queued on the {TTL_QUEUE!r} queue of {broker} (task {sent.id})")
+    if not serving:
+        err_console.print(
+            styled(("warning:", "yellow"), f" no worker serves the {TTL_QUEUE!r} queue now; "),
+            "the run starts when one does (`watershed worker`)",
+            sep="",
+        )
+    if wait <= 0:
+        return
+    try:
+        result = sent.get(timeout=wait, interval=0.2)
+    except CeleryTimeout:
+        fail(f"TTL run {run_id} did not finish within {wait:g} s; it stays queued (or running)")
+    except (OperationalError, redis.RedisError) as exc:
+        fail(f"lost the Celery broker at {broker} while waiting for TTL run {run_id} ({exc})")
+    except Exception as exc:
+        # the worker's exception, rebuilt from the result backend: its message names the input at fault
+        fail(f"TTL run {run_id} failed on the worker: {type(exc).__name__}: {exc}")
+    summary = TtlRunSummary.model_validate(result)
+    if output is Format.json:
+        console.print_json(summary.model_dump_json())
+        return
+    console.print(
+        f"TTL run {summary.run_id}: {summary.columns} columns stored, {summary.ttl} with a TTL "
+        f"({summary.shorter_than_table} shorter than their table's), {summary.keep} keep, {summary.unused} unused"
+    )

@@ -13,8 +13,9 @@ import pytest
 import redis
 from kombu.exceptions import OperationalError
 
+from watershed.api.celery_app import app_for, worker_argv
 from watershed.graph.server import ServerSpec, free_port, start, stop
-from watershed.propagation.workers import worker_argv
+from watershed.propagation.settings import PropagationSettings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,7 +32,10 @@ def celery_redis(tmp_path_factory):
 
 
 class Workers:
-    """Celery worker processes for propagation; each is its own process group so it can be SIGKILLed whole."""
+    """Worker processes of the one Celery app; each is its own process group so it can be SIGKILLed whole.
+
+    A worker serves the queues `start` is given (default: the propagation queue only).
+    """
 
     def __init__(self, redis_port: int, falkordb_port: int, log_dir: Path) -> None:
         self.env = {
@@ -45,13 +49,22 @@ class Workers:
         self.log_dir = log_dir
         self.processes: list[subprocess.Popen] = []
 
-    def start(self, count: int = 1) -> list[subprocess.Popen]:
+    def app(self):
+        """The one Celery app on these workers' broker (the test process sends and collects with it)."""
+        return app_for(PropagationSettings(celery_broker=self.env["WATERSHED_CELERY_BROKER"]))
+
+    def start(
+        self, count: int = 1, queues: str = "propagation", loglevel: str = "WARNING"
+    ) -> list[subprocess.Popen]:
         started = []
         for _ in range(count):
             name = f"w{len(self.processes)}@%h"
             log = (self.log_dir / f"worker-{len(self.processes)}.log").open("w")
             process = subprocess.Popen(
-                [*worker_argv(1, name=name, pool="solo"), "--without-heartbeat"],
+                [
+                    *worker_argv(1, name=name, pool="solo", queues=queues, loglevel=loglevel),
+                    "--without-heartbeat",
+                ],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -71,10 +84,7 @@ class Workers:
         return [p for p in self.processes if p.poll() is None]
 
     def wait_ready(self, count: int, timeout: float = 60.0) -> None:
-        from watershed.propagation.celery_app import app_for
-        from watershed.propagation.settings import PropagationSettings
-
-        app = app_for(PropagationSettings(celery_broker=self.env["WATERSHED_CELERY_BROKER"]))
+        app = self.app()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

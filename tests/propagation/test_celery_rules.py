@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from watershed.api.celery_app import app_for
 from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
 from watershed.propagation.coordinator import celery_runner, propagate
@@ -59,7 +60,7 @@ def run(graph_store, celery_redis, *, full=False, batch_size=2):
         graph_store,
         POLICY,
         state,
-        celery_runner(settings, POLICY),
+        celery_runner(settings, POLICY, app=app_for(settings)),
         full=full,
         settings=settings,
         batch_size=batch_size,

@@ -12,6 +12,7 @@ import pytest
 
 from bench.propagation_bench import load_generated
 from tests.propagation.conftest import REPO
+from watershed.api.celery_app import app_for
 from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.ingest.generator import generate_warehouse, seed_apps
 from watershed.propagation.coordinator import celery_runner, local_runner, propagate
@@ -53,7 +54,7 @@ def full_run(graph, celery_redis, runner=None, batch_size=500, **overrides):
         graph,
         POLICY,
         state,
-        runner or celery_runner(settings, POLICY),
+        runner or celery_runner(settings, POLICY, app=app_for(settings)),
         full=True,
         settings=settings,
         batch_size=batch_size,

@@ -1,4 +1,8 @@
-"""The nightly TTL task through a real Celery worker and Redis broker, storing into FalkorDB."""
+"""The nightly TTL task through the one Celery app: a real worker of the `ttl` queue, a real Redis broker.
+
+`watershed ttl run` queues it; the worker stores into the configured graph
+(WATERSHED_BACKEND), never a backend of its own choosing.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,16 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
+from tests.propagation.conftest import REPO, Workers
 from tests.ttl_advisor.test_advisor import CATALOG, TASKS
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
 from watershed.graph.server import ServerSpec, free_port, start, stop
 from watershed.ingest.extract import extract_lineage
+from watershed.ttl_advisor.tasks import GraphUnreachableError, advise_and_store
 
 
 @pytest.fixture
@@ -25,7 +30,20 @@ def redis_broker(tmp_path):
     stop(spec)
 
 
-def test_nightly_task_stores_recommendations_with_the_run_id(graph_store, redis_broker, tmp_path):
+def _cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "watershed.api.cli", *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def test_ttl_run_is_done_by_a_ttl_queue_worker_and_stored_with_the_run_id(
+    graph_store, falkordb_server, redis_broker, tmp_path
+):
     catalog = Catalog.from_dict(CATALOG)
     items = []
     for task_id, sql in TASKS.items():
@@ -33,52 +51,45 @@ def test_nightly_task_stores_recommendations_with_the_run_id(graph_store, redis_
         items.append((task, extract_lineage(task, catalog)))
     graph_store.upsert_tasks(items, catalog)
 
-    falkordb_port = graph_store.client.connection.connection_pool.connection_kwargs["port"]
-    env = {
-        **os.environ,
-        "WATERSHED_FALKORDB_PORT": str(falkordb_port),
-        "WATERSHED_GRAPH_NAME": graph_store.graph_name,
-        "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{redis_broker.port}/0",
-        "WATERSHED_TTL_MARGIN_DAYS": "3",
-    }
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "watershed.ttl_advisor.tasks",
-            "worker",
-            "--pool=solo",
-            "--concurrency=1",
-            "--loglevel=WARNING",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    workers = Workers(redis_broker.port, falkordb_server.port, tmp_path)
+    workers.env.update({"WATERSHED_GRAPH_NAME": graph_store.graph_name, "WATERSHED_TTL_MARGIN_DAYS": "3"})
+    workers.start(1, queues="ttl")
     try:
-        script = (
-            "import json; from ttl_advisor.tasks import advise_and_store; "
-            "print(json.dumps(advise_and_store.delay('run-42').get(timeout=120)))"
-        )
-        began = time.monotonic()
-        result = subprocess.run(
-            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180
-        )
-        assert result.returncode == 0, result.stderr[-2000:]
-        summary = json.loads(result.stdout.strip().splitlines()[-1])
-        assert summary["run_id"] == "run-42" and summary["keep"] == 2 and summary["shorter_than_table"] >= 8
-        assert time.monotonic() - began < 180
+        result = _cli(workers.env, "ttl", "run", "--run-id", "run-42", "--wait", "180", "--format", "json")
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+        workers.stop_all()
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads(result.stdout)
+    assert summary["run_id"] == "run-42" and summary["keep"] == 2 and summary["shorter_than_table"] >= 8
     rows = graph_store.read(
         "MATCH (c:Column {id: 'ods.events.b_ge'}) RETURN c.ttl_status, c.ttl_days_recommended, c.ttl_run, c.ttl_evidence"
     )
     status, days, run, evidence = rows[0]
     assert (status, days, run) == ("ttl", 24, "run-42")
     assert json.loads(evidence)[0]["task_id"] == "t_ge"
+
+
+def test_ttl_run_without_a_ttl_worker_stays_queued_and_says_so(redis_broker):
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("WATERSHED_")},
+        "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{redis_broker.port}/0",
+    }
+    result = _cli(env, "ttl", "run", "--run-id", "run-queued")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "run-queued queued on the 'ttl' queue" in result.stdout
+    assert "no worker serves the 'ttl' queue" in result.stderr
+    import redis
+
+    queued = redis.Redis(port=redis_broker.port).lrange("ttl", 0, -1)
+    assert len(queued) == 1 and b"run-queued" in queued[0]
+
+
+def test_the_ttl_task_honours_watershed_backend(monkeypatch, falkordb_server):
+    # A FalkorDB answers on the configured FalkorDB port: a task that ignored the backend would succeed there.
+    monkeypatch.setenv("WATERSHED_BACKEND", "neo4j")
+    monkeypatch.setenv("WATERSHED_NEO4J_URI", f"bolt://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(falkordb_server.port))
+    with pytest.raises(GraphUnreachableError) as raised:
+        advise_and_store("run-neo4j")
+    message = str(raised.value)
+    assert "neo4j at bolt://127.0.0.1:" in message and "falkordb" not in message.lower()
