@@ -113,3 +113,22 @@ class HarvestRun(BaseModel):
     loaded: int = 0
     unchanged: int = 0
     seconds: float = 0.0
+
+
+LineageDirection = Literal["upstream", "downstream", "both"]
+
+
+class BoundedLineage(BaseModel):
+    """A node's lineage cut at `depth` hops and `limit` nodes (breadth first); `truncated` when the limit cut it.
+
+    Node properties: `type` (columns), `layer` (tables) and `tags` (the propagated tags as stored, JSON text).
+    """
+
+    root: str
+    direction: LineageDirection
+    level: Level
+    depth: int
+    limit: int
+    nodes: list[GraphNode] = Field(default_factory=list)
+    edges: list[GraphEdge] = Field(default_factory=list)
+    truncated: bool = False

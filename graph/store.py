@@ -27,16 +27,36 @@ from watershed.graph import queries
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import (
+    BoundedLineage,
     Direction,
     GraphEdge,
     GraphNode,
     GraphStats,
     HarvestRun,
     Level,
+    LineageDirection,
     LineageSubgraph,
     LoadResult,
 )
 from watershed.graph.rows import LoadRows
+
+# One hop of a bounded lineage walk from a batch of nodes; rows: near id, far id, task, kind,
+# functions, far type (columns) or layer (tables), far tags. FLOWS_TO joins nodes of one label only.
+_HOP = {
+    ("Column", "upstream"): "UNWIND $ids AS id MATCH (n:Column {id: id})<-[r:FLOWS_TO]-(o) ",
+    ("Column", "downstream"): "UNWIND $ids AS id MATCH (n:Column {id: id})-[r:FLOWS_TO]->(o) ",
+    ("Table", "upstream"): "UNWIND $ids AS id MATCH (n:Table {id: id})<-[r:FLOWS_TO]-(o) ",
+    ("Table", "downstream"): "UNWIND $ids AS id MATCH (n:Table {id: id})-[r:FLOWS_TO]->(o) ",
+}
+_HOP_RETURN = {
+    "Column": "WHERE $kinds IS NULL OR r.kind IN $kinds "
+    "RETURN n.id, o.id, r.task, r.kind, r.functions, o.type, o.tags LIMIT $cap",
+    "Table": "RETURN n.id, o.id, r.task, null AS kind, null AS functions, o.layer, o.tags LIMIT $cap",
+}
+_ROOT = {
+    "Column": "MATCH (n:Column {id: $id}) RETURN n.type, n.tags",
+    "Table": "MATCH (n:Table {id: $id}) RETURN n.layer, n.tags",
+}
 
 
 def chunks(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
@@ -243,6 +263,78 @@ class GraphStore(ABC):
             nodes = self.nodes(sorted(node_types))
         return LineageSubgraph(
             root=node_id, direction=direction, level=level, depth=depth, nodes=nodes, edges=edges
+        )
+
+    def bounded_lineage(
+        self,
+        node_id: str,
+        direction: LineageDirection,
+        depth: int = 3,
+        limit: int = 500,
+        level: Level = "column",
+        kinds: Sequence[str] | None = None,
+    ) -> BoundedLineage | None:
+        """The node's lineage hop by hop (breadth first), stopping once `limit` nodes are in: never unbounded.
+
+        One round trip per hop and direction, each capped by LIMIT; an edge whose far node would
+        exceed the limit is left out and the answer says `truncated`. `kinds` keeps only column
+        edges of those transform kinds. None when the node does not exist.
+        """
+        label = "Column" if level == "column" else "Table"
+        attribute = "type" if level == "column" else "layer"
+        root = self.read(_ROOT[label], {"id": node_id})
+        if not root:
+            return None
+        nodes: dict[str, GraphNode] = {
+            node_id: GraphNode(
+                id=node_id, label=label, properties={attribute: root[0][0], "tags": root[0][1]}
+            )
+        }
+        edges: dict[tuple, GraphEdge] = {}
+        truncated = False
+        # Each hop fetches at most this many edges: enough for every kept node to bring several.
+        cap = limit * 4 + 1
+        walks: list[Direction] = ["upstream", "downstream"] if direction == "both" else [direction]
+        for walk in walks:
+            frontier = [node_id]
+            query = _HOP[(label, walk)] + _HOP_RETURN[label]
+            for _ in range(depth):
+                if not frontier:
+                    break
+                rows = self.read(
+                    query, {"ids": frontier, "kinds": list(kinds) if kinds else None, "cap": cap}
+                )
+                if len(rows) >= cap:
+                    truncated = True
+                following: list[str] = []
+                for near, far, task, kind, functions, far_attribute, far_tags in rows:
+                    if far not in nodes:
+                        if len(nodes) >= limit:
+                            truncated = True
+                            continue
+                        nodes[far] = GraphNode(
+                            id=far, label=label, properties={attribute: far_attribute, "tags": far_tags}
+                        )
+                        following.append(far)
+                    source, target = (far, near) if walk == "upstream" else (near, far)
+                    properties: dict[str, Any] = {"task": task}
+                    if kind is not None:
+                        properties["kind"] = kind
+                        properties["functions"] = list(functions or [])
+                    edges.setdefault(
+                        (source, target, task, kind),
+                        GraphEdge(source=source, target=target, type="FLOWS_TO", properties=properties),
+                    )
+                frontier = following
+        return BoundedLineage(
+            root=node_id,
+            direction=direction,
+            level=level,
+            depth=depth,
+            limit=limit,
+            nodes=list(nodes.values()),
+            edges=list(edges.values()),
+            truncated=truncated,
         )
 
     def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:

@@ -9,7 +9,21 @@ from __future__ import annotations
 
 import typer
 
-from watershed.api.cli import ddl, demo, graph, harvest, kms, lineage, orc, propagate, services, tag, ttl
+from watershed.api.cli import (
+    ddl,
+    demo,
+    graph,
+    harvest,
+    kms,
+    lineage,
+    orc,
+    propagate,
+    serve,
+    services,
+    tag,
+    ttl,
+    users,
+)
 
 app = typer.Typer(
     name="watershed",
@@ -34,10 +48,15 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _options(
     show_version: bool = typer.Option(
-        False, "--version", callback=_print_version, is_eager=True, help="Print the installed version and exit."
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the installed version and exit.",
     ),
 ) -> None:
     """Watershed: column-level lineage and SQL-semantic tag propagation for data warehouses."""
+
 
 app.command("lineage")(lineage.lineage_command)
 app.command("demo")(demo.demo_command)
@@ -52,6 +71,9 @@ app.add_typer(orc.app, name="orc")
 app.command("propagate")(propagate.propagate_command)
 app.command("worker")(propagate.worker_command)
 app.add_typer(tag.app, name="tag")
+app.command("serve")(serve.serve_command)
+app.add_typer(users.users_app, name="users")
+app.add_typer(users.tokens_app, name="tokens")
 # Further command groups register here, one line each.
 
 

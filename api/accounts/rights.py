@@ -1,0 +1,71 @@
+"""Roles, the rights they carry, and the database scope a steward or delegated admin is limited to.
+
+viewer  reads everything (every database);
+steward + changes tags and blocks, starts and cancels propagation runs, posts SQL for lineage;
+admin   + users, other users' tokens, grants, the audit trail.
+
+A steward or admin may be limited to databases (`databases`, None = all): a change to a
+node of another database is refused, and a limited admin manages only users whose scope
+lies inside their own ("an admin of ods cannot touch ads").
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from watershed.graph.errors import WatershedError
+
+Role = Literal["viewer", "steward", "admin"]
+Right = Literal["viewer", "steward", "admin"]
+ROLES: tuple[Role, ...] = ("viewer", "steward", "admin")
+_RANK = {role: i for i, role in enumerate(ROLES)}
+
+
+class ForbiddenError(WatershedError, PermissionError):
+    """The caller lacks a right; the message names the right (and database) needed."""
+
+
+class Me(BaseModel):
+    """The authenticated caller."""
+
+    name: str
+    role: Role
+    #: databases a steward or admin may change; None = all (viewers read everything regardless)
+    databases: list[str] | None = None
+
+    def has(self, right: Right) -> bool:
+        return _RANK[self.role] >= _RANK[right]
+
+    def covers(self, db: str) -> bool:
+        return self.databases is None or db in self.databases
+
+    def require(self, right: Right, db: str | None = None) -> None:
+        """Raise ForbiddenError unless the caller holds `right` (on database `db` when given)."""
+        if not self.has(right):
+            where = f" on database {db}" if db is not None else ""
+            raise ForbiddenError(f"{right} right{where} needed")
+        if db is not None and right != "viewer" and not self.covers(db):
+            raise ForbiddenError(f"{right} right on database {db} needed")
+
+    def require_unrestricted(self, right: Right) -> None:
+        self.require(right)
+        if self.databases is not None:
+            raise ForbiddenError(f"{right} right on all databases needed")
+
+    def require_scope(self, databases: list[str] | None) -> None:
+        """A limited admin may only grant (or manage users with) databases inside their own scope."""
+        if self.databases is None:
+            return
+        if databases is None:
+            raise ForbiddenError("admin right on all databases needed")
+        outside = sorted(set(databases) - set(self.databases))
+        if outside:
+            raise ForbiddenError(f"admin right on database {outside[0]} needed")
+
+
+def check_role(role: str) -> Role:
+    if role not in _RANK:
+        raise ValueError(f"role {role!r}: expected one of {', '.join(ROLES)}")
+    return role  # type: ignore[return-value]

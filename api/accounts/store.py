@@ -1,0 +1,308 @@
+"""Users, tokens, sessions and grants in the graph, each change written with its audit entry.
+
+Nodes: `User {name, role, databases, created_at}` (databases: JSON list or null = all),
+`ApiToken {id, user, salt, hash, created_at, last_used}`, `Session {id_hash, user, token,
+expires_at}`. Every request reads them afresh (indexed lookups, one round trip), so a user
+revoked through one API process is refused by every other one at its next request.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from watershed.api.accounts import tokens
+from watershed.api.accounts.rights import Me, Role, check_role
+from watershed.api.audit import CREATE_ENTRY, audit_params
+from watershed.graph.errors import WatershedError
+from watershed.graph.store import GraphStore
+
+#: last_used is written at most this often per token (a write per request would be wasteful)
+LAST_USED_RESOLUTION_MS = 60_000
+
+
+class AccountError(WatershedError, ValueError):
+    """A bad account request: an existing user, an unknown role or database name."""
+
+
+class UnknownUserError(WatershedError, LookupError):
+    pass
+
+
+class UnknownTokenError(WatershedError, LookupError):
+    pass
+
+
+class User(BaseModel):
+    name: str
+    role: Role
+    databases: list[str] | None = None
+    created_at: str | None = None
+
+
+class TokenInfo(BaseModel):
+    """A token's metadata; its secret is never stored, so it can never be shown again."""
+
+    id: str
+    user: str
+    created_at: str | None = None
+    last_used: str | None = None
+
+
+class CreatedToken(BaseModel):
+    """Shown once, when created."""
+
+    id: str
+    user: str
+    token: str
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _iso(ms: int | None) -> str | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="seconds")
+
+
+def _databases(value: list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    cleaned = sorted({d.strip().lower() for d in value if d.strip()})
+    for d in cleaned:
+        if "." in d or "`" in d:
+            raise AccountError(f"database {d!r}: a database name has no dots or backticks")
+    if not cleaned:
+        raise AccountError("databases: give at least one database, or none for all")
+    return cleaned
+
+
+def _user(name: str, role: str, databases: str | None, created_at: str | None) -> User:
+    return User(
+        name=name, role=role, databases=json.loads(databases) if databases else None, created_at=created_at
+    )
+
+
+def check_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 100 or any(c in name for c in "/\\\n\r\t "):
+        raise AccountError(f"user name {name!r}: 1-100 characters, no spaces or slashes")
+    return name
+
+
+USER_FIELDS = "u.name, u.role, u.databases, u.created_at"
+GET_USER = f"MATCH (u:User {{name: $name}}) RETURN {USER_FIELDS}"
+LIST_USERS = f"MATCH (u:User) WHERE u.name > $after RETURN {USER_FIELDS} ORDER BY u.name LIMIT $limit"
+COUNT_USERS = "MATCH (u:User) RETURN count(u)"
+# Create only when absent, in one statement with its audit entry (two processes adding the
+# same name: one wins, the other sees no row).
+ADD_USER = (
+    "OPTIONAL MATCH (old:User {name: $name}) WITH old WHERE old IS NULL "
+    "CREATE (u:User {name: $name, role: $role, databases: $databases, created_at: $at}) "
+    + CREATE_ENTRY
+    + " RETURN u.name"
+)
+UPDATE_USER = (
+    "MATCH (u:User {name: $name}) SET u.role = $role, u.databases = $databases "
+    + CREATE_ENTRY
+    + " RETURN u.name"
+)
+# Deleting the user is what revokes: token and session lookups join to the User node.
+DELETE_USER = "MATCH (u:User {name: $name}) " + CREATE_ENTRY + " DELETE u RETURN count(*)"
+DELETE_USER_TOKENS = "MATCH (t:ApiToken {user: $name}) DELETE t"
+DELETE_USER_SESSIONS = "MATCH (s:Session {user: $name}) DELETE s"
+
+ADD_TOKEN = (
+    "MATCH (u:User {name: $user}) "
+    "CREATE (t:ApiToken {id: $id, user: $user, salt: $salt, hash: $hash, created_at: $at}) "
+    + CREATE_ENTRY
+    + " RETURN t.id"
+)
+LIST_TOKENS = (
+    "MATCH (t:ApiToken {user: $user}) WHERE t.id > $after "
+    "RETURN t.id, t.user, t.created_at, t.last_used ORDER BY t.id LIMIT $limit"
+)
+DELETE_TOKEN = (
+    "MATCH (t:ApiToken {id: $id}) WHERE t.user = $user " + CREATE_ENTRY + " DELETE t RETURN count(*)"
+)
+DELETE_TOKEN_SESSIONS = "MATCH (s:Session {token: $id}) DELETE s"
+AUTH_TOKEN = (
+    "MATCH (t:ApiToken {id: $id}) MATCH (u:User {name: t.user}) "
+    "RETURN t.salt, t.hash, t.last_used, u.name, u.role, u.databases"
+)
+TOUCH_TOKEN = "MATCH (t:ApiToken {id: $id}) SET t.last_used = $now"
+
+ADD_SESSION = (
+    "MATCH (u:User {name: $user}) "
+    "CREATE (s:Session {id_hash: $id_hash, user: $user, token: $token, expires_at: $expires_at}) RETURN s.user"
+)
+AUTH_SESSION = (
+    "MATCH (s:Session {id_hash: $id_hash}) WHERE s.expires_at > $now MATCH (u:User {name: s.user}) "
+    "RETURN u.name, u.role, u.databases"
+)
+DELETE_SESSION = "MATCH (s:Session {id_hash: $id_hash}) DELETE s"
+DELETE_EXPIRED_SESSIONS = "MATCH (s:Session) WHERE s.expires_at <= $now DELETE s"
+
+
+class AccountStore:
+    def __init__(self, graph: GraphStore) -> None:
+        self.graph = graph
+
+    # ------------------------------------------------------------ users
+
+    def get(self, name: str) -> User:
+        rows = self.graph.read(GET_USER, {"name": name})
+        if not rows:
+            raise UnknownUserError(f"user {name} not found")
+        return _user(*rows[0])
+
+    def users(self, after: str = "", limit: int = 50) -> list[User]:
+        return [_user(*row) for row in self.graph.read(LIST_USERS, {"after": after, "limit": limit})]
+
+    def count(self) -> int:
+        return int(self.graph.read(COUNT_USERS)[0][0])
+
+    def add(self, name: str, role: str, databases: list[str] | None, actor: str) -> User:
+        name = check_name(name)
+        try:
+            role = check_role(role)
+        except ValueError as exc:
+            raise AccountError(str(exc)) from None
+        databases = _databases(databases)
+        user = User(name=name, role=role, databases=databases, created_at=_now())
+        params = {
+            "name": name,
+            "role": role,
+            "databases": json.dumps(databases) if databases is not None else None,
+            "at": user.created_at,
+            **audit_params(actor, "user.add", f"user:{name}", None, user.model_dump()),
+        }
+        if not self.graph.execute(ADD_USER, params):
+            raise AccountError(f"user {name} already exists")
+        return user
+
+    def update(self, name: str, actor: str, role: str | None = None, databases: Any = ...) -> User:
+        """Change a user's role and/or database grant (`databases=None` = all databases)."""
+        before = self.get(name)
+        after = before.model_copy()
+        if role is not None:
+            try:
+                after.role = check_role(role)
+            except ValueError as exc:
+                raise AccountError(str(exc)) from None
+        if databases is not ...:
+            after.databases = _databases(databases)
+        params = {
+            "name": name,
+            "role": after.role,
+            "databases": json.dumps(after.databases) if after.databases is not None else None,
+            **audit_params(actor, "user.grant", f"user:{name}", before.model_dump(), after.model_dump()),
+        }
+        if not self.graph.execute(UPDATE_USER, params):
+            raise UnknownUserError(f"user {name} not found")
+        return after
+
+    def delete(self, name: str, actor: str) -> User:
+        before = self.get(name)
+        rows = self.graph.execute(
+            DELETE_USER,
+            {"name": name, **audit_params(actor, "user.delete", f"user:{name}", before.model_dump())},
+        )
+        if not rows or not rows[0][0]:
+            raise UnknownUserError(f"user {name} not found")
+        self.graph.write_all([(DELETE_USER_TOKENS, {"name": name}), (DELETE_USER_SESSIONS, {"name": name})])
+        return before
+
+    # ------------------------------------------------------------ tokens
+
+    def create_token(self, user: str, actor: str) -> CreatedToken:
+        token = tokens.new_token()
+        at = _now()
+        params = {
+            "user": user,
+            "id": token.id,
+            "salt": token.salt,
+            "hash": token.hash,
+            "at": at,
+            **audit_params(actor, "token.create", f"user:{user}", None, {"id": token.id, "created_at": at}),
+        }
+        if not self.graph.execute(ADD_TOKEN, params):
+            raise UnknownUserError(f"user {user} not found")
+        return CreatedToken(id=token.id, user=user, token=token.text)
+
+    def tokens(self, user: str, after: str = "", limit: int = 50) -> list[TokenInfo]:
+        rows = self.graph.read(LIST_TOKENS, {"user": user, "after": after, "limit": limit})
+        return [TokenInfo(id=i, user=u, created_at=c, last_used=_iso(last)) for i, u, c, last in rows]
+
+    def revoke_token(self, user: str, token_id: str, actor: str) -> None:
+        params = {
+            "id": token_id,
+            "user": user,
+            **audit_params(actor, "token.revoke", f"user:{user}", {"id": token_id}),
+        }
+        rows = self.graph.execute(DELETE_TOKEN, params)
+        if not rows or not rows[0][0]:
+            raise UnknownTokenError(f"token {token_id} of user {user} not found")
+        self.graph.execute(DELETE_TOKEN_SESSIONS, {"id": token_id})
+
+    # ------------------------------------------------------------ authentication
+
+    def authenticate(self, presented: str) -> tuple[Me, str] | None:
+        """The caller a presented token belongs to, and the token id; None for any bad token.
+
+        None never says why (unknown id, wrong secret, deleted user): the answer is the same.
+        """
+        try:
+            token_id, secret = tokens.parse(presented)
+        except tokens.MalformedTokenError:
+            return None
+        rows = self.graph.read(AUTH_TOKEN, {"id": token_id})
+        if not rows:
+            tokens.hash_secret(secret, "00" * 16)  # same work as a known id: no timing hint
+            return None
+        salt, stored, last_used, name, role, databases = rows[0]
+        if not tokens.verify(token_id, secret, salt, stored):
+            return None
+        now = _ms()
+        if last_used is None or now - int(last_used) > LAST_USED_RESOLUTION_MS:
+            self.graph.execute(TOUCH_TOKEN, {"id": token_id, "now": now})
+        me = Me(name=name, role=role, databases=json.loads(databases) if databases else None)
+        return me, token_id
+
+    def open_session(self, me: Me, token_id: str, hours: float) -> str:
+        """A new session for `me`; returns the cookie's secret (only its hash is stored)."""
+        secret = tokens.session_secret()
+        now = _ms()
+        self.graph.write_all(
+            [
+                (DELETE_EXPIRED_SESSIONS, {"now": now}),
+                (
+                    ADD_SESSION,
+                    {
+                        "user": me.name,
+                        "id_hash": tokens.session_hash(secret),
+                        "token": token_id,
+                        "expires_at": now + int(hours * 3_600_000),
+                    },
+                ),
+            ]
+        )
+        return secret
+
+    def session(self, secret: str) -> Me | None:
+        rows = self.graph.read(AUTH_SESSION, {"id_hash": tokens.session_hash(secret), "now": _ms()})
+        if not rows:
+            return None
+        name, role, databases = rows[0]
+        return Me(name=name, role=role, databases=json.loads(databases) if databases else None)
+
+    def close_session(self, secret: str) -> None:
+        self.graph.execute(DELETE_SESSION, {"id_hash": tokens.session_hash(secret)})

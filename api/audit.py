@@ -1,0 +1,100 @@
+"""The append-only audit trail: who changed what, when, with the state before and after.
+
+Entries are `AuditEntry {id, at, actor, action, target, before, after}` nodes in the
+graph (before/after as JSON text). Nothing updates or deletes them. A change and its
+entry are sent together: in one statement where the change's Cypher is ours (accounts),
+else as one `write_all` (one transaction on Neo4j; on FalkorDB consecutive statements of
+one pipelined round trip, in order). Ids sort by time, so listing newest first pages by id.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from watershed.graph.store import GraphStore
+
+
+class AuditEntry(BaseModel):
+    id: str
+    at: str
+    actor: str
+    action: str
+    target: str
+    before: Any = None
+    after: Any = None
+
+
+#: CREATE clause of an entry; statements that embed it pass `audit_params(...)`
+CREATE_ENTRY = (
+    "CREATE (:AuditEntry {id: $audit_id, at: $audit_at, actor: $audit_actor, action: $audit_action, "
+    "target: $audit_target, before: $audit_before, after: $audit_after})"
+)
+RECORD = CREATE_ENTRY
+LIST = (
+    "MATCH (a:AuditEntry) WHERE a.id < $after AND ($actor IS NULL OR a.actor = $actor) "
+    "AND ($action IS NULL OR a.action STARTS WITH $action) AND ($since IS NULL OR a.at >= $since) "
+    "RETURN a.id, a.at, a.actor, a.action, a.target, a.before, a.after ORDER BY a.id DESC LIMIT $limit"
+)
+#: above every id: the first page starts here
+NEWEST = "~"
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, default=str)
+
+
+def audit_params(
+    actor: str, action: str, target: str, before: Any = None, after: Any = None
+) -> dict[str, Any]:
+    now = time.time_ns()
+    return {
+        "audit_id": f"{now:020d}-{secrets.token_hex(4)}",
+        "audit_at": datetime.fromtimestamp(now / 1e9, UTC).isoformat(timespec="milliseconds"),
+        "audit_actor": actor,
+        "audit_action": action,
+        "audit_target": target,
+        "audit_before": _dump(before),
+        "audit_after": _dump(after),
+    }
+
+
+def statement(
+    actor: str, action: str, target: str, before: Any = None, after: Any = None
+) -> tuple[str, dict]:
+    return RECORD, audit_params(actor, action, target, before, after)
+
+
+def record(
+    graph: GraphStore, actor: str, action: str, target: str, before: Any = None, after: Any = None
+) -> None:
+    graph.execute(*statement(actor, action, target, before, after))
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def entries(
+    graph: GraphStore,
+    *,
+    after: str | None = None,
+    limit: int = 50,
+    actor: str | None = None,
+    action: str | None = None,
+    since: str | None = None,
+) -> list[AuditEntry]:
+    """Newest first, older than `after` (an entry id); `action` matches as a prefix (`tag.` = every tag change)."""
+    rows = graph.read(
+        LIST,
+        {"after": after or NEWEST, "limit": limit, "actor": actor, "action": action, "since": since},
+    )
+    return [
+        AuditEntry(id=i, at=at, actor=who, action=what, target=target, before=_load(b), after=_load(a))
+        for i, at, who, what, target, b, a in rows
+    ]

@@ -1,0 +1,56 @@
+"""`watershed serve`: the steward service (JSON API, OpenAPI at /docs, web UI) in this process."""
+
+from __future__ import annotations
+
+import socket
+
+import typer
+
+from watershed.api.cli.output import console, fail
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def serve_command(
+    host: str = typer.Option(
+        None, "--host", help="Address to listen on (default WATERSHED_API_HOST, 127.0.0.1)."
+    ),
+    port: int = typer.Option(
+        None, "--port", min=1, max=65535, help="Port (default WATERSHED_API_PORT, 8600)."
+    ),
+) -> None:
+    """Serve the JSON API under /api/v1 and the web UI on one port (stateless: run several behind a load balancer)."""
+    import uvicorn
+
+    from watershed.api.http.app import create_app
+    from watershed.api.http.settings import ApiSettings
+    from watershed.graph.backends import open_store
+
+    overrides = {k: v for k, v in (("api_host", host), ("api_port", port)) if v is not None}
+    settings = ApiSettings(**overrides)
+    if not _port_free(settings.api_host, settings.api_port):
+        fail(
+            f"port {settings.api_host}:{settings.api_port} is taken by another process (set WATERSHED_API_PORT or --port)"
+        )
+    try:
+        graph = open_store(settings)
+        graph.ping()
+        graph.ensure_schema()
+    except Exception as exc:
+        fail(f"cannot reach the graph ({type(exc).__name__}: {exc}); run `watershed services up`")
+    try:
+        app = create_app(settings, graph)
+    except Exception as exc:  # a bad policy file, say: one line naming it
+        fail(str(exc))
+    console.print(f"watershed API on http://{settings.api_host}:{settings.api_port}/ (docs at /docs)")
+    # No access log: it would be one line per request with nothing the audit trail lacks, and
+    # a token pasted into a query string by mistake would land in it.
+    uvicorn.run(app, host=settings.api_host, port=settings.api_port, access_log=False, log_level="warning")

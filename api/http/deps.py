@@ -1,0 +1,88 @@
+"""Dependencies of the routes: the shared graph, the caller (token or session cookie) and their rights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from fastapi import Depends, Request
+
+from watershed.api.accounts.rights import Me, Right
+from watershed.api.accounts.store import AccountStore
+from watershed.api.http.problems import ApiProblem, unauthorized
+from watershed.api.http.settings import ApiSettings
+from watershed.graph.store import GraphStore
+
+SESSION_COOKIE = "watershed_session"
+CSRF_HEADER = "X-Watershed-CSRF"
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass
+class Service:
+    """What every request shares: settings and the graph connection (no per-user state: that is in the graph)."""
+
+    settings: ApiSettings
+    graph: GraphStore
+    runs: object = field(default=None)  # api.http.runs.RunLauncher, set by the app
+
+    @cached_property
+    def accounts(self) -> AccountStore:
+        return AccountStore(self.graph)
+
+    @cached_property
+    def policy(self):
+        from watershed.propagation.policy import load_policy
+
+        return load_policy(self.settings.policy_file)
+
+
+def service(request: Request) -> Service:
+    return request.app.state.service
+
+
+def bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise unauthorized()
+    return value.strip()
+
+
+def caller(request: Request, svc: Service = Depends(service)) -> Me:
+    """The authenticated caller: a Bearer token, else the session cookie (with the CSRF header on unsafe methods)."""
+    token = bearer(request)
+    if token is not None:
+        found = svc.accounts.authenticate(token)
+        if found is None:
+            raise unauthorized()
+        return found[0]
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        me = svc.accounts.session(cookie)
+        if me is None:
+            raise unauthorized()
+        if request.method in UNSAFE_METHODS and request.headers.get(CSRF_HEADER) != "1":
+            raise ApiProblem(
+                403, f"a cookie-authenticated {request.method} needs the header {CSRF_HEADER}: 1"
+            )
+        return me
+    raise unauthorized()
+
+
+def needs(right: Right):
+    """A dependency giving the caller once they hold `right` (on some database, for a limited one)."""
+
+    def check(me: Me = Depends(caller)) -> Me:
+        me.require(right)
+        return me
+
+    check.__name__ = f"needs_{right}"
+    return check
+
+
+viewer = needs("viewer")
+steward = needs("steward")
+admin = needs("admin")

@@ -1,0 +1,123 @@
+"""Bounded lineage around a node, the detail behind an edge, and lineage of an ad-hoc SQL script."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Depends, Query
+
+from watershed.api.accounts.rights import Me
+from watershed.api.http.deps import Service, service, steward, viewer
+from watershed.api.http.models import (
+    EdgeDetail,
+    LineageEdge,
+    LineageNode,
+    LineageView,
+    SqlLineageRequest,
+    TaskInfo,
+)
+from watershed.api.http.nodes import missing, parse, tag_map
+from watershed.api.http.problems import ApiProblem
+from watershed.graph import ids
+from watershed.graph.lineage import SqlTask, TaskLineage
+
+router = APIRouter(tags=["lineage"])
+
+EDGES = {
+    "Column": (
+        "MATCH (a:Column {id: $source})-[r:FLOWS_TO]->(b:Column {id: $target}) "
+        "OPTIONAL MATCH (k:Task {id: r.task}) RETURN r.kind, r.functions, r.task, k.dialect, k.owner"
+    ),
+    "Table": (
+        "MATCH (a:Table {id: $source})-[r:FLOWS_TO]->(b:Table {id: $target}) "
+        "OPTIONAL MATCH (k:Task {id: r.task}) RETURN null, null, r.task, k.dialect, k.owner"
+    ),
+}
+
+
+@router.get("/lineage/{node_id:path}", response_model=LineageView)
+def lineage(
+    node_id: str,
+    direction: Literal["upstream", "downstream", "both"] = "both",
+    depth: int = Query(3, ge=1, le=10),
+    limit: int = Query(500, ge=1, le=5000),
+    level: Literal["column", "table"] = "column",
+    kinds: str | None = Query(None, description="Comma-separated transform kinds to keep (column level)."),
+    _: Me = Depends(viewer),
+    svc: Service = Depends(service),
+) -> LineageView:
+    node, label, _db = parse(node_id)
+    if level == "table" and label == "Column":
+        node, label = ids.parent(node), "Table"
+    if level == "column" and label == "Table":
+        raise ApiProblem(400, f"{node} is a table: ask with level=table, or give a column")
+    kind_list = [k.strip() for k in kinds.split(",") if k.strip()] if kinds else None
+    found = svc.graph.bounded_lineage(node, direction, depth=depth, limit=limit, level=level, kinds=kind_list)
+    if found is None:
+        raise missing(label, node)
+    return LineageView(
+        root=found.root,
+        direction=found.direction,
+        level=found.level,
+        depth=found.depth,
+        truncated=found.truncated,
+        nodes=[
+            LineageNode(
+                id=n.id,
+                label=n.label,
+                table=ids.parent(n.id) if n.label == "Column" else n.id,
+                tags=tag_map(n.properties.get("tags")),
+            )
+            for n in found.nodes
+        ],
+        edges=[
+            LineageEdge(
+                source=e.source,
+                target=e.target,
+                type=e.type,
+                kind=e.properties.get("kind"),
+                task=e.properties.get("task"),
+                functions=list(e.properties.get("functions") or []),
+            )
+            for e in found.edges
+        ],
+    )
+
+
+@router.get("/edges", response_model=list[EdgeDetail])
+def edges(
+    source: str = Query(..., max_length=1000),
+    target: str = Query(..., max_length=1000),
+    _: Me = Depends(viewer),
+    svc: Service = Depends(service),
+) -> list[EdgeDetail]:
+    """The lineage edges from `source` to `target`, with the task behind each."""
+    source_id, label, _ = parse(source)
+    target_id, target_label, _ = parse(target)
+    if label != target_label:
+        raise ApiProblem(400, "source and target must both be columns or both tables")
+    rows = svc.graph.read(EDGES[label], {"source": source_id, "target": target_id})
+    return [
+        EdgeDetail(
+            source=source_id,
+            target=target_id,
+            type="FLOWS_TO",
+            kind=kind,
+            functions=list(functions or []),
+            task=TaskInfo(id=task, dialect=dialect, owner=owner) if task else None,
+        )
+        for kind, functions, task, dialect, owner in rows
+    ]
+
+
+@router.post("/lineage/sql", response_model=TaskLineage)
+def sql_lineage(body: SqlLineageRequest, _: Me = Depends(steward)) -> TaskLineage:
+    """The extractor's result for one script (what `watershed lineage --format json` prints); body capped at 1 MiB."""
+    from watershed.ingest.extract import UnknownDialectError, check_dialect, extract_lineage
+
+    try:
+        check_dialect(body.dialect)
+    except UnknownDialectError as exc:
+        raise ApiProblem(400, f"dialect: {exc}") from None
+    task = SqlTask(task_id="adhoc", sql=body.sql, dialect=body.dialect, vars=body.vars)
+    return extract_lineage(task, None)

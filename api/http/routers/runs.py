@@ -1,0 +1,156 @@
+"""Propagation runs (start, list, status per layer, cancel) and harvest runs with their error records."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from fastapi import APIRouter, Depends
+
+from watershed.api.accounts.rights import Me
+from watershed.api.audit import record
+from watershed.api.http.deps import Service, service, steward, viewer
+from watershed.api.http.models import HarvestError, RunStart
+from watershed.api.http.paging import Page, PageRequest, encode, keyed_page, page_request
+from watershed.api.http.problems import ApiProblem
+from watershed.graph.model import HarvestRun
+from watershed.propagation.run_state import RunRecord
+
+router = APIRouter(tags=["runs"])
+
+PROPAGATION_RUNS = (
+    "MATCH (r:PropagationRun) WHERE r.id < $after "
+    "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed ORDER BY r.id DESC LIMIT $n"
+)
+PROPAGATION_RUN = (
+    "MATCH (r:PropagationRun {id: $id}) "
+    "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed"
+)
+HARVEST_FIELDS = "h.id, h.started_at, h.inputs, h.tasks, h.errors, h.loaded, h.unchanged, h.seconds"
+HARVEST_RUNS = f"MATCH (h:HarvestRun) WHERE h.id < $after RETURN {HARVEST_FIELDS} ORDER BY h.id DESC LIMIT $n"
+HARVEST_RUN = f"MATCH (h:HarvestRun {{id: $id}}) RETURN {HARVEST_FIELDS}"
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}$")
+
+
+def _from_graph(row, current: RunRecord | None) -> RunRecord:
+    run_id, mode, status, started_at, finished_at, cone, resumed = row
+    if current is not None and current.run_id == run_id:
+        return current.model_copy(update={"frontier": []})
+    # The graph keeps a summary of past runs; token and graph clock live only in the current record.
+    return RunRecord(
+        run_id=run_id,
+        token=0,
+        mode=mode,
+        status=status,
+        graph_started_at=0,
+        started_at=started_at,
+        finished_at=finished_at,
+        cone=cone or 0,
+        resumed=resumed or 0,
+    )
+
+
+def _launcher(svc: Service):
+    return svc.runs
+
+
+@router.post("/propagation/runs", response_model=RunRecord, status_code=202)
+def start_run(body: RunStart, me: Me = Depends(steward), svc: Service = Depends(service)) -> RunRecord:
+    """Start a full or incremental run (an interrupted run is resumed); its batches go to the Celery workers."""
+    started = _launcher(svc).start(body.full)
+    record(
+        svc.graph,
+        me.name,
+        "propagation.start",
+        f"run:{started.run_id}",
+        None,
+        {"full": body.full, "mode": started.mode},
+    )
+    return started.model_copy(update={"frontier": []})
+
+
+@router.get("/propagation/runs", response_model=Page[RunRecord])
+def list_runs(
+    page: PageRequest = Depends(page_request), _: Me = Depends(viewer), svc: Service = Depends(service)
+) -> Page[RunRecord]:
+    after = str(page.position().get("after", "~"))
+    rows = svc.graph.read(PROPAGATION_RUNS, {"after": after, "n": page.limit + 1})
+    current = _launcher(svc).current() if rows else None
+    return keyed_page([_from_graph(r, current) for r in rows], page.limit, lambda r: r.run_id)
+
+
+@router.get("/propagation/runs/{run_id}", response_model=RunRecord)
+def get_run(run_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> RunRecord:
+    current = _launcher(svc).current()
+    if current is not None and current.run_id == run_id:
+        return current.model_copy(update={"frontier": []})
+    rows = svc.graph.read(PROPAGATION_RUN, {"id": run_id})
+    if not rows:
+        raise ApiProblem(404, f"propagation run {run_id} not found")
+    return _from_graph(rows[0], None)
+
+
+@router.post("/propagation/runs/{run_id}/cancel", response_model=RunRecord, status_code=202)
+def cancel_run(run_id: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> RunRecord:
+    """Stop the run after its current layer (it is marked failed, `cancelled by NAME`)."""
+    cancelled = _launcher(svc).cancel(run_id, me.name)
+    record(svc.graph, me.name, "propagation.cancel", f"run:{run_id}", {"status": cancelled.status}, None)
+    return cancelled.model_copy(update={"frontier": []})
+
+
+def _harvest(row) -> HarvestRun:
+    names = ("id", "started_at", "inputs", "tasks", "errors", "loaded", "unchanged", "seconds")
+    return HarvestRun(**{k: v for k, v in zip(names, row, strict=True) if v is not None})
+
+
+@router.get("/harvest/runs", response_model=Page[HarvestRun])
+def harvest_runs(
+    page: PageRequest = Depends(page_request), _: Me = Depends(viewer), svc: Service = Depends(service)
+) -> Page[HarvestRun]:
+    after = str(page.position().get("after", "~"))
+    rows = svc.graph.read(HARVEST_RUNS, {"after": after, "n": page.limit + 1})
+    return keyed_page([_harvest(r) for r in rows], page.limit, lambda r: r.id)
+
+
+def _harvest_run(svc: Service, run_id: str) -> HarvestRun:
+    rows = svc.graph.read(HARVEST_RUN, {"id": run_id})
+    if not rows:
+        raise ApiProblem(404, f"harvest run {run_id} not found")
+    return _harvest(rows[0])
+
+
+@router.get("/harvest/runs/{run_id}", response_model=HarvestRun)
+def harvest_run(run_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> HarvestRun:
+    return _harvest_run(svc, run_id)
+
+
+@router.get("/harvest/runs/{run_id}/errors", response_model=Page[HarvestError])
+def harvest_errors(
+    run_id: str,
+    page: PageRequest = Depends(page_request),
+    _: Me = Depends(viewer),
+    svc: Service = Depends(service),
+) -> Page[HarvestError]:
+    """The run's error records (errors.jsonl under DATA_DIR/harvest/RUN), one item per line."""
+    run = _harvest_run(svc, run_id)
+    if not _RUN_ID.match(run.id) or ".." in run.id:
+        raise ApiProblem(404, f"no error records for harvest run {run_id}")
+    path = svc.settings.data_dir / "harvest" / run.id / "errors.jsonl"
+    start = int(page.position().get("line", 0))
+    items: list[HarvestError] = []
+    more = False
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines):
+                if number < start or not line.strip():
+                    continue
+                if len(items) == page.limit:
+                    more = True
+                    break
+                items.append(HarvestError(**json.loads(line)))
+    except FileNotFoundError:
+        raise ApiProblem(
+            404,
+            f"no error records for harvest run {run_id} under {path.parent.parent} (harvested with another --out?)",
+        ) from None
+    return Page[HarvestError](items=items, next_cursor=encode({"line": number}) if more else None)
