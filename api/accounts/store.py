@@ -105,7 +105,8 @@ COUNT_USERS = "MATCH (u:User) RETURN count(u)"
 # Create only when absent, in one statement with its audit entry (two processes adding the
 # same name: one wins, the other sees no row).
 ADD_USER = (
-    "OPTIONAL MATCH (old:User {name: $name}) WITH old WHERE old IS NULL "
+    # (`WITH old WHERE old IS NULL` creates anyway on FalkorDB 4.16: count instead)
+    "OPTIONAL MATCH (old:User {name: $name}) WITH count(old) AS existing WHERE existing = 0 "
     "CREATE (u:User {name: $name, role: $role, databases: $databases, created_at: $at}) "
     + CREATE_ENTRY
     + " RETURN u.name"

@@ -1,0 +1,133 @@
+"""Every route of the OpenAPI schema, called as nobody, a viewer, a steward and an admin, against a table of rights.
+
+The table is written by hand: a route the schema has and the table lacks fails the test, so a
+new route cannot ship without someone deciding who may call it. A caller below the right gets
+401 (no credentials) or 403 naming the right; a caller holding it gets neither. Calls that
+could change something aim at nodes, users and runs that do not exist, or send a body the
+route refuses, so the walk changes nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+ROLES = ["viewer", "steward", "admin"]
+
+#: (method, path) -> the right needed: public, viewer, steward or admin
+RIGHTS = {
+    ("GET", "/api/v1/health"): "public",
+    ("POST", "/api/v1/session"): "public",
+    ("DELETE", "/api/v1/session"): "viewer",
+    ("GET", "/api/v1/me"): "viewer",
+    ("GET", "/api/v1/search"): "viewer",
+    ("GET", "/api/v1/tables/{table_id}"): "viewer",
+    ("GET", "/api/v1/tables/{table_id}/ddl"): "viewer",
+    ("GET", "/api/v1/columns/{column_id}"): "viewer",
+    ("GET", "/api/v1/lineage/{node_id}"): "viewer",
+    ("GET", "/api/v1/edges"): "viewer",
+    ("POST", "/api/v1/lineage/sql"): "steward",
+    ("GET", "/api/v1/nodes/{node_id}/tags"): "viewer",
+    ("GET", "/api/v1/nodes/{node_id}/tags/{key}/why"): "viewer",
+    ("PUT", "/api/v1/nodes/{node_id}/tags/{key}"): "steward",
+    ("DELETE", "/api/v1/nodes/{node_id}/tags/{key}"): "steward",
+    ("PUT", "/api/v1/nodes/{node_id}/blocks/{key}"): "steward",
+    ("DELETE", "/api/v1/nodes/{node_id}/blocks/{key}"): "steward",
+    ("POST", "/api/v1/propagation/runs"): "steward",
+    ("GET", "/api/v1/propagation/runs"): "viewer",
+    ("GET", "/api/v1/propagation/runs/{run_id}"): "viewer",
+    ("POST", "/api/v1/propagation/runs/{run_id}/cancel"): "steward",
+    ("GET", "/api/v1/harvest/runs"): "viewer",
+    ("GET", "/api/v1/harvest/runs/{run_id}"): "viewer",
+    ("GET", "/api/v1/harvest/runs/{run_id}/errors"): "viewer",
+    ("GET", "/api/v1/ttl/advice"): "viewer",
+    ("GET", "/api/v1/users"): "admin",
+    ("POST", "/api/v1/users"): "admin",
+    ("GET", "/api/v1/users/{name}"): "admin",
+    ("PATCH", "/api/v1/users/{name}"): "admin",
+    ("DELETE", "/api/v1/users/{name}"): "admin",
+    # another user's tokens (a user's own: tests/api/test_accounts.py)
+    ("POST", "/api/v1/users/{name}/tokens"): "admin",
+    ("GET", "/api/v1/users/{name}/tokens"): "admin",
+    ("DELETE", "/api/v1/users/{name}/tokens/{token_id}"): "admin",
+    ("GET", "/api/v1/audit"): "admin",
+}
+
+#: path parameters: nodes that exist for reads; writes aim at a node of no table
+PARAMS = {
+    "table_id": "ods.user_profile",
+    "column_id": "dwd.user_contact_df.email",
+    "key": "pii",
+    "run_id": "prop-does-not-exist",
+    "name": "nobody",
+    "token_id": "0123456789abcdef",
+}
+READ_NODE, WRITE_NODE = "dwd.user_contact_df.email", "ods.no_such_table.col"
+QUERY = {"/api/v1/edges": {"source": "ods.user_profile.email", "target": "dwd.user_contact_df.email"}}
+#: bodies that do nothing: a refused value, or no such user
+BODIES = {
+    ("POST", "/api/v1/session"): None,  # filled per caller below
+    ("POST", "/api/v1/lineage/sql"): {"sql": "select 1"},
+    ("PUT", "/api/v1/nodes/{node_id}/tags/{key}"): {"values": ["L2"]},
+    ("POST", "/api/v1/propagation/runs"): {"full": [1]},
+    ("POST", "/api/v1/users"): {"name": "", "role": "viewer"},
+    ("PATCH", "/api/v1/users/{name}"): {"role": "viewer"},
+}
+_RANK = {"public": -1, "viewer": 0, "steward": 1, "admin": 2}
+
+
+def _operations(schema: dict) -> list[tuple[str, str]]:
+    return sorted(
+        (method.upper(), path)
+        for path, item in schema["paths"].items()
+        for method in item
+        if method in ("get", "post", "put", "patch", "delete")
+    )
+
+
+@pytest.fixture(scope="module")
+def schema(api):
+    with api.client() as anonymous:
+        return anonymous.get("/openapi.json").json()
+
+
+def test_the_table_covers_every_route(schema):
+    missing = [op for op in _operations(schema) if op not in RIGHTS]
+    assert not missing, f"routes without an entry in RIGHTS: {missing}"
+    gone = [op for op in RIGHTS if op not in _operations(schema)]
+    assert not gone, f"RIGHTS names routes the API no longer has: {gone}"
+
+
+@pytest.mark.parametrize("caller", [None, *ROLES])
+def test_every_route_answers_by_the_table(api, schema, caller):
+    wrong = []
+    with api.client(caller) as client:
+        for method, path in _operations(schema):
+            right = RIGHTS[(method, path)]
+            node = WRITE_NODE if method != "GET" else READ_NODE
+            url = path.removeprefix("/api/v1")
+            for name, value in {**PARAMS, "node_id": node}.items():
+                url = url.replace("{" + name + "}", value)
+            body = BODIES.get((method, path))
+            if (method, path) == ("POST", "/api/v1/session"):
+                body = {"token": api.tokens[caller or "viewer"]}
+            answer = client.request(method, url, params=QUERY.get(path), json=body)
+            client.cookies.clear()  # a login's session cookie must not make later calls someone
+            if right == "public":
+                allowed = True
+            elif caller is None:
+                allowed = False
+            else:
+                allowed = _RANK[caller] >= _RANK[right]
+            if allowed:
+                if answer.status_code in (401, 403):
+                    wrong.append(f"{caller} {method} {path}: {answer.status_code} {answer.text}")
+            elif caller is None:
+                if answer.status_code != 401:
+                    wrong.append(f"anonymous {method} {path}: {answer.status_code}, expected 401")
+            elif answer.status_code != 403 or answer.json()["detail"] != f"{right} right needed":
+                wrong.append(
+                    f"{caller} {method} {path}: {answer.status_code} {answer.text}, expected 403 ({right})"
+                )
+            if answer.status_code >= 500 and answer.status_code != 503:
+                wrong.append(f"{caller} {method} {path}: {answer.status_code} {answer.text}")
+    assert not wrong, "\n".join(wrong)
