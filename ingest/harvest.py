@@ -1,8 +1,14 @@
 """The Spark harvest job: extract every task's lineage in the executors, load it into the graph.
 
-    spark-submit ingest/harvest.py --tasks TASKS [--catalog catalog.json] [--out DIR] [--graph falkordb|none]
-        [--no-prune | --prune-force]
+    spark-submit [--master M] ingest/harvest.py --tasks TASKS [--catalog catalog.json] [--out DIR]
+        [--graph falkordb|neo4j|none] [--no-prune | --prune-force]
     watershed harvest --tasks TASKS ...
+
+Both entry points take the graph backend, the Spark master and the rest from
+the same settings: the graph is WATERSHED_BACKEND's (unless `--graph` names
+one), `--out` defaults to DATA_DIR/harvest, and the master is `--master`,
+else WATERSHED_SPARK_MASTER, else local[*] -- except that a job launched by
+spark-submit runs on the master spark-submit gave it (it never sets its own).
 
 TASKS is a directory of .sql files, a .jsonl/.parquet export, or (with
 `--tasks-table`) a Spark/Hive table with the export's columns. The catalog is
@@ -13,7 +19,7 @@ the graph in batches, and writes in a directory of its own under OUT
 records never stop the harvest) and `run.json` (run id, status, inputs,
 counts, what pruning did, duration). A source that cannot be read fails
 before that directory exists; a run that fails later leaves a run.json saying
-`"status": "failed"` and why.
+`"status": "failed"` and why; run.json also names the Spark master the run used.
 
 A task id that the corpus defines more than once is an error naming every
 place (file:line, .sql file, Parquet row, or the table, where Spark finds
@@ -47,6 +53,7 @@ from pathlib import Path
 from watershed.graph.catalog import Catalog, CatalogError
 from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import LineageError, SqlTask, TaskLineage
+from watershed.graph.store import GraphStore
 from watershed.ingest.settings import IngestSettings
 from watershed.ingest.sources import (
     DuplicateTask,
@@ -123,6 +130,8 @@ class HarvestReport:
     load_seconds: float = 0.0
     seconds: float = 0.0
     out_dir: str = ""
+    #: the master of the Spark application that extracted the lineage
+    spark_master: str = ""
 
     def summary(self) -> dict:
         """What run.json and the job's last output line hold."""
@@ -149,6 +158,7 @@ class HarvestReport:
             "load_seconds": round(self.load_seconds, 3),
             "seconds": round(self.seconds, 3),
             "out_dir": self.out_dir,
+            "spark_master": self.spark_master,
         }
 
 
@@ -240,7 +250,9 @@ def run_harvest(
     """
     began = time.monotonic()
     run_id = f"harvest-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    report = HarvestReport(run_id=run_id, inputs=[tasks or f"table:{tasks_table}"])
+    report = HarvestReport(
+        run_id=run_id, inputs=[tasks or f"table:{tasks_table}"], spark_master=spark.sparkContext.master
+    )
     if prune_max_fraction is None:
         prune_max_fraction = IngestSettings().prune_max_fraction
 
@@ -462,16 +474,45 @@ def catalog_from_spark(spark, databases: list[str] | None = None) -> Catalog:
     return Catalog(tables=tables)
 
 
-def spark_session(master: str = "local[*]", app_name: str = "watershed-harvest"):
+#: the master when nothing chose one (no --master, no WATERSHED_SPARK_MASTER, not launched by spark-submit)
+DEFAULT_MASTER = "local[*]"
+
+
+def master_chosen_by_launcher() -> str | None:
+    """The master spark-submit (or a Spark already running in this process) chose, if any.
+
+    Under spark-submit the driver's JVM is already up (PYSPARK_GATEWAY_PORT is set) and its
+    SparkConf holds the `--master` given there (`spark.master`): setting another one from the
+    job would silently run a `--master yarn` submission on local[*].
+    """
+    import os
+
+    from pyspark import SparkConf, SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        return active.master
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return None
+    SparkContext._ensure_initialized()
+    conf = SparkConf()
+    return conf.get("spark.master") if conf.contains("spark.master") else None
+
+
+def spark_session(master: str | None = None, app_name: str = "watershed-harvest"):
+    """A Spark session on `master`; without one, the launcher's master, else local[*]."""
     import os
 
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    elif master_chosen_by_launcher() is None:
+        builder = builder.master(DEFAULT_MASTER)
     session = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.ui.enabled", "false")
+        builder.config("spark.ui.enabled", "false")
         # Executors run this interpreter, so they import the same installed packages.
         .config("spark.pyspark.python", sys.executable)
         .config("spark.sql.shuffle.partitions", "4")
@@ -479,6 +520,27 @@ def spark_session(master: str = "local[*]", app_name: str = "watershed-harvest")
     )
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def open_graph(settings) -> GraphStore:
+    """The configured graph (`settings.backend`), reachable and with its schema; HarvestError naming it if not."""
+    from watershed.graph.backends import open_store
+
+    where = (
+        settings.neo4j_uri
+        if settings.backend == "neo4j"
+        else f"{settings.falkordb_host}:{settings.falkordb_port}"
+    )
+    try:
+        store = open_store(settings)
+        store.ping()
+        store.ensure_schema()
+    except WatershedError:
+        raise
+    except Exception as exc:
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise HarvestError(f"cannot reach the {settings.backend} graph on {where} ({first_line})") from None
+    return store
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -492,10 +554,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--spark-catalog", action="store_true", help="take the schemas from the Spark/Hive catalog"
     )
-    parser.add_argument("--out", default="var/harvest", help="where the run's errors.jsonl and run.json go")
-    parser.add_argument("--graph", choices=["falkordb", "none"], default="falkordb")
     parser.add_argument(
-        "--master", default=None, help="Spark master (default local[*]; spark-submit sets its own)"
+        "--out", default=None, help="where the run's errors.jsonl and run.json go (default DATA_DIR/harvest)"
+    )
+    parser.add_argument(
+        "--graph",
+        choices=["falkordb", "neo4j", "none"],
+        default=None,
+        help="the graph to load into (default: WATERSHED_BACKEND's); none extracts only",
+    )
+    parser.add_argument(
+        "--master",
+        default=None,
+        help="Spark master (default WATERSHED_SPARK_MASTER, else local[*]); under spark-submit, give it there",
     )
     parser.add_argument(
         "--no-prune", dest="prune", action="store_false", help="keep tasks the graph has but the corpus lacks"
@@ -520,25 +591,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from watershed.graph.settings import GraphSettings, data_dir
+
+    settings = IngestSettings()
+    graph_settings = GraphSettings() if args.graph in (None, "none") else GraphSettings(backend=args.graph)
+    out = Path(args.out) if args.out else data_dir() / "harvest"
+    launched = master_chosen_by_launcher()
+    if launched is not None and args.master and args.master != launched:
+        raise HarvestError(
+            f"--master {args.master}: this job was launched on {launched}; give the master to spark-submit only"
+        )
     if args.tasks:
         check_task_source(args.tasks)
-    check_out_dir(args.out)
+    check_out_dir(out)
     catalog = Catalog.load(args.catalog) if args.catalog else None
-    max_fraction = IngestSettings().prune_max_fraction
-    store = None
-    if args.graph == "falkordb":
-        from watershed.graph.falkordb_store import FalkorDBStore
-        from watershed.graph.settings import GraphSettings
-
-        settings = GraphSettings()
-        try:
-            store = FalkorDBStore.from_settings(settings)
-            store.ensure_schema()
-        except Exception as exc:
-            raise HarvestError(
-                f"cannot reach FalkorDB on {settings.falkordb_host}:{settings.falkordb_port} ({exc})"
-            ) from None
-    spark = spark_session(args.master or "local[*]")
+    store = None if args.graph == "none" else open_graph(graph_settings)
+    spark = spark_session(None if launched is not None else args.master or settings.spark_master)
     if args.spark_catalog:
         catalog = catalog_from_spark(spark)
     report = run_harvest(
@@ -547,10 +615,10 @@ def _main(args: argparse.Namespace) -> int:
         tasks_table=args.tasks_table,
         catalog=catalog,
         store=store,
-        out_dir=args.out,
+        out_dir=out,
         prune=args.prune,
         prune_force=args.prune_force,
-        prune_max_fraction=max_fraction,
+        prune_max_fraction=settings.prune_max_fraction,
     )
     print(json.dumps(report.summary()))
     if report.status == "prune-refused":

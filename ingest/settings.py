@@ -1,4 +1,4 @@
-"""Knobs of the lineage extractor."""
+"""Knobs of the lineage extractor and the harvest job."""
 
 from __future__ import annotations
 
@@ -19,3 +19,7 @@ class IngestSettings(WatershedSettings):
     #: the largest share of the graph's tasks one harvest may prune (remove because the corpus
     #: lacks them) without `--prune-force`; an empty corpus never prunes without it
     prune_max_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: the Spark master of `watershed harvest` and of the harvest job (WATERSHED_SPARK_MASTER);
+    #: unset, a job launched by spark-submit keeps the master spark-submit gave it, and anything
+    #: else runs on local[*]
+    spark_master: str | None = None

@@ -27,12 +27,14 @@ def harvest_command(
     spark_catalog: bool = typer.Option(
         False, "--spark-catalog", help="Take the schemas from the Spark/Hive catalog."
     ),
-    master: str = typer.Option("local[*]", "--master", help="Spark master."),
+    master: str | None = typer.Option(
+        None, "--master", help="Spark master (default WATERSHED_SPARK_MASTER, else local[*])."
+    ),
     out: Path | None = typer.Option(
         None, "--out", help="Where each run's errors.jsonl and run.json go (default DATA_DIR/harvest)."
     ),
     graph: bool = typer.Option(
-        True, "--graph/--no-graph", help="Load into the graph (FalkorDB from settings)."
+        True, "--graph/--no-graph", help="Load into the configured graph (WATERSHED_BACKEND)."
     ),
     prune: bool = typer.Option(
         True, "--prune/--no-prune", help="Delete tasks the graph has but the corpus lacks."
@@ -75,19 +77,20 @@ def harvest_command(
             loaded_catalog = Catalog.load(catalog)
         except CatalogError as exc:
             fail(str(exc))
-    max_fraction = IngestSettings().prune_max_fraction
+    settings = IngestSettings()
+    max_fraction = settings.prune_max_fraction
     store = None
     if graph:
         from watershed.api.cli.graph import open_store
 
         store = open_store()
         store.ensure_schema()
-    spark = spark_session(master)
+    spark = spark_session(master or settings.spark_master)
     if spark_catalog and loaded_catalog is None:
         from watershed.ingest.harvest import catalog_from_spark
 
         loaded_catalog = catalog_from_spark(spark)
-    console.print(f"harvesting {tasks or tasks_table} on {master}")
+    console.print(f"harvesting {tasks or tasks_table} on {spark.sparkContext.master}")
     try:
         report = run_harvest(
             spark,
