@@ -101,6 +101,14 @@ function bytes(n) {
   return `${value.toFixed(i ? 1 : 0)} ${units[i]}`;
 }
 
+function Select({ name, value, options, onChange }) {
+  return html`<select name=${name} onChange=${(e) => onChange(e.target.value)}>
+    ${options.map(([v, text]) => html`<option value=${v} selected=${v === value}>${text}</option>`)}
+  </select>`;
+}
+
+const same = (values) => values.map((v) => [v, v]);
+
 // ------------------------------------------------------------------ login
 
 function Login({ onLogin }) {
@@ -158,9 +166,8 @@ function Search({ params }) {
     <h2>Search</h2>
     <form class="row" onSubmit=${submit}>
       <input name="q" placeholder="table or column (prefix or part of the name)" value=${q} onInput=${(e) => setQ(e.target.value)} />
-      <select name="kind" value=${kind} onChange=${(e) => setKind(e.target.value)}>
-        <option value="">tables and columns</option><option value="table">tables</option><option value="column">columns</option>
-      </select>
+      <${Select} name="kind" value=${kind} onChange=${setKind}
+        options=${[['', 'tables and columns'], ['table', 'tables'], ['column', 'columns']]} />
       <input name="tag" placeholder="tag filter, e.g. pii>=L3" value=${tag} onInput=${(e) => setTag(e.target.value)} />
       <button type="submit">Search</button>
     </form>
@@ -236,8 +243,9 @@ function TagEditor({ me, nodeId, onChanged }) {
   };
   if (error) return html`<${ErrorBox} error=${error} />`;
   if (!tags) return html`<p class="loading">Loading tags…</p>`;
-  const blocks = tags.set_here.filter((entry) => entry.type === 'block');
-  const manual = new Set(tags.set_here.filter((entry) => entry.type === 'tag').map((entry) => entry.key));
+  const isBlock = (entry) => /block/i.test(entry.type);
+  const blocks = tags.set_here.filter(isBlock);
+  const manual = new Set(tags.set_here.filter((entry) => !isBlock(entry) && entry.origin === 'manual').map((entry) => entry.key));
   return html`<div class="tags" data-testid="tags">
     <h3>Tags</h3>
     ${tags.tags.length ? null : html`<p>No tags.</p>`}
@@ -313,7 +321,9 @@ function Selection({ selected }) {
         ${detail.task
           ? html`<p>task <b data-testid="edge-task">${detail.task.id}</b> ${detail.task.owner ? `(owner ${detail.task.owner})` : ''}
               ${detail.task.dialect || ''}</p>
-              <pre class="sql" data-testid="edge-sql">${detail.task.sql || ''}</pre>`
+              ${detail.task.sql
+                ? html`<pre class="sql" data-testid="edge-sql">${detail.task.sql}</pre>`
+                : html`<p class="muted" data-testid="edge-sql-missing">The task's SQL is not stored.</p>`}`
           : null}
       </div>`,
     )}
@@ -361,6 +371,7 @@ function LineagePanel({ nodeId, params }) {
       onSelectEdge: (edge) => setSelected({ type: 'edge', edge }),
       onExpand: (node) => expand(node),
     });
+    window.__watershed.graph = graph.current; // tests find nodes and edges on screen through it
     return () => graph.current.destroy();
   }, []);
 
@@ -398,17 +409,17 @@ function LineagePanel({ nodeId, params }) {
   };
   return html`<div class="lineage">
     <div class="toolbar">
-      <label>direction <select name="direction" value=${direction} onChange=${(e) => setDirection(e.target.value)}>
-        <option>upstream</option><option>downstream</option><option>both</option></select></label>
+      <label>direction <${Select} name="direction" value=${direction} onChange=${setDirection}
+        options=${same(['upstream', 'downstream', 'both'])} /></label>
       <label>hops <input name="depth" type="number" min="1" max="10" value=${depth}
         onChange=${(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
-      <label>level <select name="level" value=${level} onChange=${(e) => setLevel(e.target.value)}>
-        <option>column</option><option>table</option></select></label>
+      <label>level <${Select} name="level" value=${level} onChange=${setLevel} options=${same(['column', 'table'])} /></label>
       ${g
-        ? html`<label>colour by <select name="colour" value=${g.colourKey} onChange=${(e) => {
-            g.colourKey = e.target.value;
-            draw();
-          }}><option value="">—</option>${g.tagKeys().map((k) => html`<option>${k}</option>`)}</select></label>
+        ? html`<label>colour by <${Select} name="colour" value=${g.colourKey} options=${[['', '—'], ...same(g.tagKeys())]}
+            onChange=${(key) => {
+              g.colourKey = key;
+              draw();
+            }} /></label>
           <label><input type="checkbox" name="collapse" checked=${g.collapsed} onChange=${(e) => {
             g.collapsed = e.target.checked;
             setSelected(null);

@@ -9,9 +9,10 @@ import cytoscape from './vendor/cytoscape.esm.min.js';
 const COL_WIDTH = 260;
 const SUB_COL_WIDTH = 200;
 const ROW_HEIGHT = 34;
-const PER_SUB_COL = 40;
+const MIN_ROWS = 30;
 const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
 const NO_TAG = '#b8c2cc';
+const LABEL_ZOOM = 0.6;
 
 export const tableOf = (node) => node.table || node.id.split('.').slice(0, -1).join('.');
 
@@ -35,6 +36,7 @@ function style(big) {
         'min-zoomed-font-size': 7,
       },
     },
+    ...(big ? [{ selector: 'node', style: { label: '' } }, { selector: 'node.root, node:selected, node.labelled', style: { label: 'data(label)' } }] : []),
     { selector: 'node.table', style: { shape: 'round-rectangle', width: 18, height: 18 } },
     { selector: 'node.root', style: { 'border-width': 3, 'border-color': '#111', width: 18, height: 18 } },
     { selector: 'node:selected', style: { 'border-width': 3, 'border-color': '#f5a623' } },
@@ -50,7 +52,6 @@ function style(big) {
       },
     },
     { selector: 'edge:selected', style: { 'line-color': '#f5a623', 'target-arrow-color': '#f5a623', width: 3 } },
-    { selector: '.hidden', style: { display: 'none' } },
   ];
 }
 
@@ -205,15 +206,17 @@ export class LineageGraph {
       (byLevel.get(l) || byLevel.set(l, []).get(l)).push(node);
     }
     const order = [...byLevel.keys()].sort((a, b) => a - b);
+    // Sub-columns as tall as makes the whole drawing about square, never shorter than MIN_ROWS.
+    const rowsPerSubColumn = Math.max(MIN_ROWS, Math.ceil(Math.sqrt((nodes.length * SUB_COL_WIDTH) / ROW_HEIGHT)));
     const positions = new Map();
     let x = 0;
     for (const l of order) {
-      const members = byLevel.get(l).sort((a, b) => (a.label || a.id).localeCompare(b.label || b.id));
-      const subColumns = Math.ceil(members.length / PER_SUB_COL);
-      const rows = Math.min(members.length, PER_SUB_COL);
+      const members = byLevel.get(l).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const subColumns = Math.ceil(members.length / rowsPerSubColumn);
+      const rows = Math.min(members.length, rowsPerSubColumn);
       members.forEach((node, i) => {
-        const sub = Math.floor(i / PER_SUB_COL);
-        const row = i % PER_SUB_COL;
+        const sub = Math.floor(i / rowsPerSubColumn);
+        const row = i % rowsPerSubColumn;
         positions.set(node.id, { x: x + sub * SUB_COL_WIDTH, y: (row - (rows - 1) / 2) * ROW_HEIGHT });
       });
       x += (subColumns - 1) * SUB_COL_WIDTH + COL_WIDTH;
@@ -229,16 +232,19 @@ export class LineageGraph {
     const positions = LineageGraph.positions(nodes, level);
     const legend = this.legend();
     const elements = [];
+    this.shown = new Map(); // element id -> the node or edge object it draws
     for (const node of nodes) {
+      this.shown.set(node.id, node);
       elements.push({
         group: 'nodes',
-        data: { id: node.id, label: node.label || node.id, colour: this.colourOf(node.tags, legend), ref: node },
+        data: { id: node.id, label: node.isTable ? node.label : node.id, colour: this.colourOf(node.tags, legend) },
         position: positions.get(node.id),
         classes: [node.id === root ? 'root' : '', node.isTable ? 'table' : ''].join(' ').trim(),
       });
     }
     edges.forEach((edge, i) => {
-      elements.push({ group: 'edges', data: { id: `e${i}`, source: edge.source, target: edge.target, ref: edge } });
+      this.shown.set(`e${i}`, edge);
+      elements.push({ group: 'edges', data: { id: `e${i}`, source: edge.source, target: edge.target } });
     });
     const big = nodes.length > 600;
     if (this.cy) this.cy.destroy();
@@ -246,20 +252,68 @@ export class LineageGraph {
       container: this.container,
       elements,
       style: style(big),
-      layout: { name: 'preset', fit: true, padding: 30 },
-      wheelSensitivity: 0.3,
+      // positions are ours and so is the first viewport: fitting would measure every element
+      layout: { name: 'preset', fit: false },
+      ...this.viewportFor(positions),
       minZoom: 0.02,
       maxZoom: 3,
       pixelRatio: big ? 1 : 'auto',
       textureOnViewport: big,
       hideEdgesOnViewport: big,
       motionBlur: false,
+      boxSelectionEnabled: false,
     });
-    this.cy.on('tap', 'node', (event) => this.handlers.onSelectNode(event.target.data('ref')));
-    this.cy.on('tap', 'edge', (event) => this.handlers.onSelectEdge(event.target.data('ref')));
-    this.cy.on('dbltap', 'node', (event) => this.handlers.onExpand(event.target.data('ref')));
+    const ref = (event) => this.shown.get(event.target.id());
+    this.cy.on('tap', 'node', (event) => this.handlers.onSelectNode(ref(event)));
+    this.cy.on('tap', 'edge', (event) => this.handlers.onSelectEdge(ref(event)));
+    this.cy.on('dbltap', 'node', (event) => this.handlers.onExpand(ref(event)));
+    if (big) this.labelOnZoom();
     await waitForDraw(this.cy);
     return { ms: performance.now() - started, nodes: nodes.length, edges: edges.length, legend };
+  }
+
+  // The zoom and pan that show every position with a margin.
+  viewportFor(positions) {
+    const width = this.container.clientWidth || 800;
+    const height = this.container.clientHeight || 600;
+    let [x1, y1, x2, y2] = [Infinity, Infinity, -Infinity, -Infinity];
+    for (const { x, y } of positions.values()) {
+      x1 = Math.min(x1, x);
+      y1 = Math.min(y1, y);
+      x2 = Math.max(x2, x);
+      y2 = Math.max(y2, y);
+    }
+    if (x1 === Infinity) return {};
+    const margin = 40;
+    const zoom = Math.min(1.5, Math.max(0.02, Math.min((width - 2 * margin) / (x2 - x1 || 1), (height - 2 * margin) / (y2 - y1 || 1))));
+    return { zoom, pan: { x: width / 2 - (zoom * (x1 + x2)) / 2, y: height / 2 - (zoom * (y1 + y2)) / 2 } };
+  }
+
+  // Big graphs draw without labels (measuring 2,000 labels doubles the first drawing); zoomed in,
+  // the nodes in view get theirs.
+  labelOnZoom() {
+    const cy = this.cy;
+    let timer = null;
+    const update = () => {
+      const labelled = cy.nodes('.labelled');
+      if (cy.zoom() < LABEL_ZOOM) {
+        labelled.removeClass('labelled');
+        return;
+      }
+      const { x1, x2, y1, y2 } = cy.extent();
+      const inView = cy.nodes().filter((node) => {
+        const { x, y } = node.position();
+        return x >= x1 && x <= x2 && y >= y1 && y <= y2;
+      });
+      cy.batch(() => {
+        labelled.difference(inView).removeClass('labelled');
+        inView.addClass('labelled');
+      });
+    };
+    cy.on('viewport', () => {
+      clearTimeout(timer);
+      timer = setTimeout(update, 150);
+    });
   }
 
   fit() {

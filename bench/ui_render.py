@@ -1,0 +1,125 @@
+"""The web UI's lineage drawing time in a real headless Chromium, for bench/api_bench.py and tests/web.
+
+    from bench.ui_render import chromium, login, measure_lineage_render, fan_out_tasks
+
+`fan_out_tasks()` is SQL whose lineage gives one column a downstream cone of a chosen
+size; `measure_lineage_render()` opens that column's page in the UI and returns what the
+page measured itself (window.__watershed, set after cytoscape drew the first frame of
+the laid-out graph), so the time is the browser's, not Playwright's round trips.
+
+Chromium is Debian's (/usr/bin/chromium, installed by scripts/bootstrap.sh); Playwright's
+own browser downloads are never used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+CHROMIUM = Path(os.environ.get("WATERSHED_CHROMIUM", "/usr/bin/chromium"))
+
+
+class ChromiumMissingError(RuntimeError):
+    pass
+
+
+@contextmanager
+def chromium() -> Iterator[object]:
+    """A headless Chromium (a playwright Browser) for the duration of the block."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        raise ChromiumMissingError(
+            f"{CHROMIUM} not found: run scripts/bootstrap.sh as root (it installs Debian's chromium) "
+            "or 'apt-get install -y chromium'"
+        )
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=args)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def login(page, base_url: str, token: str) -> dict:
+    """Logs in through the UI's login form; returns the Me the page shows (name, role)."""
+    page.goto(f"{base_url}/")
+    page.fill("input[name=token]", token)
+    page.click("button[type=submit]")
+    page.wait_for_selector("[data-testid=role]")
+    return {"name": page.text_content("[data-testid=me]"), "role": page.text_content("[data-testid=role]")}
+
+
+@dataclass
+class RenderTiming:
+    node: str
+    #: data received -> layout -> first frame drawn, as the page measured it
+    render_ms: float
+    #: the lineage request as the page saw it
+    fetch_ms: float
+    nodes: int
+    edges: int
+    truncated: bool
+
+
+def column_url(base_url: str, node_id: str, **params: object) -> str:
+    query = "&".join(f"{key}={quote(str(value))}" for key, value in params.items())
+    return f"{base_url}/#/column/{quote(node_id, safe='')}" + (f"?{query}" if query else "")
+
+
+def measure_lineage_render(
+    page,
+    base_url: str,
+    node_id: str,
+    *,
+    direction: str = "downstream",
+    depth: int = 10,
+    limit: int = 5000,
+    timeout_ms: float = 60_000,
+) -> RenderTiming:
+    """Opens the column page of `node_id` (the page must be logged in) and waits for its graph.
+
+    The page is loaded afresh so the timing has no earlier drawing's warm state but the
+    browser's module cache.
+    """
+    page.goto(column_url(base_url, node_id, direction=direction, depth=depth, limit=limit))
+    page.reload()
+    page.wait_for_function("window.__watershed && window.__watershed.renderCount >= 1", timeout=timeout_ms)
+    state = page.evaluate(
+        """() => {
+            const w = window.__watershed;
+            return { lastRenderMs: w.lastRenderMs, lastFetchMs: w.lastFetchMs, lastNodes: w.lastNodes,
+                     lastEdges: w.lastEdges, truncated: !!document.querySelector('[data-testid=show-more]') };
+        }"""
+    )
+    return RenderTiming(
+        node=node_id,
+        render_ms=state["lastRenderMs"],
+        fetch_ms=state["lastFetchMs"],
+        nodes=state["lastNodes"],
+        edges=state["lastEdges"],
+        truncated=state["truncated"],
+    )
+
+
+def fan_out_tasks(
+    root_table: str = "big.src", column: str = "c", tables: int = 50, width: int = 20
+) -> dict[str, str]:
+    """SQL tasks giving `root_table.column` a downstream cone of 2 * tables * width columns in 2 hops.
+
+    Each of `tables` first-hop tables copies the column `width` times; a second-hop table
+    copies each of those. The defaults give 2,000 columns.
+    """
+    db = root_table.split(".")[0]
+    tasks = {}
+    for t in range(tables):
+        hop1 = ", ".join(f"{column} AS c{i}" for i in range(width))
+        tasks[f"fan_{t}_a"] = f"INSERT OVERWRITE TABLE {db}.hop1_{t} SELECT {hop1} FROM {root_table}"
+        hop2 = ", ".join(f"upper(c{i}) AS d{i}" for i in range(width))
+        tasks[f"fan_{t}_b"] = f"INSERT OVERWRITE TABLE {db}.hop2_{t} SELECT {hop2} FROM {db}.hop1_{t}"
+    return tasks
