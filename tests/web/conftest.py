@@ -27,6 +27,7 @@ import pytest
 
 from bench.ui_render import chromium, fan_out_tasks
 from tests.propagation.conftest import celery_redis, workers  # noqa: F401  (fixtures)
+from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
 from watershed.graph.server import free_port
 from watershed.ingest.extract import extract_lineage
@@ -40,6 +41,28 @@ STORY_TASKS = {
     "t_export": "INSERT OVERWRITE TABLE app.export SELECT uid, report_contact AS exported FROM ads.report",
     "t_archive": "INSERT OVERWRITE TABLE app.archive SELECT uid, exported AS kept FROM app.export",
 }
+#: column types for the story's tables: the table page's DDL needs them
+STORY_CATALOG = {
+    "tables": {
+        "ods.users": {
+            "columns": {"uid": "bigint", "email": "string"},
+            "layer": "ods",
+            "owner": "crm",
+            "format": "orc",
+        },
+        "dwd.users": {"columns": {"uid": "bigint", "mail_u": "string"}, "layer": "dwd", "format": "orc"},
+        "dws.contacts": {"columns": {"uid": "bigint", "contact": "string"}, "layer": "dws", "format": "orc"},
+        "ads.report": {
+            "columns": {"uid": "bigint", "report_contact": "string"},
+            "layer": "ads",
+            "format": "orc",
+        },
+        "app.export": {"columns": {"uid": "bigint", "exported": "string"}, "format": "orc"},
+        "app.archive": {"columns": {"uid": "bigint", "kept": "string"}, "format": "orc"},
+    }
+}
+#: the encryption policy the table page's DDL and protection status come from
+ENCRYPTION_POLICY = "levels:\n  - name: pii\n    key: pii\n    mask: sha256\n"
 #: the column the steward story opens: 3 upstream hops, 2 downstream
 STORY_COLUMN = "ads.report.report_contact"
 UPSTREAM = ["dws.contacts.contact", "dwd.users.mail_u", "ods.users.email"]
@@ -86,14 +109,16 @@ class WebStack:
         raise AssertionError(f"propagation run {run_id} did not finish within {timeout} s")
 
 
-def _load(graph, tasks: dict[str, str]) -> None:
+def _load(graph, tasks: dict[str, str], catalog: Catalog | None = None) -> None:
+    if catalog is not None:
+        graph.upsert_catalog(catalog)
     items = []
     for task_id, sql in tasks.items():
         task = SqlTask(task_id=task_id, sql=sql)
-        lineage = extract_lineage(task)
+        lineage = extract_lineage(task, catalog)
         assert not lineage.errors, lineage.errors
         items.append((task, lineage))
-    graph.upsert_tasks(items)
+    graph.upsert_tasks(items, catalog)
 
 
 def _wait_healthy(base_url: str, process: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
@@ -120,7 +145,7 @@ def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa
     graph.ensure_schema()
     graph.clear()
     graph.ensure_schema()
-    _load(graph, STORY_TASKS)
+    _load(graph, STORY_TASKS, Catalog.from_dict(STORY_CATALOG))
     _load(graph, fan_out_tasks(root_table="big.src", column="c"))
 
     accounts = AccountStore(graph)
@@ -130,6 +155,8 @@ def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa
         tokens[role] = accounts.create_token(name, actor="tests").token
 
     directory = tmp_path_factory.mktemp("web-api")
+    policy = directory / "encryption-policy.yaml"
+    policy.write_text(ENCRYPTION_POLICY)
     port = free_port()
     env = {
         **os.environ,
@@ -138,6 +165,7 @@ def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa
         "WATERSHED_GRAPH_NAME": "web_ui",
         "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{celery_redis.port}/0",
         "WATERSHED_DATA_DIR": str(directory),
+        "WATERSHED_ENCRYPTION_POLICY_FILE": str(policy),
         "PYTHONPATH": str(REPO),
     }
     log = directory / "api.log"

@@ -200,9 +200,7 @@ function TablePage({ id }) {
       TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a></p>
     <p><${TagChips} tags=${table.tags} /></p>
     ${table.protection
-      ? html`<p class="facts">protection: ${table.protection.status || '–'}; encrypted
-          ${(table.protection.encrypted_columns || []).join(', ') || 'none'}; masked
-          ${(table.protection.masked_columns || []).join(', ') || 'none'}</p>`
+      ? html`<p class="facts" data-testid="protection">protection: ${table.protection.status || '–'} · encrypted: ${(table.protection.encrypted_columns || []).join(', ') || 'none'} · masked: ${(table.protection.masked_columns || []).join(', ') || 'none'}</p>`
       : null}
     <table class="grid">
       <thead><tr><th>column</th><th>type</th><th>tags</th><th>recommended TTL (days)</th></tr></thead>
@@ -581,7 +579,45 @@ function RunsPage({ me }) {
   </section>`;
 }
 
+function HarvestRuns() {
+  const [page, error] = useGet(`/harvest/runs${qs({ limit: 20 })}`);
+  const [open, setOpen] = useState(null);
+  const [errors, errorsError] = useGet(open ? `/harvest/runs/${enc(open)}/errors${qs({ limit: 50 })}` : null);
+  return html`<section>
+    <h2>Harvest runs</h2>
+    <${ErrorBox} error=${error} />
+    ${page && !page.items.length ? html`<p>No harvest runs recorded.</p>` : null}
+    ${page && page.items.length
+      ? html`<table class="grid" data-testid="harvest-runs">
+          <thead><tr><th>run</th><th>started</th><th>tasks</th><th>loaded</th><th>unchanged</th><th>errors</th><th>seconds</th></tr></thead>
+          <tbody>${page.items.map(
+            (run) => html`<tr><td>${run.id}</td><td>${run.started_at}</td><td>${run.tasks}</td><td>${run.loaded}</td>
+              <td>${run.unchanged}</td>
+              <td>${run.errors ? html`<button class="small" onClick=${() => setOpen(run.id)}>${run.errors}</button>` : 0}</td>
+              <td>${Number(run.seconds).toFixed(1)}</td></tr>`,
+          )}</tbody></table>`
+      : null}
+    ${open
+      ? html`<h3>Errors of ${open}</h3><${ErrorBox} error=${errorsError} />
+          <pre>${((errors && errors.items) || []).map((e) => JSON.stringify(e)).join('\n')}</pre>`
+      : null}
+  </section>`;
+}
+
 // ------------------------------------------------------------------ TTL advice
+
+// Bytes a shorter TTL frees, when the advice carries them (`watershed ttl advise` samples ORC files).
+const savingsOf = (advice) => (advice.savings && advice.savings.bytes) || advice.savings_bytes || null;
+
+function evidenceText(entry) {
+  if (typeof entry !== 'object' || entry === null) return String(entry);
+  const task = entry.task_id || entry.task;
+  const window = entry.window_days === null ? 'unbounded' : entry.window_days !== undefined ? `${entry.window_days} days` : '';
+  const rest = Object.entries(entry)
+    .filter(([key]) => !['task_id', 'task', 'window_days'].includes(key))
+    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join(', ') : JSON.stringify(value)}`);
+  return [task && `task ${task}`, window && `reads ${window}`, ...rest].filter(Boolean).join(' · ');
+}
 
 function TtlPage({ params }) {
   const [table, setTable] = useState(params.table || '');
@@ -603,7 +639,7 @@ function TtlPage({ params }) {
     setError(null);
     load();
   }, [query]);
-  const total = items.reduce((n, item) => n + ((item.savings && item.savings.bytes) || 0), 0);
+  const total = items.reduce((n, item) => n + (savingsOf(item) || 0), 0);
   return html`<section>
     <h2>TTL advice</h2>
     <form class="row" onSubmit=${(e) => {
@@ -615,14 +651,16 @@ function TtlPage({ params }) {
       <button type="submit">Filter</button>
     </form>
     <${ErrorBox} error=${error} />
-    ${items.length ? html`<p class="facts">${bytes(total)} could be freed by the advice shown</p>` : html`<p>No advice.</p>`}
+    ${items.length
+      ? html`<p class="facts">${items.length} columns with advice${total ? html` · <b data-testid="ttl-savings">${bytes(total)}</b> could be freed` : ''}</p>`
+      : html`<p>No advice.</p>`}
     ${items.length
       ? html`<table class="grid" data-testid="ttl-advice">
-          <thead><tr><th>column</th><th>status</th><th>recommended TTL</th><th>table TTL</th><th>longest read window</th><th>savings</th></tr></thead>
+          <thead><tr><th>column</th><th>status</th><th>recommended TTL (days)</th><th>savings</th><th>evidence</th></tr></thead>
           <tbody>${items.map(
-            (a) => html`<tr><td><a href=${href('column', a.column)}>${a.column}</a></td><td>${a.status}</td>
-              <td>${a.ttl_days ?? ''}</td><td>${a.table_ttl_days ?? ''}</td><td>${a.max_window_days ?? ''}</td>
-              <td>${a.savings ? bytes(a.savings.bytes) : ''}</td></tr>`,
+            (a) => html`<tr data-column=${a.column}><td><a href=${href('column', a.column)}>${a.column}</a></td><td>${a.status}</td>
+              <td>${a.ttl_days_recommended ?? a.ttl_days ?? ''}</td><td>${savingsOf(a) ? bytes(savingsOf(a)) : '–'}</td>
+              <td class="evidence">${(a.evidence || []).map((e) => html`<div>${evidenceText(e)}</div>`)}</td></tr>`,
           )}</tbody></table>`
       : null}
     ${next ? html`<button onClick=${() => load(next)}>More</button>` : null}
@@ -665,7 +703,7 @@ function App() {
   else if (page === 'ddl') body = html`<${DdlPage} id=${args[0]} key=${args[0]} />`;
   else if (page === 'column') body = html`<${ColumnPage} me=${me} id=${args[0]} params=${params} key=${location.hash} />`;
   else if (page === 'why') body = html`<${WhyPage} me=${me} nodeId=${args[0]} keyName=${args[1]} key=${location.hash} />`;
-  else if (page === 'runs') body = html`<${RunsPage} me=${me} />`;
+  else if (page === 'runs') body = html`<${RunsPage} me=${me} /><${HarvestRuns} />`;
   else if (page === 'ttl') body = html`<${TtlPage} params=${params} />`;
   else body = html`<${Search} params=${params} key=${location.hash} />`;
   return html`<${Nav} me=${me} onLogout=${logout} /><main>${body}</main>`;
