@@ -9,8 +9,13 @@ received: what each worker ran is read from its own log.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 import redis
@@ -142,3 +147,29 @@ def test_a_message_for_one_queue_waits_for_its_own_worker(pool, graph_store, bro
     stranded.get(timeout=180)
     assert stranded.state == "SUCCESS" and client.llen(other) == 0
     assert stranded.id in _log(pool, 1) and stranded.id not in _log(pool, 0)
+
+
+def test_watershed_worker_serves_the_queues_it_is_given(pool, broker):
+    """`watershed worker --queues ttl` is a worker of the ttl queue only; without --queues, of both."""
+    app = pool.app()
+    for queues, expected in (("ttl", {TTL_QUEUE}), (None, set(QUEUES))):
+        argv = [sys.executable, "-m", "watershed.api.cli", "worker", "-c", "1"]
+        argv += ["--queues", queues] if queues else []
+        log = (pool.log_dir / f"cli-{queues}.log").open("w")
+        worker = subprocess.Popen(
+            argv, env=pool.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            served: set[str] = set()
+            deadline = time.monotonic() + 60
+            while not served and time.monotonic() < deadline and worker.poll() is None:
+                answers = app.control.inspect(timeout=0.5).active_queues() or {}  # one answer per worker
+                served = {queue["name"] for queues_of_one in answers.values() for queue in queues_of_one}
+            assert served == expected, (
+                queues,
+                served,
+                (pool.log_dir / f"cli-{queues}.log").read_text()[-2000:],
+            )
+        finally:
+            os.killpg(worker.pid, signal.SIGTERM)
+            worker.wait(timeout=30)

@@ -93,3 +93,22 @@ def test_the_ttl_task_honours_watershed_backend(monkeypatch, falkordb_server):
         advise_and_store("run-neo4j")
     message = str(raised.value)
     assert "neo4j at bolt://127.0.0.1:" in message and "falkordb" not in message.lower()
+
+
+def test_ttl_run_reports_the_workers_failure_naming_the_configured_backend(
+    redis_broker, falkordb_server, tmp_path
+):
+    """A worker configured for an unreachable Neo4j fails the run naming neo4j; `ttl run --wait` says so, exit 1."""
+    workers = Workers(redis_broker.port, falkordb_server.port, tmp_path)
+    workers.env.update(
+        {"WATERSHED_BACKEND": "neo4j", "WATERSHED_NEO4J_URI": f"bolt://127.0.0.1:{free_port()}"}
+    )
+    workers.start(1, queues="ttl")
+    try:
+        result = _cli(workers.env, "ttl", "run", "--run-id", "run-neo4j", "--wait", "120")
+    finally:
+        workers.stop_all()
+    assert result.returncode == 1, result.stdout + result.stderr
+    error = " ".join(result.stderr.split())
+    assert "TTL run run-neo4j failed on the worker: GraphUnreachableError" in error
+    assert "cannot reach the graph on neo4j at bolt://127.0.0.1:" in error
