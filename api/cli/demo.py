@@ -37,19 +37,27 @@ def demo_command(
 
 def full_demo(tasks: int) -> None:
     from watershed.api.cli.graph import lineage_tree
+    from watershed.api.cli.services import bring_up
+    from watershed.api.http.background import ServiceStartError
     from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.graph.server import ServerError
-    from watershed.graph.services import up
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.generator import generate_warehouse
     from watershed.ingest.harvest import run_harvest, spark_session
+    from watershed.orc_crypto.kms.service import KmsServiceError
 
     settings = GraphSettings()
     try:
-        statuses = up(settings)
-    except ServerError as exc:
+        # The services stay up after the demo: the web UI, the API and a worker for its runs.
+        statuses, _, background = bring_up(settings)
+    except (ServerError, KmsServiceError, ServiceStartError) as exc:
         fail(str(exc))
-    console.print("services: " + ", ".join(f"{s.name} on port {s.port}" for s in statuses))
+    console.print(
+        "services: "
+        + ", ".join(f"{s.name} on port {s.port}" for s in statuses)
+        + ", "
+        + ", ".join(f"{b.name}" + (f" on port {b.port}" if b.port else "") for b in background)
+    )
     warehouse = settings.data_dir / "demo" / f"warehouse-{tasks}"
     if not (warehouse / "catalog.json").exists():
         summary = generate_warehouse(warehouse, tasks=tasks, seed=7)
@@ -103,14 +111,49 @@ def full_demo(tasks: int) -> None:
         downstream = store.lineage(root[0][0], "downstream", depth=10)
         console.print(lineage_tree(downstream))
     propagation_demo(store, catalog)
+    api = background[0]
+    token = demo_admin_token(store)
+    console.print(f"web UI: http://{api.host}:{api.port}/  (API docs: http://{api.host}:{api.port}/docs)")
+    console.print("log in with this demo-admin token (a new one each run; shown only now):")
+    typer.echo(token)
+    console.print("the services keep running; stop them with `watershed services down`")
+
+
+def demo_admin_token(store) -> str:
+    """A fresh token of the `demo-admin` user (created on the first run); its earlier tokens are revoked."""
+    from watershed.api.accounts.store import AccountStore, UnknownUserError
+
+    accounts = AccountStore(store)
+    actor = "demo"
+    try:
+        user = accounts.get("demo-admin")
+    except UnknownUserError:
+        accounts.add("demo-admin", "admin", None, actor=actor)
+    else:
+        if user.role != "admin" or user.databases is not None:
+            accounts.update("demo-admin", actor, role="admin", databases=None)
+    for old in accounts.tokens("demo-admin", "", 500):
+        accounts.revoke_token("demo-admin", old.id, actor)
+    return accounts.create_token("demo-admin", actor).token
+
+
+def wait_for_worker(settings, seconds: float = 60.0) -> None:
+    """Until a worker serves the propagation queue (the one `services up` started may still be starting)."""
+    import time
+
+    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
+
+    deadline = time.monotonic() + seconds
+    while not workers_serving(app_for(settings), PROPAGATION_QUEUE, timeout=1.0):
+        if time.monotonic() > deadline:
+            fail(
+                f"no worker serves the propagation queue after {seconds:.0f} s; see {settings.data_dir}/worker/worker.log"
+            )
 
 
 def propagation_demo(store, catalog: Catalog) -> None:
-    """Seed app values on the ODS tables, propagate on a Celery worker, and explain one PII tag."""
-    import os
-    import subprocess
-
-    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, worker_argv
+    """Seed app values on the ODS tables, propagate on the services' Celery worker, and explain one PII tag."""
+    from watershed.api.celery_app import app_for
     from watershed.api.cli.tag import why_tree
     from watershed.ingest.generator import seed_apps
     from watershed.propagation.coordinator import Progress, celery_runner, propagate
@@ -126,33 +169,24 @@ def propagation_demo(store, catalog: Catalog) -> None:
     console.print(
         f"stewards' app values set on {seeded} ODS tables; policy rules seed every *email*/*phone*/*ssn* column"
     )
-    log = (settings.data_dir / "demo" / "worker.log").open("w")
-    worker = subprocess.Popen(
-        worker_argv(2, name=f"demo{os.getpid()}@%h", queues=[PROPAGATION_QUEUE]),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        state = RunState.from_url(settings.broker_url(), settings.graph_name)
+    wait_for_worker(settings)
+    state = RunState.from_url(settings.broker_url(), settings.graph_name)
 
-        def show(layer, record) -> None:
-            console.print(
-                f"  layer {layer.layer}: {layer.nodes} nodes in {layer.batches} batches, "
-                f"{layer.changed} changed, {layer.seconds:.2f} s"
-            )
-
-        record = propagate(
-            store,
-            policy,
-            state,
-            celery_runner(settings, policy, app=app_for(settings)),
-            full=True,
-            settings=settings,
-            progress=Progress(on_layer=show, on_message=lambda m: console.print("  " + m)),
+    def show(layer, record) -> None:
+        console.print(
+            f"  layer {layer.layer}: {layer.nodes} nodes in {layer.batches} batches, "
+            f"{layer.changed} changed, {layer.seconds:.2f} s"
         )
-    finally:
-        worker.terminate()
-        worker.wait(timeout=60)
+
+    record = propagate(
+        store,
+        policy,
+        state,
+        celery_runner(settings, policy, app=app_for(settings)),
+        full=True,
+        settings=settings,
+        progress=Progress(on_layer=show, on_message=lambda m: console.print("  " + m)),
+    )
     counts = store.read(
         "MATCH (n)-[g:TAGGED]->(t:Tag) WITH t.key AS key, g.origin AS origin, count(DISTINCT n) AS nodes "
         "RETURN key, origin, nodes ORDER BY key, origin"

@@ -25,7 +25,16 @@ def _kms(settings: GraphSettings):
     return KmsService.from_settings(settings.data_dir)
 
 
-def _states(settings: GraphSettings, statuses, kms=None) -> ServicesStatus:
+def _background(settings: GraphSettings) -> list:
+    """The API server and a propagation worker (`up` starts them after the servers and the KMS)."""
+    from watershed.api.http.background import api_service, worker_service
+    from watershed.api.http.settings import ApiSettings
+
+    api_settings = ApiSettings()
+    return [api_service(api_settings), worker_service(api_settings)]
+
+
+def _states(settings: GraphSettings, statuses, kms=None, background=()) -> ServicesStatus:
     states = [
         ServiceState(
             name=item.name, port=item.port, running=item.running, answering=item.answering, note=item.note
@@ -41,6 +50,17 @@ def _states(settings: GraphSettings, statuses, kms=None) -> ServicesStatus:
                 running=running,
                 answering=running and kms.answers(),
                 note=kms.stale_note(),
+            )
+        )
+    for item in background:
+        running = item.pid() is not None
+        states.append(
+            ServiceState(
+                name=item.name,
+                port=item.port or 0,
+                running=running,
+                answering=running and item.answers(),
+                note=item.stale_note(),
             )
         )
     return ServicesStatus(data_dir=str(settings.data_dir), services=states)
@@ -60,32 +80,60 @@ def _print(view: ServicesStatus) -> None:
             console.print(f"{item.name}: the recorded process is gone: {item.note}")
 
 
+def bring_up(settings: GraphSettings, progress=None):
+    """Start every service not running (servers, KMS, API, worker); on a failure stop what this call started.
+
+    Returns the servers' statuses, the KMS and the background services (API, worker).
+    """
+    kms = _kms(settings)
+    background = _background(settings)
+
+    def later() -> None:
+        started = []
+        try:
+            was_running = kms.pid() is not None
+            if kms.start() and not was_running:
+                started.append(kms)
+            for item in background:
+                if item.start():
+                    started.append(item)
+        except BaseException:
+            for item in reversed(started):
+                item.stop()
+            raise
+
+    return up(settings, progress=progress, then=later), kms, background
+
+
 @app.command("up")
 def up_command() -> None:
-    """Start FalkorDB, Redis and (when a keystore is set up) the KMS on loopback; harmless when running."""
+    """Start FalkorDB, Redis, the KMS (when a keystore is set up), the API server and a worker; harmless when running."""
+    from watershed.api.http.background import ServiceStartError
     from watershed.orc_crypto.kms.service import KmsServiceError
 
     settings = GraphSettings()
-    kms = _kms(settings)
     try:
-        # If the KMS (or a later server) fails, `up` stops the servers this call started.
-        statuses = up(settings, progress=console.print, then=kms.start)
-    except (ServerError, KmsServiceError) as exc:
+        statuses, kms, background = bring_up(settings, progress=console.print)
+    except (ServerError, KmsServiceError, ServiceStartError) as exc:
         fail(str(exc))
     console.print(f"data directory: {settings.data_dir}")
-    _print(_states(settings, statuses, kms))
+    _print(_states(settings, statuses, kms, background))
     reason = kms.why_not_started()
     if reason is not None and kms.pid() is None:
         console.print(f"kms not started: {reason}")
     else:
         console.print(f"kms: hadoop.security.key.provider.path = kms://http@{kms.host}:{kms.port}/kms")
+    api = background[0]
+    console.print(f"web UI and API: http://{api.host}:{api.port}/ (API docs at /docs)")
 
 
 @app.command("down")
 def down_command() -> None:
     """Stop the services that `up` started from this data directory."""
     settings = GraphSettings()
-    stopped = down(settings) + (["kms"] if _kms(settings).stop() else [])
+    # The API and the worker first: they use the servers stopped after them.
+    stopped = [item.name for item in reversed(_background(settings)) if item.stop()]
+    stopped += down(settings) + (["kms"] if _kms(settings).stop() else [])
     console.print(f"stopped: {', '.join(stopped) if stopped else 'nothing was running'}")
 
 
@@ -95,7 +143,7 @@ def status_command(
 ) -> None:
     """Show whether each service runs and answers, and the data directory they run from."""
     settings = GraphSettings()
-    view = _states(settings, status(settings), _kms(settings))
+    view = _states(settings, status(settings), _kms(settings), _background(settings))
     if output is OutputFormat.json:
         write_model(view)
         return

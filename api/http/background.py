@@ -90,6 +90,11 @@ class Background:
                     f"{self.name} did not answer on port {self.port} in {wait_seconds:.0f} s"
                 )
             time.sleep(0.1)
+        # The record must hold the started program's command line, never the forking parent's.
+        while (live := processes.describe(process.pid)) is None or live.cmdline != self.argv:
+            if process.poll() is not None or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
         if process.poll() is not None:
             raise ServiceStartError(f"{self.name} exited with code {process.returncode}; see {self.log_file}")
         processes.write_record(self.pid_file, process.pid)

@@ -19,6 +19,7 @@ def service_env(tmp_path, monkeypatch):
     monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(free_port()))
     monkeypatch.setenv("WATERSHED_REDIS_PORT", str(free_port()))
     monkeypatch.setenv("WATERSHED_KMS_PORT", str(free_port()))
+    monkeypatch.setenv("WATERSHED_API_PORT", str(free_port()))
     monkeypatch.setenv("WATERSHED_KEYSTORE_PATH", str(tmp_path / "keystore.json"))
     monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE", raising=False)
     yield tmp_path / "var"

@@ -48,7 +48,7 @@ def test_services_started_in_one_directory_are_found_from_another(tmp_path, monk
     elsewhere.mkdir(parents=True)
     for name in UNDER_THE_DATA_DIR:
         monkeypatch.delenv(name, raising=False)
-    for name in ("FALKORDB", "REDIS", "KMS"):
+    for name in ("FALKORDB", "REDIS", "KMS", "API"):
         monkeypatch.setenv(f"WATERSHED_{name}_PORT", str(free_port()))
     monkeypatch.setenv("WATERSHED_KEYSTORE_PASSPHRASE", "data-dir-test")
     data = home.resolve() / "data"
@@ -70,9 +70,11 @@ def test_services_started_in_one_directory_are_found_from_another(tmp_path, monk
             "falkordb": (True, True),
             "redis": (True, True),
             "kms": (True, True),
+            "api": (True, True),
+            "worker": (True, True),
         }
         down = runner.invoke(app, ["services", "down"], catch_exceptions=False)
-        assert down.output.split(":", 1)[1].split(", ") == [" falkordb", "redis", "kms\n"]
+        assert down.output.split(":", 1)[1].split(", ") == [" worker", "api", "falkordb", "redis", "kms\n"]
         assert list(data.glob("*/*.pid")) == []
     finally:
         monkeypatch.setenv("WATERSHED_DATA_DIR", str(data))

@@ -16,12 +16,12 @@ def test_up_twice_is_harmless_and_down_stops_what_up_started(service_env):
     first = runner.invoke(app, ["services", "up"], catch_exceptions=False)
     assert first.exit_code == 0, first.output
     pids = sorted(p.read_text() for p in service_env.glob("*/*.pid"))
-    assert len(pids) == 2
+    assert len(pids) == 4  # falkordb, redis, the API and a worker
     second = runner.invoke(app, ["services", "up"], catch_exceptions=False)
     assert second.exit_code == 0
     assert sorted(p.read_text() for p in service_env.glob("*/*.pid")) == pids  # nothing restarted
     status = runner.invoke(app, ["services", "status"])
-    assert status.output.count("yes") == 4
+    assert status.output.count("yes") == 8
     down = runner.invoke(app, ["services", "down"])
     assert "falkordb" in down.output and "redis" in down.output
     assert list(service_env.glob("*/*.pid")) == []
@@ -69,6 +69,6 @@ def test_the_kms_starts_with_the_services_once_a_keystore_exists(service_env, tm
     with KmsClient(f"kms://http@127.0.0.1:{port}/kms") as client:
         assert client.key_info("pii").bit_length == 256
     status = runner.invoke(app, ["services", "status"])
-    assert status.output.count("yes") == 6  # falkordb, redis and kms: running and answering
+    assert status.output.count("yes") == 10  # falkordb, redis, kms, api, worker: running and answering
     down = runner.invoke(app, ["services", "down"])
     assert "kms" in down.output and not (service_env / "kms" / "kms.pid").exists()
