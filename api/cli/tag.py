@@ -34,6 +34,24 @@ def _store(policy_file=None):
     return GraphTagStore(open_store(), _policy(policy_file))
 
 
+def _audit(store, node: str, action: str, key: str, before, after) -> None:
+    """The audit entry of a change made here; the actor is the OS user (`cli:NAME`), as for `watershed users`."""
+    from watershed.api.audit import record
+
+    record(store.graph, f"cli:{getpass.getuser()}", action, f"{node}:{key}", before, after)
+
+
+def _own(store, node: str, rel_type: str, key: str) -> list[dict]:
+    """What stewards set on `node` for `key` (the audit's before)."""
+    return [
+        {k: v for k, v in entry.items() if v is not None}
+        for entry in store.own_tags(node)
+        if entry["type"] == rel_type
+        and entry["key"] == key
+        and (rel_type == "BLOCKS" or entry["origin"] == "manual")
+    ]
+
+
 def _check_tag(policy, key: str, values: list[str] | None = None) -> None:
     """The policy's own check (the one seeds get): a typo would otherwise propagate."""
     from watershed.propagation.policy import UnknownTagError
@@ -80,9 +98,12 @@ def set_command(
             usage_error(f"{item!r}: expected KEY=VALUE[,VALUE...]")
         _check_tag(store.policy, key.strip(), values)
         parsed[key.strip()] = values
+    who = by or getpass.getuser()
     try:
         for key, values in parsed.items():
-            store.set_tag(node, key, values, by=by or getpass.getuser())
+            before = _own(store, node, "TAGGED", key)
+            store.set_tag(node, key, values, by=who)
+            _audit(store, node, "tag.set", key, before, [{"key": key, "value": v, "by": who} for v in values])
     except UnknownNodeError as exc:
         fail(str(exc))
     summary = ", ".join(f"{key}={','.join(values)}" for key, values in parsed.items())
@@ -99,8 +120,13 @@ def unset_command(
 
     node = _node(node)
     store = _store()
+    removed = []
     try:
-        removed = [key for key in keys if store.unset_tag(node, key)]
+        for key in keys:
+            before = _own(store, node, "TAGGED", key)
+            if store.unset_tag(node, key):
+                removed.append(key)
+                _audit(store, node, "tag.unset", key, before, None)
     except UnknownNodeError as exc:
         fail(str(exc))
     missing = sorted(set(keys) - set(removed))
@@ -125,8 +151,11 @@ def block_command(
     node = _node(node)
     store = _store(policy_file)
     _check_tag(store.policy, key)
+    who = by or getpass.getuser()
     try:
-        store.block(node, key, by=by or getpass.getuser())
+        before = _own(store, node, "BLOCKS", key)
+        store.block(node, key, by=who)
+        _audit(store, node, "tag.block", key, before, [{"key": key, "by": who}])
     except UnknownNodeError as exc:
         fail(str(exc))
     console.print(f"{node}: {key} blocked; run `watershed propagate`")
@@ -141,12 +170,15 @@ def unblock_command(
     from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
+    store = _store()
     try:
-        lifted = _store().unblock(node, key)
+        before = _own(store, node, "BLOCKS", key)
+        lifted = store.unblock(node, key)
     except UnknownNodeError as exc:
         fail(str(exc))
     if not lifted:
         fail(f"{node}: {key} is not blocked")
+    _audit(store, node, "tag.unblock", key, before, None)
     console.print(f"{node}: {key} unblocked; run `watershed propagate`")
 
 
