@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import logging
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from watershed.api.http import problems
@@ -76,7 +77,9 @@ def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = N
         title="Watershed steward service",
         version="1",
         openapi_url=f"{PREFIX}/openapi.json",
-        docs_url="/docs",
+        # FastAPI's own /docs page loads Swagger UI from a CDN: nothing at run time may fetch from the
+        # internet, so /docs is served below from vendored files (or as a plain list of operations).
+        docs_url=None,
         redoc_url=None,
     )
     service = Service(settings=settings, graph=graph)
@@ -96,5 +99,46 @@ def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = N
             def page() -> FileResponse:
                 return FileResponse(index)
 
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return docs_page(app)
+
     app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
     return app
+
+
+#: Swagger UI's files, when the web UI's vendor folder has them (npm swagger-ui-dist)
+SWAGGER = WEB / "vendor" / "swagger-ui"
+
+
+def docs_page(app: FastAPI) -> HTMLResponse:
+    """Swagger UI from /static when vendored; else every operation listed, with a link to the OpenAPI JSON."""
+    if (SWAGGER / "swagger-ui-bundle.js").is_file() and (SWAGGER / "swagger-ui.css").is_file():
+        from fastapi.openapi.docs import get_swagger_ui_html
+
+        return get_swagger_ui_html(
+            openapi_url=f"{PREFIX}/openapi.json",
+            title="Watershed API",
+            swagger_js_url="/static/vendor/swagger-ui/swagger-ui-bundle.js",
+            swagger_css_url="/static/vendor/swagger-ui/swagger-ui.css",
+            swagger_favicon_url="data:,",
+        )
+    rows = []
+    for path, item in app.openapi()["paths"].items():
+        for method, operation in item.items():
+            summary = html.escape(operation.get("summary") or "")
+            description = html.escape((operation.get("description") or "").split("\n")[0])
+            rows.append(
+                f"<tr><td><code>{method.upper()}</code></td><td><code>{html.escape(path)}</code></td>"
+                f"<td>{summary}</td><td>{description}</td></tr>"
+            )
+    body = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Watershed API</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td{padding:2px 8px;vertical-align:top}</style></head><body>"
+        f"<h1>Watershed API</h1><p>The OpenAPI schema: <a href='{PREFIX}/openapi.json'>{PREFIX}/openapi.json</a>. "
+        "Authenticate with <code>Authorization: Bearer wst_...</code>; errors are RFC 9457 problem details.</p>"
+        "<table><tr><th>method</th><th>path</th><th>summary</th><th>what it does</th></tr>"
+        + "".join(rows)
+        + "</table></body></html>"
+    )
+    return HTMLResponse(body)

@@ -139,3 +139,27 @@ def test_runs_lists(viewer):
     assert viewer.get("/harvest/runs/harvest-nope/errors").status_code == 404
     assert viewer.get("/ttl/advice", params={"table": "ods.nope"}).status_code == 404
     assert viewer.get("/health").json() == {"status": "ok"}
+
+
+def test_the_page_shell_and_static_files_are_public(api):
+    import httpx
+
+    from watershed.api.http.app import WEB
+
+    if not (WEB / "index.html").is_file():
+        pytest.skip("no web UI in this checkout")
+    page = httpx.get(api.url + "/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    some_file = next(p for p in sorted(WEB.rglob("*.js")) if p.is_file())
+    assert httpx.get(api.url + "/static/" + some_file.relative_to(WEB).as_posix()).status_code == 200
+    docs = httpx.get(api.url + "/docs")
+    assert docs.status_code == 200
+    assert httpx.get(api.url + "/api/v1/openapi.json").json()["info"]["title"] == "Watershed steward service"
+
+
+def test_docs_load_nothing_from_the_internet(api):
+    import httpx
+
+    page = httpx.get(api.url + "/docs")
+    assert page.status_code == 200 and "/api/v1/lineage/{node_id}" in page.text
+    assert "http://" not in page.text.replace(api.url, "") and "https://" not in page.text
