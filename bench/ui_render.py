@@ -14,6 +14,7 @@ own browser downloads are never used.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +45,19 @@ def chromium() -> Iterator[object]:
             yield browser
         finally:
             browser.close()
+
+
+def wait_for(page, expression: str, timeout_ms: float = 20_000) -> None:
+    """Polls a JavaScript expression until it is truthy.
+
+    Playwright's wait_for_function evaluates its predicate with eval(), which a page under a
+    CSP without 'unsafe-eval' (as the UI is meant to run) refuses; evaluate() is not affected.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{expression!r} still false after {timeout_ms:.0f} ms")
+        page.wait_for_timeout(50)
 
 
 def login(page, base_url: str, token: str) -> dict:
@@ -89,7 +103,7 @@ def measure_lineage_render(
     """
     page.goto(column_url(base_url, node_id, direction=direction, depth=depth, limit=limit))
     page.reload()
-    page.wait_for_function("window.__watershed && window.__watershed.renderCount >= 1", timeout=timeout_ms)
+    wait_for(page, "window.__watershed && window.__watershed.renderCount >= 1", timeout_ms)
     state = page.evaluate(
         """() => {
             const w = window.__watershed;

@@ -207,15 +207,37 @@ def browser():
         yield browser
 
 
+#: what the page must work under: no inline script or style, nothing from another origin
+STRICT_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
 @pytest.fixture
-def page(browser, tmp_path):
-    """A fresh browser context (no cookies) and page; its console errors fail nothing but are printed."""
+def page(browser, web_stack):
+    """A fresh browser context (no cookies) and page; the shell is served with STRICT_CSP.
+
+    A test fails at teardown if the page broke that policy or threw an uncaught error.
+    """
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    page.on("pageerror", lambda error: print(f"page error: {error}"))
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+    page.on(
+        "console",
+        lambda message: problems.append(message.text) if "Content Security Policy" in message.text else None,
+    )
+
+    def strict(route):
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "content-security-policy": STRICT_CSP})
+
+    page.route(f"{web_stack.base_url}/", strict)
     page.set_default_timeout(20_000)
     yield page
     context.close()
+    assert not problems, problems
 
 
 class Screenshots:

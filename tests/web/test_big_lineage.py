@@ -3,7 +3,7 @@ caps a smaller request with "show more", and collapses it by table."""
 
 from __future__ import annotations
 
-from bench.ui_render import login, measure_lineage_render
+from bench.ui_render import login, measure_lineage_render, wait_for
 from tests.web.conftest import BIG_COLUMN
 
 CONE = 2000
@@ -38,7 +38,7 @@ def test_two_thousand_node_cone_renders_and_stays_usable(web_stack, page, shots)
 
     # collapsed by table: one node per table
     page.check("input[name=collapse]")
-    page.wait_for_function("window.__watershed.renderCount >= 2")
+    wait_for(page, "window.__watershed.renderCount >= 2")
     assert page.evaluate("window.__watershed.lastNodes") == TABLES
     shots("collapsed")
 
@@ -46,5 +46,5 @@ def test_two_thousand_node_cone_renders_and_stays_usable(web_stack, page, shots)
     timing = measure_lineage_render(page, web_stack.base_url, BIG_COLUMN, limit=500)
     assert timing.truncated and timing.nodes <= 500, timing
     page.click("[data-testid=show-more]")
-    page.wait_for_function("window.__watershed.renderCount >= 2 && window.__watershed.lastNodes > 500")
+    wait_for(page, "window.__watershed.renderCount >= 2 && window.__watershed.lastNodes > 500")
     shots("show-more")

@@ -3,7 +3,7 @@ zoom and pan, and the table-level graph."""
 
 from __future__ import annotations
 
-from bench.ui_render import login
+from bench.ui_render import login, wait_for
 
 NODES = "window.__watershed.graph.cy.nodes().map((n) => n.id())"
 EDGES = "window.__watershed.graph.cy.edges().length"
@@ -23,7 +23,7 @@ def on_screen(page, node_id: str) -> dict:
 
 
 def wait_renders(page, count: int) -> None:
-    page.wait_for_function(f"window.__watershed.renderCount >= {count}")
+    wait_for(page, f"window.__watershed.renderCount >= {count}")
 
 
 def test_expand_filter_colour_zoom_pan(web_stack, page, shots):
@@ -99,3 +99,25 @@ def test_table_ddl_copies(web_stack, page, shots):
     page.wait_for_selector("[data-testid=copy-ddl]:text('Copied')")
     assert page.evaluate("navigator.clipboard.readText()") == ddl
     shots("ddl")
+
+
+def test_ttl_advice_page(web_stack, page, shots):
+    from watershed.ttl_advisor.model import ColumnUse, Recommendation
+    from watershed.ttl_advisor.store import store_recommendations
+
+    advice = Recommendation(
+        column="dwd.users.mail_u",
+        table="dwd.users",
+        status="ttl",
+        ttl_days=30,
+        max_window_days=7,
+        evidence=[ColumnUse(task_id="t_contacts", roles=["value:expression"], window_days=7)],
+    )
+    store_recommendations(web_stack.graph, [advice], run_id="web-test")
+    login(page, web_stack.base_url, web_stack.tokens["viewer"])
+    page.click("header a:text-is('TTL advice')")
+    row = page.wait_for_selector("[data-testid=ttl-advice] tr[data-column='dwd.users.mail_u']")
+    cells = [cell.text_content() for cell in row.query_selector_all("td")]
+    assert cells[:3] == ["dwd.users.mail_u", "ttl", "30"]
+    assert "task t_contacts" in cells[4] and "reads 7 days" in cells[4]
+    shots("ttl-advice")

@@ -3,7 +3,7 @@ there, block the tag, propagate, and see it gone downstream."""
 
 from __future__ import annotations
 
-from bench.ui_render import login
+from bench.ui_render import login, wait_for
 from tests.web.conftest import DOWNSTREAM, STORY_COLUMN, UPSTREAM
 
 GRAPH_NODES = "window.__watershed.graph.cy.nodes().map((n) => n.id())"
@@ -42,7 +42,7 @@ def test_steward_blocks_pii_and_propagation_removes_it_downstream(web_stack, pag
     page.click(f"[data-testid=search-results] a:text-is('{STORY_COLUMN}')")
 
     # its lineage: 3 upstream hops and what lies downstream are drawn
-    page.wait_for_function("window.__watershed.renderCount >= 1")
+    wait_for(page, "window.__watershed.renderCount >= 1")
     drawn = set(page.evaluate(GRAPH_NODES))
     assert {STORY_COLUMN, *UPSTREAM, *DOWNSTREAM} <= drawn, drawn
     assert page.locator("[data-testid=tags] li[data-tag=pii]").is_visible()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.ui_render import login
+from bench.ui_render import login, wait_for
 from tests.web.conftest import UPSTREAM
 
 SEED = UPSTREAM[-1]  # ods.users.email keeps its pii tag whatever the steward story blocks downstream
@@ -14,7 +14,7 @@ def test_viewer_sees_no_change_buttons_and_gets_403(web_stack, page, shots):
 
     page.goto(f"{web_stack.base_url}/#/column/{SEED}")
     page.wait_for_selector("[data-testid=tags] li[data-tag=pii]")
-    page.wait_for_function("window.__watershed.renderCount >= 1")
+    wait_for(page, "window.__watershed.renderCount >= 1")
     tags = page.locator("[data-testid=tags]")
     assert tags.locator("button").count() == 0
     assert page.locator("[data-testid=set-tag]").count() == 0
