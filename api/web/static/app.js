@@ -196,7 +196,7 @@ function TablePage({ id }) {
   if (!table) return html`<p class="loading">Loading…</p>`;
   return html`<section>
     <h2>Table ${table.id}</h2>
-    <p class="facts">layer ${table.layer || '–'} · owner ${table.owner || '–'} · format ${table.format || '–'} ·
+    <p class="facts">layer ${table.layer || '–'} · owner ${table.owner || '–'} · format ${table.format || '–'} ·${' '}
       TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a></p>
     <p><${TagChips} tags=${table.tags} /></p>
     ${table.protection
@@ -317,8 +317,7 @@ function Selection({ selected }) {
         <p><b>${detail.type}</b> · kind <b data-testid="edge-kind">${detail.kind || '–'}</b>
           ${detail.functions && detail.functions.length ? html` · functions ${detail.functions.join(', ')}` : null}</p>
         ${detail.task
-          ? html`<p>task <b data-testid="edge-task">${detail.task.id}</b> ${detail.task.owner ? `(owner ${detail.task.owner})` : ''}
-              ${detail.task.dialect || ''}</p>
+          ? html`<p>task <b data-testid="edge-task">${detail.task.id}</b> · ${detail.task.dialect || 'SQL'}${detail.task.owner ? ` · owner ${detail.task.owner}` : ''}</p>
               ${detail.task.sql
                 ? html`<pre class="sql" data-testid="edge-sql">${detail.task.sql}</pre>`
                 : html`<p class="muted" data-testid="edge-sql-missing">The task's SQL is not stored.</p>`}`
@@ -561,10 +560,10 @@ function RunsPage({ me }) {
       const nodes = (run.layers || []).reduce((n, l) => n + l.nodes, 0);
       const changed = (run.layers || []).reduce((n, l) => n + l.changed, 0);
       return html`<div class="run" data-run=${run.run_id} data-status=${run.status}>
-        <p><b>${run.run_id}</b> ${run.mode} · <span class=${`status ${run.status}`} data-testid="run-status">${run.status}</span>
+        <p><b>${run.run_id}</b> ${run.mode} · <span class=${`status ${run.status}`} data-testid="run-status">${run.status}</span>${' '}
           · started ${run.started_at}${run.finished_at ? ` · finished ${run.finished_at}` : ''}
           ${isSteward(me) && ACTIVE.has(run.status) ? html` <button class="small" onClick=${() => cancel(run)}>cancel</button>` : null}</p>
-        <p class="facts">layer ${run.layer} · frontier ${(run.frontier || []).length} · cone ${run.cone} ·
+        <p class="facts">layer ${run.layer} · frontier ${(run.frontier || []).length} · cone ${run.cone} ·${' '}
           ${nodes} nodes processed · ${changed} tags changed${run.stopped_at_cap ? ' · stopped at the cap' : ''}</p>
         ${ACTIVE.has(run.status) ? html`<progress max=${Math.max(run.cone, nodes, 1)} value=${nodes}></progress>` : null}
         ${run.error ? html`<p class="error">${run.error}</p>` : null}
