@@ -72,7 +72,8 @@ if command -v npm >/dev/null 2>&1; then
     if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ] \
         || [ ! -f "$vendor/cytoscape.esm.min.js" ] || [ ! -f "$vendor/htm-preact.js" ]; then
         echo "installing the web UI's npm packages"
-        npm ci --prefix "$web" --prefer-offline --no-audit --no-fund --loglevel=error
+        # --ignore-scripts: vendor files are copied as published; no package runs code at install
+        npm ci --prefix "$web" --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error
         mkdir -p "$vendor"
         # .js names: the package data patterns ship *.js, and every server maps .js to JavaScript
         cp "$web/node_modules/cytoscape/dist/cytoscape.esm.min.mjs" "$vendor/cytoscape.esm.min.js"
