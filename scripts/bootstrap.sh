@@ -75,9 +75,16 @@ if command -v npm >/dev/null 2>&1; then
         # --ignore-scripts: vendor files are copied as published; no package runs code at install
         npm ci --prefix "$web" --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error
         mkdir -p "$vendor"
-        # .js names: the package data patterns ship *.js, and every server maps .js to JavaScript
-        cp "$web/node_modules/cytoscape/dist/cytoscape.esm.min.mjs" "$vendor/cytoscape.esm.min.js"
-        cp "$web/node_modules/htm/preact/standalone.module.js" "$vendor/htm-preact.js"
+        # Each file is the published module behind its package's licence as a comment (the minified
+        # files carry none). .js names: the package data ships *.js, and every server maps it to JavaScript.
+        vendor_copy() {  # package, file inside it, vendor name
+            { printf '/*! npm %s, licence:\n' "$1"; sed 's#\*/#* /#g' "$web/node_modules/$1/LICENSE"; printf '*/\n'
+              cat "$web/node_modules/$1/$2"; } >"$vendor/$3.tmp"
+            mv "$vendor/$3.tmp" "$vendor/$3"
+        }
+        vendor_copy cytoscape dist/cytoscape.esm.min.mjs cytoscape.esm.min.js
+        # htm's standalone build bundles preact (MIT) with htm and preact's hooks
+        vendor_copy htm preact/standalone.module.js htm-preact.js
     fi
 else
     echo "warning: npm not found: the web UI has no vendor libraries (api/web/static/vendor)" >&2
