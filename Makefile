@@ -1,4 +1,4 @@
-.PHONY: demo test lint bench-lineage clean
+.PHONY: demo test lint bench-lineage bench-api clean
 
 VENV := .venv/bin
 
@@ -19,6 +19,10 @@ lint:
 bench-lineage:
 	@scripts/bootstrap.sh
 	$(VENV)/python bench/lineage_bench.py
+
+bench-api:
+	@scripts/bootstrap.sh
+	$(VENV)/python bench/api_bench.py
 
 clean:
 	rm -rf .venv var .pytest_cache
