@@ -68,6 +68,28 @@ function waitForDraw(cy) {
   });
 }
 
+// Draws a small throwaway graph off screen, while the lineage request is in flight: the first
+// cytoscape drawing in a page runs cold code (style, collections, canvas caches) at about half
+// speed, and a big graph should not pay for that after its data has arrived.
+let warmed = null;
+export function warmUp() {
+  if (warmed) return warmed;
+  const box = document.createElement('div');
+  Object.assign(box.style, { position: 'absolute', left: '-10000px', top: '0', width: '600px', height: '400px' });
+  document.body.appendChild(box);
+  const elements = [];
+  for (let i = 0; i < 400; i += 1) {
+    elements.push({ group: 'nodes', data: { id: `w${i}`, label: `w${i}`, colour: NO_TAG }, position: { x: (i % 20) * 30, y: Math.floor(i / 20) * 20 } });
+    if (i) elements.push({ group: 'edges', data: { id: `v${i}`, source: `w${i - 1}`, target: `w${i}` } });
+  }
+  const cy = cytoscape({ container: box, elements, style: style(true), layout: { name: 'preset', fit: false }, pixelRatio: 1 });
+  warmed = waitForDraw(cy).then(() => {
+    cy.destroy();
+    box.remove();
+  });
+  return warmed;
+}
+
 export class LineageGraph {
   constructor(container, { onSelectNode, onSelectEdge, onExpand }) {
     this.container = container;
