@@ -45,3 +45,8 @@ def test_viewer_sees_no_change_buttons_and_gets_403(web_stack, page, shots):
         assert response.status == 403, (response.url, response.status, response.text())
         assert "steward" in response.json()["detail"]
     assert "pii" in web_stack.tag_keys(SEED)
+
+    # logging out ends the session the cookie named
+    page.click("header button:text('Log out')")
+    page.wait_for_selector("input[name=token]")
+    assert page.request.get(f"{api}/me").status == 401

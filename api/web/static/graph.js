@@ -6,7 +6,7 @@
 
 import cytoscape from './vendor/cytoscape.esm.min.js';
 
-const COL_WIDTH = 260;
+const COL_WIDTH = 420;
 const SUB_COL_WIDTH = 200;
 const ROW_HEIGHT = 34;
 const MIN_ROWS = 30;
