@@ -531,8 +531,8 @@ function RunsPage({ me }) {
   }, []);
   const active = (runs || []).some((run) => ACTIVE.has(run.status));
   useEffect(() => {
-    if (!active) return undefined;
-    const timer = setInterval(load, 1000);
+    // every second while a run is under way; now and then otherwise, for runs started elsewhere
+    const timer = setInterval(load, active ? 1000 : 10000);
     return () => clearInterval(timer);
   }, [active]);
   const start = async () => {
