@@ -37,10 +37,11 @@ def test_search_by_prefix_substring_and_tag_filters(viewer):
     assert "L9" in bad.json()["detail"]
 
 
-def test_search_pages_without_repeats(viewer):
+@pytest.mark.parametrize("q", ["d", "", "ods.", "user"])
+def test_search_pages_without_repeats(api, viewer, q):
     seen, cursor = [], None
     while True:
-        params = {"q": "d", "limit": 3} | ({"cursor": cursor} if cursor else {})
+        params = {"q": q, "limit": 3} | ({"cursor": cursor} if cursor else {})
         page = viewer.get("/search", params=params).json()
         assert len(page["items"]) <= 3
         seen += [h["id"] for h in page["items"]]
@@ -48,8 +49,12 @@ def test_search_pages_without_repeats(viewer):
         if cursor is None:
             break
     assert len(seen) == len(set(seen))
-    every = viewer.get("/search", params={"q": "d", "limit": 500}).json()["items"]
+    every = viewer.get("/search", params={"q": q, "limit": 500}).json()["items"]
     assert sorted(seen) == sorted(h["id"] for h in every)
+    assert all(q in h["id"] for h in every)
+    if q == "":
+        stats = api.graph.stats()
+        assert len(every) == stats.tables + stats.columns  # everything
 
 
 def test_table_page(viewer):

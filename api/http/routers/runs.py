@@ -54,6 +54,14 @@ def _launcher(svc: Service):
     return svc.runs
 
 
+def _current_or_none(svc: Service) -> RunRecord | None:
+    """The live record when the Celery Redis answers; the graph's summaries are listed either way."""
+    try:
+        return _launcher(svc).current()
+    except ApiProblem:
+        return None
+
+
 @router.post("/propagation/runs", response_model=RunRecord, status_code=202)
 def start_run(body: RunStart, me: Me = Depends(steward), svc: Service = Depends(service)) -> RunRecord:
     """Start a full or incremental run (an interrupted run is resumed); its batches go to the Celery workers."""
@@ -75,7 +83,7 @@ def list_runs(
 ) -> Page[RunRecord]:
     after = str(page.position().get("after", "~"))
     rows = svc.graph.read(PROPAGATION_RUNS, {"after": after, "n": page.limit + 1})
-    current = _launcher(svc).current() if rows else None
+    current = _current_or_none(svc) if rows else None
     return keyed_page([_from_graph(r, current) for r in rows], page.limit, lambda r: r.run_id)
 
 

@@ -1,8 +1,10 @@
 """Search tables and columns by id prefix (indexed) and then substring (bounded), with tag filters.
 
-Cost: the prefix stage is a range read of the id index. The substring stage scans the
-label's nodes until it has found a page (stopping there): cheap when matches are common,
-up to a full scan of the label when they are rare. Tag filters are checked on the stored
+Cost: the prefix stage reads the id index's range for the prefix and sorts what it finds
+(keyset paging by id): cheap for a table's or a narrow prefix's ids, growing with the number
+of ids under a broad prefix (a whole database). The substring stage scans the label's nodes
+(within `db` through the index when given) until it has a page, stopping there: cheap when
+matches are common, up to a scan of every column when they are rare. Tag filters are checked on the stored
 tags of each candidate; a request reads at most `_ROUNDS` batches and then hands back a
 cursor, so a filter that matches little never makes one request expensive.
 """
@@ -26,14 +28,24 @@ from watershed.graph import ids
 router = APIRouter(tags=["search"])
 
 _ROUNDS = 10
+# A prefix is asked as an id range, [prefix, next): FalkorDB answers `STARTS WITH` together with
+# another condition on the id by scanning the whole index, but a range by reading just that part.
 _PREFIX = (
-    "MATCH (n:{label}) WHERE n.id STARTS WITH $prefix AND n.id > $after{tags} "
+    "MATCH (n:{label}) WHERE n.id >= $prefix AND n.id < $prefix_end AND n.id > $after{tags} "
     "RETURN n.id, n.type, n.tags ORDER BY n.id LIMIT $n"
 )
+# No prefix at all: every node, in the label's own order (sorting them all would cost a full sort).
+_EVERYTHING = "MATCH (n:{label}) WHERE true{tags} RETURN n.id, n.type, n.tags SKIP $skip LIMIT $n"
 _CONTAINS = (
-    "MATCH (n:{label}) WHERE n.id CONTAINS $q AND n.id STARTS WITH $scope AND NOT n.id STARTS WITH $prefix{tags} "
+    "MATCH (n:{label}) WHERE {scope}n.id CONTAINS $q AND NOT (n.id >= $prefix AND n.id < $prefix_end){tags} "
     "RETURN n.id, n.type, n.tags SKIP $skip LIMIT $n"
 )
+_IN_SCOPE = "n.id >= $scope AND n.id < $scope_end AND "
+
+
+def _end(prefix: str) -> str:
+    """The least string above every string starting with `prefix`."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 @dataclass
@@ -130,15 +142,28 @@ def search(
         if stage >= len(stages) or len(items) >= page.limit:
             break
         label, phase = stages[stage]
-        if phase == "prefix":
+        if phase == "prefix" and prefix:
             rows = svc.graph.read(
                 _PREFIX.format(label=label, tags=tag_clause),
-                {"prefix": prefix, "after": after, "n": fetch, **key_params},
+                {"prefix": prefix, "prefix_end": _end(prefix), "after": after, "n": fetch, **key_params},
+            )
+        elif phase == "prefix":
+            rows = svc.graph.read(
+                _EVERYTHING.format(label=label, tags=tag_clause), {"skip": skip, "n": fetch, **key_params}
             )
         else:
             rows = svc.graph.read(
-                _CONTAINS.format(label=label, tags=tag_clause),
-                {"q": query, "scope": scope, "prefix": prefix, "skip": skip, "n": fetch, **key_params},
+                _CONTAINS.format(label=label, tags=tag_clause, scope=_IN_SCOPE if scope else ""),
+                {
+                    "q": query,
+                    "scope": scope,
+                    "scope_end": _end(scope) if scope else "",
+                    "prefix": prefix,
+                    "prefix_end": _end(prefix),
+                    "skip": skip,
+                    "n": fetch,
+                    **key_params,
+                },
             )
         consumed = 0
         for node_id, node_type, tags_text in rows:
