@@ -96,6 +96,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "salt",
         "schedule",
         "seconds",
+        "sql",
         "sql_hash",
         "started_at",
         "status",

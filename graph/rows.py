@@ -7,7 +7,7 @@ index them by):
 
 - table:       [id, db, name, format, location, owner, layer, ttl_days, partitioned_by]
 - column:      [id, table, name, type]
-- task:        [id, version, sql_hash, owner, schedule, dialect, errors]
+- task:        [id, version, sql_hash, owner, schedule, dialect, errors, sql]
 - column edge: [source, target, task, kind, functions, key]
 - weak edge:   [column, table, task, role]
 - table edge:  [source, target, task]
@@ -87,6 +87,8 @@ class LoadRows:
                 task.schedule,
                 task.dialect,
                 len(lineage.errors),
+                # the text too: a steward clicking a lineage edge reads the SQL behind it
+                task.sql,
             ]
         )
         for table in lineage.writes:

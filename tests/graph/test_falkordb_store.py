@@ -34,6 +34,14 @@ def test_load_creates_nodes_and_edges(graph_store):
     assert stats.table_edges == 4
 
 
+def test_a_task_node_keeps_its_sql_text_for_the_steward(graph_store):
+    load(graph_store)
+    changed = {**SQL, "t2": SQL["t2"].replace("max(email)", "min(email)")}
+    load(graph_store, changed)
+    stored = dict(graph_store.read("MATCH (k:Task) RETURN k.id, k.sql"))
+    assert stored == changed
+
+
 def test_reloading_the_same_versions_changes_nothing(graph_store):
     load(graph_store)
     before = graph_store.stats()
