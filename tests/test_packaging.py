@@ -128,6 +128,20 @@ def test_the_wheel_holds_only_the_watershed_namespace(wheel):
     ]
     fallback = "watershed/orc_crypto/masking/_sha256_fallback.py"
     assert fallback in names and len(extension) <= 1
+    # the web UI: the page, its code and the vendored npm libraries the set-up copied
+    web = Path(__file__).resolve().parent.parent / "api" / "web" / "static"
+    shipped = {
+        n.removeprefix("watershed/api/web/static/")
+        for n in names
+        if n.startswith("watershed/api/web/static/")
+    }
+    expected = {
+        str(p.relative_to(web))
+        for p in web.rglob("*")
+        if p.is_file() and p.suffix in (".html", ".js", ".css")
+    }
+    assert "index.html" in shipped and any(n.startswith("vendor/") for n in shipped)
+    assert expected <= shipped, expected - shipped
 
 
 @pytest.mark.timeout(300)
