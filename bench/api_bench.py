@@ -312,6 +312,7 @@ def measure(queries: list[Query], client) -> None:
             direct()
             get(path)
     for query in queries:
+        print(f"measuring {query.name}: {len(query.cases) - query.warmup} samples", flush=True)
         # direct and HTTP alternate which goes first, so neither always meets the warmer cache
         for i, (direct, path) in enumerate(query.cases[query.warmup :]):
             if i % 2:
@@ -417,6 +418,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "api_bench.json")
     args = parser.parse_args()
+    # `timeout` and schedulers stop with SIGTERM: the servers started here are stopped all the same
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     import httpx
 
