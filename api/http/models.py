@@ -106,7 +106,7 @@ class LineageView(BaseModel):
 
 class TaskInfo(BaseModel):
     id: str
-    #: the task's SQL is not kept in the graph (only its hash): null unless a later version stores it
+    #: the task's SQL text (null for tasks loaded before the graph kept it)
     sql: str | None = None
     dialect: str | None = None
     owner: str | None = None

@@ -124,7 +124,14 @@ def test_edge_detail_names_the_task(viewer):
         "/edges", params={"source": "ods.user_profile.email", "target": "dwd.user_contact_df.email"}
     ).json()
     assert [e["task"]["id"] for e in edges] == ["01_ods_to_dwd_events"]
-    assert edges[0]["kind"] == "direct"
+    assert (
+        edges[0]["kind"] == "direct"
+        and "INSERT OVERWRITE TABLE dwd.user_contact_df" in edges[0]["task"]["sql"]
+    )
+    tables = viewer.get(
+        "/edges", params={"source": "ods.user_profile", "target": "dwd.user_contact_df"}
+    ).json()
+    assert [e["task"]["id"] for e in tables] == ["01_ods_to_dwd_events"] and tables[0]["kind"] is None
 
 
 def test_tags_and_why(viewer):

@@ -26,11 +26,11 @@ router = APIRouter(tags=["lineage"])
 EDGES = {
     "Column": (
         "MATCH (a:Column {id: $source})-[r:FLOWS_TO]->(b:Column {id: $target}) "
-        "OPTIONAL MATCH (k:Task {id: r.task}) RETURN r.kind, r.functions, r.task, k.dialect, k.owner"
+        "OPTIONAL MATCH (k:Task {id: r.task}) RETURN r.kind, r.functions, r.task, k.dialect, k.owner, k.sql"
     ),
     "Table": (
         "MATCH (a:Table {id: $source})-[r:FLOWS_TO]->(b:Table {id: $target}) "
-        "OPTIONAL MATCH (k:Task {id: r.task}) RETURN null, null, r.task, k.dialect, k.owner"
+        "OPTIONAL MATCH (k:Task {id: r.task}) RETURN null AS kind, null AS functions, r.task, k.dialect, k.owner, k.sql"
     ),
 }
 
@@ -104,9 +104,9 @@ def edges(
             type="FLOWS_TO",
             kind=kind,
             functions=list(functions or []),
-            task=TaskInfo(id=task, dialect=dialect, owner=owner) if task else None,
+            task=TaskInfo(id=task, sql=sql, dialect=dialect, owner=owner) if task else None,
         )
-        for kind, functions, task, dialect, owner in rows
+        for kind, functions, task, dialect, owner, sql in rows
     ]
 
 
