@@ -113,6 +113,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "ttl_days_recommended",
         "ttl_evidence",
         "ttl_run",
+        "ttl_savings_bytes",
         "ttl_status",
         "type",
         "unchanged",

@@ -142,6 +142,8 @@ class TtlAdvice(BaseModel):
     table: str
     status: str
     ttl_days_recommended: int | None = None
+    #: bytes the recommended TTL would free (sampled ORC files); None when the table's size is unknown
+    savings_bytes: int | None = None
     evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 

@@ -175,3 +175,47 @@ def test_docs_load_nothing_from_the_internet(api):
     page = httpx.get(api.url + "/docs")
     assert page.status_code == 200 and "/api/v1/lineage/{node_id}" in page.text
     assert "http://" not in page.text.replace(api.url, "") and "https://" not in page.text
+
+
+def test_ttl_advice_lists_the_biggest_savings_first_and_pages(api, viewer):
+    from watershed.ttl_advisor.model import Recommendation, Savings
+    from watershed.ttl_advisor.store import store_recommendations
+
+    columns = [row[0] for row in api.graph.read("MATCH (c:Column) RETURN c.id ORDER BY c.id LIMIT 7")]
+    savings = [500, None, 9000, 500, 0, None, 70]
+
+    def recommendation(column, saved):
+        size = (
+            None
+            if saved is None
+            else Savings(
+                column_share=0.1,
+                bytes_per_partition=10,
+                partitions_beyond_ttl=1,
+                bytes=saved,
+                sampled_files=1,
+            )
+        )
+        return Recommendation(column=column, table=column.rsplit(".", 1)[0], status="unused", savings=size)
+
+    store_recommendations(
+        api.graph, [recommendation(c, s) for c, s in zip(columns, savings, strict=True)], "ttl-t"
+    )
+    seen, cursor = [], None
+    while True:
+        page = viewer.get("/ttl/advice", params={"limit": 2} | ({"cursor": cursor} if cursor else {})).json()
+        seen += [(a["savings_bytes"], a["column"]) for a in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    known = sorted(
+        ((s, c) for c, s in zip(columns, savings, strict=True) if s is not None), key=lambda p: (-p[0], p[1])
+    )
+    unknown = sorted((None, c) for c, s in zip(columns, savings, strict=True) if s is None)
+    assert seen == known + unknown
+    big = viewer.get("/ttl/advice", params={"min_savings": 500}).json()["items"]
+    assert [a["savings_bytes"] for a in big] == [9000, 500, 500]
+    table = columns[2].rsplit(".", 1)[0]
+    of_table = viewer.get("/ttl/advice", params={"table": table}).json()["items"]
+    assert of_table and all(a["table"] == table for a in of_table)
+    assert viewer.get("/ttl/advice", params={"min_savings": -1}).status_code == 422

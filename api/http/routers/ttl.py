@@ -1,8 +1,8 @@
-"""Stored TTL advice (what `watershed ttl advise` wrote onto the columns), per table or for the whole graph.
+"""Stored TTL advice (what `watershed ttl advise` and the nightly task wrote onto the columns): the
+biggest savings first, for the whole graph or one table.
 
-The graph keeps each column's status, recommended days and evidence, not the bytes a TTL would
-free (those need sampled ORC files: `watershed ttl advise` prints them). Without `table` the
-list reads every column that has advice (a scan of the Column label, paged by id).
+Columns whose savings are unknown (no sampled size) come last. Without `table` the list orders
+every advised column by its savings (a scan of the Column label, bounded by the page size).
 """
 
 from __future__ import annotations
@@ -15,42 +15,68 @@ from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import TtlAdvice
 from watershed.api.http.nodes import missing, parse
-from watershed.api.http.paging import Page, PageRequest, keyed_page, page_request
+from watershed.api.http.paging import Page, PageRequest, encode, page_request
 
 router = APIRouter(tags=["ttl"])
 
-FIELDS = "c.id, c.table, c.ttl_status, c.ttl_days_recommended, c.ttl_evidence"
-ALL = f"MATCH (c:Column) WHERE c.ttl_status IS NOT NULL AND c.id > $after RETURN {FIELDS} ORDER BY c.id LIMIT $n"
+#: what a column of unknown savings sorts as (after every known saving, zero included)
+UNKNOWN = -1
+SAVED = f"coalesce(c.ttl_savings_bytes, {UNKNOWN})"
+FIELDS = "c.id, c.table, c.ttl_status, c.ttl_days_recommended, c.ttl_savings_bytes, c.ttl_evidence"
+# keyset paging on (savings descending, id ascending): the cursor holds the last row's pair
+AFTER = f"({SAVED} < $saved OR ({SAVED} = $saved AND c.id > $after)) AND {SAVED} >= $min_saved"
+ORDER = f"ORDER BY {SAVED} DESC, c.id LIMIT $n"
+ALL = f"MATCH (c:Column) WHERE c.ttl_status IS NOT NULL AND {AFTER} RETURN {FIELDS} {ORDER}"
 OF_TABLE = (
-    "MATCH (t:Table {id: $table})-[:HAS_COLUMN]->(c:Column) WHERE c.ttl_status IS NOT NULL AND c.id > $after "
-    f"RETURN {FIELDS} ORDER BY c.id LIMIT $n"
+    "MATCH (t:Table {id: $table})-[:HAS_COLUMN]->(c:Column) "
+    f"WHERE c.ttl_status IS NOT NULL AND {AFTER} RETURN {FIELDS} {ORDER}"
 )
 TABLE_EXISTS = "MATCH (t:Table {id: $table}) RETURN t.id"
+#: above any real saving: where the first page starts
+START = 2**62
 
 
 @router.get("/ttl/advice", response_model=Page[TtlAdvice])
 def advice(
     table: str | None = Query(None, max_length=1000),
+    min_savings: int | None = Query(
+        None, ge=0, description="Only columns whose recommended TTL frees at least this many bytes."
+    ),
     page: PageRequest = Depends(page_request),
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
 ) -> Page[TtlAdvice]:
-    after = str(page.position().get("after", ""))
+    position = page.position()
+    params = {
+        "saved": int(position.get("saved", START)),
+        "after": str(position.get("after", "")),
+        "min_saved": UNKNOWN if min_savings is None else min_savings,
+        "n": page.limit + 1,
+    }
     if table:
         table_id, _, _ = parse(table, "Table")
         if not svc.graph.read(TABLE_EXISTS, {"table": table_id}):
             raise missing("table", table_id)
-        rows = svc.graph.read(OF_TABLE, {"table": table_id, "after": after, "n": page.limit + 1})
+        rows = svc.graph.read(OF_TABLE, {"table": table_id, **params})
     else:
-        rows = svc.graph.read(ALL, {"after": after, "n": page.limit + 1})
+        rows = svc.graph.read(ALL, params)
     items = [
         TtlAdvice(
             column=c,
             table=t,
             status=status,
             ttl_days_recommended=days,
+            savings_bytes=saved,
             evidence=json.loads(evidence) if evidence else [],
         )
-        for c, t, status, days, evidence in rows
+        for c, t, status, days, saved, evidence in rows
     ]
-    return keyed_page(items, page.limit, lambda a: a.column)
+    more = len(items) > page.limit
+    items = items[: page.limit]
+    last = items[-1] if items else None
+    cursor = None
+    if more and last is not None:
+        cursor = encode(
+            {"saved": UNKNOWN if last.savings_bytes is None else last.savings_bytes, "after": last.column}
+        )
+    return Page(items=items, next_cursor=cursor)
