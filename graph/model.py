@@ -9,6 +9,7 @@ Table-[HAS_COLUMN]->Column.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -132,3 +133,73 @@ class BoundedLineage(BaseModel):
     nodes: list[GraphNode] = Field(default_factory=list)
     edges: list[GraphEdge] = Field(default_factory=list)
     truncated: bool = False
+
+
+TagMap = dict[str, list[str]]
+
+
+def tag_values(text: str | None) -> TagMap:
+    """{key: [values]} of a node's stored tags: the JSON text propagation writes on `n.tags`
+    (`{key: {"v": [values], ...provenance}}`, propagation/graph_store.py encode_tags)."""
+    if not text:
+        return {}
+    return {key: list(item["v"]) for key, item in json.loads(text).items()}
+
+
+class LineageNode(BaseModel):
+    id: str
+    label: Literal["Table", "Column"]
+    table: str | None = None
+    tags: TagMap = Field(default_factory=dict)
+
+
+class LineageEdge(BaseModel):
+    source: str
+    target: str
+    type: str = "FLOWS_TO"
+    kind: str | None = None
+    task: str | None = None
+    functions: list[str] = Field(default_factory=list)
+
+
+class LineageView(BaseModel):
+    """A node's bounded lineage as the API and `watershed graph lineage --format json` give it."""
+
+    root: str
+    direction: LineageDirection
+    level: Level
+    depth: int
+    nodes: list[LineageNode] = Field(default_factory=list)
+    edges: list[LineageEdge] = Field(default_factory=list)
+    #: the node limit cut the walk: there is more lineage than shown
+    truncated: bool = False
+
+    @classmethod
+    def of(cls, found: BoundedLineage) -> LineageView:
+        return cls(
+            root=found.root,
+            direction=found.direction,
+            level=found.level,
+            depth=found.depth,
+            truncated=found.truncated,
+            nodes=[
+                LineageNode(
+                    id=n.id,
+                    label=n.label,
+                    table=ids.parent(n.id) if n.label == "Column" else n.id,
+                    tags=tag_values(n.properties.get("tags")),
+                )
+                for n in found.nodes
+            ],
+            edges=[
+                LineageEdge(
+                    source=e.source,
+                    target=e.target,
+                    type=e.type,
+                    kind=e.properties.get("kind"),
+                    task=e.properties.get("task"),
+                    functions=list(e.properties.get("functions") or []),
+                )
+                for e in found.edges
+            ],
+        )

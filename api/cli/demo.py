@@ -40,6 +40,7 @@ def full_demo(tasks: int) -> None:
     from watershed.api.cli.services import bring_up
     from watershed.api.http.background import ServiceStartError
     from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.model import LineageView
     from watershed.graph.server import ServerError
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.generator import generate_warehouse
@@ -105,11 +106,10 @@ def full_demo(tasks: int) -> None:
         "MATCH (c:Column)-[:FLOWS_TO]->(:Column)-[:FLOWS_TO]->(:Column) WHERE c.table STARTS WITH 'ods.' "
         "RETURN c.id ORDER BY c.id LIMIT 1"
     )
-    if deepest:
-        console.print(lineage_tree(store.lineage(deepest[0][0], "upstream", depth=10)))
-    if root:
-        downstream = store.lineage(root[0][0], "downstream", depth=10)
-        console.print(lineage_tree(downstream))
+    for found in (deepest and (deepest[0][0], "upstream"), root and (root[0][0], "downstream")):
+        if found:
+            view = store.bounded_lineage(found[0], found[1], depth=10, limit=200)
+            console.print(lineage_tree(LineageView.of(view)))
     propagation_demo(store, catalog)
     api = background[0]
     token = demo_admin_token(store)

@@ -6,7 +6,7 @@ import typer
 from rich.tree import Tree
 
 from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
-from watershed.graph.model import LineageSubgraph, SearchHit, SearchResult
+from watershed.graph.model import LineageEdge, LineageView, SearchHit, SearchResult
 
 app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args_is_help=True)
 
@@ -33,29 +33,27 @@ def open_store():
     return store
 
 
-def lineage_tree(subgraph: LineageSubgraph) -> Tree:
-    """The subgraph as a tree from its root (a node reached twice is shown once, then marked)."""
-    children: dict[str, list] = {}
-    for edge in subgraph.edges:
+def lineage_tree(view: LineageView) -> Tree:
+    """The lineage as a tree from its root (a node reached twice is shown once, then marked)."""
+    children: dict[str, list[tuple[str, LineageEdge]]] = {}
+    for edge in view.edges:
         parent, child = (
-            (edge.target, edge.source) if subgraph.direction == "upstream" else (edge.source, edge.target)
+            (edge.target, edge.source) if view.direction == "upstream" else (edge.source, edge.target)
         )
-        children.setdefault(parent, []).append((child, edge.properties))
-    tree = Tree(styled((subgraph.root, "bold"), f" ({subgraph.direction})"))
+        children.setdefault(parent, []).append((child, edge))
+    tree = Tree(styled((view.root, "bold"), f" ({view.direction})"))
     seen: set[str] = set()
 
     def grow(branch: Tree, node: str) -> None:
-        for child, props in sorted(children.get(node, []), key=lambda item: item[0]):
-            detail = (
-                f"  {props.get('kind', '')} {','.join(props.get('functions') or [])} task={props.get('task')}"
-            )
+        for child, edge in sorted(children.get(node, []), key=lambda item: item[0]):
+            detail = f"  {edge.kind or ''} {','.join(edge.functions)} task={edge.task}"
             if child in seen:
                 branch.add(styled(child, (detail + " (see above)", "dim")))
                 continue
             seen.add(child)
             grow(branch.add(styled(child, (detail, "dim"))), child)
 
-    grow(tree, subgraph.root)
+    grow(tree, view.root)
     return tree
 
 
@@ -75,19 +73,37 @@ def lineage_command(
     node: str = typer.Argument(..., help="db.table.column (or db.table with --table-level)."),
     upstream: bool = typer.Option(True, "--upstream/--downstream", help="Direction of the walk."),
     depth: int = typer.Option(10, "--depth", min=1, max=100, help="Maximum hops."),
+    limit: int = typer.Option(
+        500,
+        "--limit",
+        min=1,
+        max=100_000,
+        help="Most nodes to show (breadth first); the answer says when it cut.",
+    ),
     table_level: bool = typer.Option(False, "--table-level", help="Walk table-level edges."),
-    output: OutputFormat = format_option("Output format: a tree, or JSON (the LineageSubgraph model)."),
+    output: OutputFormat = format_option(
+        "Output format: a tree, or JSON (the LineageView model the API returns)."
+    ),
 ) -> None:
-    """Print a node's upstream or downstream lineage as a tree."""
-    subgraph = open_store().lineage(
-        node.lower(), "upstream" if upstream else "downstream", depth, "table" if table_level else "column"
+    """Print a node's upstream or downstream lineage as a tree, cut at --depth hops and --limit nodes."""
+    found = open_store().bounded_lineage(
+        node.lower(),
+        "upstream" if upstream else "downstream",
+        depth=depth,
+        limit=limit,
+        level="table" if table_level else "column",
     )
-    if not subgraph.nodes:
+    if found is None:
         fail(f"{node}: no such node in the graph")
+    view = LineageView.of(found)
     if output is OutputFormat.json:
-        write_model(subgraph)
+        write_model(view)
         return
-    console.print(lineage_tree(subgraph))
+    console.print(lineage_tree(view))
+    if view.truncated:
+        console.print(
+            styled((f"truncated at {limit} nodes: more lineage than shown (raise --limit)", "yellow"))
+        )
 
 
 @app.command("search")

@@ -6,10 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from watershed.graph.model import TagMap
 from watershed.propagation.views import NodeTag
-
-#: a node's tags as {key: [values]}
-TagMap = dict[str, list[str]]
 
 
 class Health(BaseModel):
@@ -76,32 +74,6 @@ class ColumnView(BaseModel):
     tags: list[NodeTag] = Field(default_factory=list)
     blocks: list[str] = Field(default_factory=list)
     ttl: TtlView | None = None
-
-
-class LineageNode(BaseModel):
-    id: str
-    label: Literal["Table", "Column"]
-    table: str | None = None
-    tags: TagMap = Field(default_factory=dict)
-
-
-class LineageEdge(BaseModel):
-    source: str
-    target: str
-    type: str = "FLOWS_TO"
-    kind: str | None = None
-    task: str | None = None
-    functions: list[str] = Field(default_factory=list)
-
-
-class LineageView(BaseModel):
-    root: str
-    direction: Literal["upstream", "downstream", "both"]
-    level: Literal["column", "table"]
-    depth: int
-    nodes: list[LineageNode] = Field(default_factory=list)
-    edges: list[LineageEdge] = Field(default_factory=list)
-    truncated: bool = False
 
 
 class TaskInfo(BaseModel):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from watershed.api.http.problems import ApiProblem
@@ -28,13 +27,6 @@ def parse(
 
 def missing(label: str, node_id: str) -> ApiProblem:
     return ApiProblem(404, f"{label.lower()} {node_id} not found")
-
-
-def tag_map(text: str | None) -> dict[str, list[str]]:
-    """{key: [values]} of a node's stored tags JSON (propagation/graph_store.py encode_tags)."""
-    if not text:
-        return {}
-    return {key: list(item["v"]) for key, item in json.loads(text).items()}
 
 
 def node_tags(text: str | None):

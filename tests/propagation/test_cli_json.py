@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
-from watershed.graph.model import GraphStats, LineageSubgraph, SearchResult
+from watershed.graph.model import GraphStats, LineageView, SearchResult
 from watershed.propagation.run_state import RunRecord
 from watershed.propagation.views import NodeTags, WhyPaths
 
@@ -28,12 +28,17 @@ def test_graph_commands_speak_json(cli_env):
     assert stats == cli_env.stats()
     assert stats.tables > 0 and stats.column_edges > 0
 
-    lineage = json_of(LineageSubgraph, "graph", "lineage", "dws.all_apps.uid")
+    lineage = json_of(LineageView, "graph", "lineage", "dws.all_apps.uid")
     assert lineage.root == "dws.all_apps.uid" and lineage.direction == "upstream"
     assert {"dwd.douyin.uid", "dwd.xigua.uid", "ods.users.uid"} <= {node.id for node in lineage.nodes}
+    assert not lineage.truncated
 
-    down = json_of(LineageSubgraph, "graph", "lineage", "ods.users", "--downstream", "--table-level")
+    down = json_of(LineageView, "graph", "lineage", "ods.users", "--downstream", "--table-level")
     assert down.level == "table" and "dws.all_apps" in {node.id for node in down.nodes}
+
+    # the same model and the same bound as the API: --limit cuts and says so
+    cut = json_of(LineageView, "graph", "lineage", "dws.all_apps.uid", "--limit", "2")
+    assert cut.truncated and len(cut.nodes) == 2
 
     found = json_of(SearchResult, "graph", "search", "dwd.dou")
     assert found.prefix == "dwd.dou"

@@ -8,18 +8,12 @@ from fastapi import APIRouter, Depends, Query
 
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, steward, viewer
-from watershed.api.http.models import (
-    EdgeDetail,
-    LineageEdge,
-    LineageNode,
-    LineageView,
-    SqlLineageRequest,
-    TaskInfo,
-)
-from watershed.api.http.nodes import missing, parse, tag_map
+from watershed.api.http.models import EdgeDetail, SqlLineageRequest, TaskInfo
+from watershed.api.http.nodes import missing, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.graph import ids
 from watershed.graph.lineage import SqlTask, TaskLineage
+from watershed.graph.model import LineageView
 
 router = APIRouter(tags=["lineage"])
 
@@ -55,33 +49,7 @@ def lineage(
     found = svc.graph.bounded_lineage(node, direction, depth=depth, limit=limit, level=level, kinds=kind_list)
     if found is None:
         raise missing(label, node)
-    return LineageView(
-        root=found.root,
-        direction=found.direction,
-        level=found.level,
-        depth=found.depth,
-        truncated=found.truncated,
-        nodes=[
-            LineageNode(
-                id=n.id,
-                label=n.label,
-                table=ids.parent(n.id) if n.label == "Column" else n.id,
-                tags=tag_map(n.properties.get("tags")),
-            )
-            for n in found.nodes
-        ],
-        edges=[
-            LineageEdge(
-                source=e.source,
-                target=e.target,
-                type=e.type,
-                kind=e.properties.get("kind"),
-                task=e.properties.get("task"),
-                functions=list(e.properties.get("functions") or []),
-            )
-            for e in found.edges
-        ],
-    )
+    return LineageView.of(found)
 
 
 @router.get("/edges", response_model=list[EdgeDetail])

@@ -20,10 +20,10 @@ from fastapi import APIRouter, Depends, Query
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import SearchHit
-from watershed.api.http.nodes import tag_map
 from watershed.api.http.paging import Page, PageRequest, encode, page_request
 from watershed.api.http.problems import ApiProblem
 from watershed.graph import ids
+from watershed.graph.model import tag_values
 
 router = APIRouter(tags=["search"])
 
@@ -105,7 +105,7 @@ def _hit(node_id: str, label: str, node_type: str | None, tags_text: str | None)
         table=table,
         name=parts[-1],
         type=node_type,
-        tags=tag_map(tags_text),
+        tags=tag_values(tags_text),
     )
 
 

@@ -14,9 +14,10 @@ from fastapi import APIRouter, Depends
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import ColumnView, Ddl, Protection, TableColumn, TableView, TtlView
-from watershed.api.http.nodes import missing, node_tags, parse, tag_map
+from watershed.api.http.nodes import missing, node_tags, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.graph import ids
+from watershed.graph.model import tag_values
 
 router = APIRouter(tags=["tables"])
 
@@ -80,7 +81,7 @@ def table_view(table_id: str, svc: Service) -> TableView:
     t_db, name, layer, owner, fmt, location, ttl_days, tags, columns = rows[0]
     column_views = [
         TableColumn(
-            id=c_id, name=ids.name(c_id), type=c_type, tags=tag_map(c_tags), ttl_days_recommended=c_ttl
+            id=c_id, name=ids.name(c_id), type=c_type, tags=tag_values(c_tags), ttl_days_recommended=c_ttl
         )
         for c_id, c_type, c_tags, c_ttl in columns
         if c_id is not None
