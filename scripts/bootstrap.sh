@@ -68,12 +68,21 @@ vendor="$web/static/vendor"
 if ! command -v npm >/dev/null 2>&1; then
     apt_install nodejs npm || true
 fi
+# npm ci into $1 (its package-lock.json pins every package) when the lock is newer than the
+# install or the install is gone. --ignore-scripts: packages are used as published; none runs code
+# at install.
+npm_install_stale() {
+    if [ ! -f "$1/node_modules/.package-lock.json" ] || [ "$1/package-lock.json" -nt "$1/node_modules/.package-lock.json" ]; then
+        echo "installing the npm packages of $1"
+        # exit, not return: the caller tests the result in an `if`, where set -e does not apply
+        npm ci --prefix "$1" --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error \
+            || { echo "error: 'npm ci' in $1 failed" >&2; exit 1; }
+        return 0
+    fi
+    return 1
+}
 if command -v npm >/dev/null 2>&1; then
-    if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ] \
-        || [ ! -f "$vendor/cytoscape.esm.min.js" ] || [ ! -f "$vendor/htm-preact.js" ]; then
-        echo "installing the web UI's npm packages"
-        # --ignore-scripts: vendor files are copied as published; no package runs code at install
-        npm ci --prefix "$web" --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error
+    if npm_install_stale "$web" || [ ! -f "$vendor/cytoscape.esm.min.js" ] || [ ! -f "$vendor/htm-preact.js" ]; then
         mkdir -p "$vendor"
         # Each file is the published module behind its package's licence as a comment (the minified
         # files carry none). .js names: the package data ships *.js, and every server maps it to JavaScript.
@@ -86,6 +95,8 @@ if command -v npm >/dev/null 2>&1; then
         # htm's standalone build bundles preact (MIT) with htm and preact's hooks
         vendor_copy htm preact/standalone.module.js htm-preact.js
     fi
+    # Neo4j's own Cypher parser, for tests/graph/test_neo4j_cypher.py (no Neo4j server runs here)
+    npm_install_stale tests/cypher || true
 else
     echo "warning: npm not found: the web UI has no vendor libraries (api/web/static/vendor)" >&2
 fi
