@@ -63,19 +63,6 @@ class GraphStats(BaseModel):
     table_edges: int = 0
 
 
-class SearchHit(BaseModel):
-    """One table or column whose id starts with the searched prefix."""
-
-    id: str
-    label: NodeLabel
-
-
-class SearchResult(BaseModel):
-    prefix: str
-    limit: int
-    hits: list[SearchHit] = Field(default_factory=list)
-
-
 class ServiceState(BaseModel):
     """One embedded service of `watershed services` (falkordb, redis, kms)."""
 

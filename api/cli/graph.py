@@ -5,8 +5,16 @@ from __future__ import annotations
 import typer
 from rich.tree import Tree
 
-from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
-from watershed.graph.model import LineageEdge, LineageView, SearchHit, SearchResult
+from watershed.api.cli.output import (
+    OutputFormat,
+    console,
+    fail,
+    format_option,
+    styled,
+    usage_error,
+    write_model,
+)
+from watershed.graph.model import LineageEdge, LineageView
 
 app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args_is_help=True)
 
@@ -108,14 +116,34 @@ def lineage_command(
 
 @app.command("search")
 def search_command(
-    prefix: str = typer.Argument(..., help="Start of a table or column id."),
-    limit: int = typer.Option(50, "--limit", min=1, help="Maximum results."),
-    output: OutputFormat = format_option(),
+    q: str = typer.Argument("", help="An id prefix (ods.users.em) or a substring (email)."),
+    kind: str = typer.Option(None, "--kind", help="table or column (default both)."),
+    db: str = typer.Option(None, "--db", help="Only this database."),
+    tag: list[str] = typer.Option(
+        None, "--tag", help="key, key=value or key>=value (levels by the policy); repeat for several."
+    ),
+    limit: int = typer.Option(50, "--limit", min=1, max=500, help="Results per page."),
+    cursor: str = typer.Option(None, "--cursor", help="The next_cursor a previous page printed."),
+    output: OutputFormat = format_option(
+        "Output format: a table, or JSON (the Page[SearchHit] the API returns)."
+    ),
 ) -> None:
-    """Find tables and columns whose id starts with a prefix."""
-    hits = [SearchHit(id=node_id, label=label) for node_id, label in open_store().search(prefix, limit)]
+    """Find tables and columns by id prefix, then substring, filtered by tags (GET /api/v1/search)."""
+    from watershed.api.cli.propagate import _policy
+    from watershed.api.pages import CursorError
+    from watershed.api.search import SearchError, search_nodes
+
+    if kind not in (None, "table", "column"):
+        usage_error(f"--kind {kind}: expected table or column")
+    try:
+        page = search_nodes(open_store(), _policy(None), q, kind, db, tag or [], limit, cursor)
+    except (SearchError, CursorError) as exc:
+        fail(str(exc))
     if output is OutputFormat.json:
-        write_model(SearchResult(prefix=prefix, limit=limit, hits=hits))
+        write_model(page)
         return
-    for hit in hits:
-        console.print(f"{hit.label:7} {hit.id}")
+    for hit in page.items:
+        tags = " ".join(f"{key}={','.join(values)}" for key, values in sorted(hit.tags.items()))
+        console.print(f"{hit.label:7} {hit.id}" + (f"  {tags}" if tags else ""))
+    if page.next_cursor:
+        console.print(styled((f"more: --cursor {page.next_cursor}", "dim")))

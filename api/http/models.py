@@ -18,16 +18,6 @@ class Login(BaseModel):
     token: str = Field(max_length=512)
 
 
-class SearchHit(BaseModel):
-    id: str
-    label: Literal["Table", "Column"]
-    db: str
-    table: str
-    name: str
-    type: str | None = None
-    tags: TagMap = Field(default_factory=dict)
-
-
 class TableColumn(BaseModel):
     id: str
     name: str

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import base64
-import json
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from fastapi import Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from watershed.api.http.problems import ApiProblem
+from watershed.api.pages import CursorError, Page, decode_cursor, encode_cursor
+
+__all__ = ["Page", "PageRequest", "decode", "encode", "keyed_page", "page_request"]
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
-
-
-T = TypeVar("T")
-
-
-class Page(BaseModel, Generic[T]):
-    items: list[T] = Field(default_factory=list)
-    next_cursor: str | None = None
-    total: int | None = None
 
 
 class PageRequest(BaseModel):
@@ -40,19 +32,14 @@ def page_request(
 
 
 def encode(position: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(position, separators=(",", ":")).encode()).decode().rstrip("=")
+    return encode_cursor(position)
 
 
 def decode(cursor: str | None) -> dict[str, Any]:
-    if not cursor:
-        return {}
     try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except ValueError:
-        raise ApiProblem(400, "cursor: not a cursor this API handed out") from None
-    if not isinstance(data, dict):
-        raise ApiProblem(400, "cursor: not a cursor this API handed out")
-    return data
+        return decode_cursor(cursor)
+    except CursorError as exc:
+        raise ApiProblem(400, str(exc)) from None
 
 
 def keyed_page(items: list, limit: int, key, total: int | None = None) -> Page:

@@ -6,7 +6,9 @@ import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
-from watershed.graph.model import GraphStats, LineageView, SearchResult
+from watershed.api.pages import Page
+from watershed.api.search import SearchHit
+from watershed.graph.model import GraphStats, LineageView
 from watershed.propagation.run_state import RunRecord
 from watershed.propagation.views import NodeTags, WhyPaths
 
@@ -40,10 +42,27 @@ def test_graph_commands_speak_json(cli_env):
     cut = json_of(LineageView, "graph", "lineage", "dws.all_apps.uid", "--limit", "2")
     assert cut.truncated and len(cut.nodes) == 2
 
-    found = json_of(SearchResult, "graph", "search", "dwd.dou")
-    assert found.prefix == "dwd.dou"
-    assert ("dwd.douyin", "Table") in {(hit.id, hit.label) for hit in found.hits}
-    assert ("dwd.douyin.uid", "Column") in {(hit.id, hit.label) for hit in found.hits}
+    found = json_of(Page[SearchHit], "graph", "search", "dwd.dou")
+    assert ("dwd.douyin", "Table") in {(hit.id, hit.label) for hit in found.items}
+    assert ("dwd.douyin.uid", "Column") in {(hit.id, hit.label) for hit in found.items}
+    # the API's search: substring stage, filters, pages
+    columns = json_of(Page[SearchHit], "graph", "search", "uid", "--kind", "column", "--limit", "1")
+    assert len(columns.items) == 1 and "uid" in columns.items[0].id and columns.next_cursor
+    following = json_of(
+        Page[SearchHit],
+        "graph",
+        "search",
+        "uid",
+        "--kind",
+        "column",
+        "--limit",
+        "1",
+        "--cursor",
+        columns.next_cursor,
+    )
+    assert following.items and following.items[0].id != columns.items[0].id
+    bad = invoke("graph", "search", "x", "--tag", "nosuchkey")
+    assert bad.exit_code == 1 and "nosuchkey" in bad.output
 
 
 def test_tag_commands_and_run_record_speak_json(cli_env):
