@@ -38,20 +38,19 @@ def demo_command(
 def full_demo(tasks: int) -> None:
     from watershed.api.cli.graph import lineage_tree
     from watershed.api.cli.services import bring_up
-    from watershed.api.http.background import ServiceStartError
+    from watershed.graph.background import ServiceStartError
     from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.graph.model import LineageView
     from watershed.graph.server import ServerError
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.generator import generate_warehouse
     from watershed.ingest.harvest import run_harvest, spark_session
-    from watershed.orc_crypto.kms.service import KmsServiceError
 
     settings = GraphSettings()
     try:
         # The services stay up after the demo: the web UI, the API and a worker for its runs.
         statuses, _, background = bring_up(settings)
-    except (ServerError, KmsServiceError, ServiceStartError) as exc:
+    except (ServerError, ServiceStartError) as exc:
         fail(str(exc))
     console.print(
         "services: "

@@ -108,13 +108,12 @@ def bring_up(settings: GraphSettings, progress=None):
 @app.command("up")
 def up_command() -> None:
     """Start FalkorDB, Redis, the KMS (when a keystore is set up), the API server and a worker; harmless when running."""
-    from watershed.api.http.background import ServiceStartError
-    from watershed.orc_crypto.kms.service import KmsServiceError
+    from watershed.graph.background import ServiceStartError
 
     settings = GraphSettings()
     try:
         statuses, kms, background = bring_up(settings, progress=console.print)
-    except (ServerError, KmsServiceError, ServiceStartError) as exc:
+    except (ServerError, ServiceStartError) as exc:
         fail(str(exc))
     console.print(f"data directory: {settings.data_dir}")
     _print(_states(settings, statuses, kms, background))
