@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import socket
-
 import typer
 
 from watershed.api.cli.output import console, fail
-
-
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError:
-            return False
-    return True
+from watershed.graph.server import port_is_free
 
 
 def serve_command(
@@ -36,7 +25,7 @@ def serve_command(
 
     overrides = {k: v for k, v in (("api_host", host), ("api_port", port)) if v is not None}
     settings = ApiSettings(**overrides)
-    if not _port_free(settings.api_host, settings.api_port):
+    if not port_is_free(settings.api_host, settings.api_port):
         fail(
             f"port {settings.api_host}:{settings.api_port} is taken by another process (set WATERSHED_API_PORT or --port)"
         )
