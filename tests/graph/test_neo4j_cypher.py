@@ -11,6 +11,7 @@ parser and semantic analysis of Neo4j's editors, with Neo4j 5's built-in functio
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,7 @@ import pytest
 from bench.propagation_bench import load_generated
 from tests.api.conftest import ThreadServer
 from tests.graph.test_neo4j_store import Recorder
-from watershed.graph.falkordb_store import FalkorDBStore
+from watershed.graph.falkordb_store import INDEXES, FalkorDBStore
 from watershed.graph.model import HarvestRun
 from watershed.graph.neo4j_store import CONSTRAINTS, Neo4jStore
 from watershed.graph.queries import lineage_count
@@ -105,6 +106,15 @@ def test_the_linter_knows_neo4j_5_from_other_cypher():
     answers = lint(good + bad)
     assert [a["errors"] for a in answers[: len(good)]] == [[]] * len(good)
     assert all(a["errors"] for a in answers[len(good) :]), answers[len(good) :]
+
+
+def test_neo4j_has_a_constraint_or_index_for_each_falkordb_index():
+    """The lookups FalkorDB indexes are indexed on Neo4j too (a unique constraint brings an index)."""
+    falkordb = {re.search(r"\(n:(\w+)\) ON \(n\.(\w+)\)", s).groups() for s in INDEXES}
+    neo4j = {
+        re.search(r"\(n:(\w+)\) (?:ON \(|REQUIRE )n\.(\w+)", s).groups() for s in CONSTRAINTS if "(n:" in s
+    }
+    assert falkordb <= neo4j, f"no Neo4j constraint or index for {sorted(falkordb - neo4j)}"
 
 
 @pytest.fixture
