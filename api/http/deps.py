@@ -37,7 +37,9 @@ class Service:
         return load_policy(self.settings.policy_file)
 
 
-def service(request: Request) -> Service:
+# The dependencies without I/O are coroutines: FastAPI runs those in the event loop instead of
+# handing each to the thread pool (a thread hop per dependency per request; see bench/api_bench.py).
+async def service(request: Request) -> Service:
     return request.app.state.service
 
 
@@ -75,7 +77,7 @@ def caller(request: Request, svc: Service = Depends(service)) -> Me:
 def needs(right: Right):
     """A dependency giving the caller once they hold `right` (on some database, for a limited one)."""
 
-    def check(me: Me = Depends(caller)) -> Me:
+    async def check(me: Me = Depends(caller)) -> Me:
         me.require(right)
         return me
 
