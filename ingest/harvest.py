@@ -503,6 +503,9 @@ def spark_session(master: str | None = None, app_name: str = "watershed-harvest"
     """A Spark session on `master`; without one, the launcher's master, else local[*]."""
     import os
 
+    from watershed.graph.extras import require_extra
+
+    require_extra("spark", "pyspark", purpose="the harvest (a Spark job)")
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

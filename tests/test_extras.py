@@ -62,6 +62,7 @@ def test_core_commands_work_without_extras():
     [
         (["kms", "serve", "--keystore", "nowhere.json"], "kms"),
         (["graph", "stats"], "neo4j"),
+        (["harvest", "--tasks", str(SAMPLE.parent), "--no-graph"], "spark"),
     ],
 )
 def test_a_missing_extra_is_one_line_naming_it(tmp_path, args, extra):

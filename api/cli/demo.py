@@ -45,6 +45,7 @@ def full_demo(tasks: int) -> None:
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.generator import generate_warehouse
     from watershed.ingest.harvest import run_harvest, spark_session
+    from watershed.ingest.settings import IngestSettings
 
     settings = GraphSettings()
     try:
@@ -65,7 +66,7 @@ def full_demo(tasks: int) -> None:
     catalog = Catalog.load(warehouse / "catalog.json")
     store = FalkorDBStore.from_settings(settings)
     store.ensure_schema()
-    spark = spark_session("local[*]")
+    spark = spark_session(IngestSettings().spark_master)
     report = run_harvest(
         spark,
         tasks=str(warehouse / "tasks"),
