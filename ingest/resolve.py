@@ -105,6 +105,8 @@ class Scope:
     parent: Scope | None = None
     projections: dict[str, exp.Expression] | None = None
     lambda_names: frozenset[str] = frozenset()
+    #: the CTEs visible here: a subquery in any clause of this SELECT sees them too
+    ctes: dict[str, exp.CTE] = field(default_factory=dict)
 
 
 class ResolverEnv:
@@ -245,7 +247,7 @@ class QueryResolver:
     def _select(
         self, node: exp.Select, ctx: ReadContext, ctes: dict[str, exp.CTE], parent: Scope | None
     ) -> Relation:
-        scope = Scope(parent=parent)
+        scope = Scope(parent=parent, ctes=ctes)
         args = node.args
         from_ = args.get("from_")
         if from_ is not None:
@@ -548,7 +550,10 @@ class QueryResolver:
                     # aliases are not visible: resolving `c0 AS c0` (or an
                     # ambiguous `c0`) must not come back to this alias.
                     from_scope = Scope(
-                        sources=scope.sources, parent=scope.parent, lambda_names=scope.lambda_names
+                        sources=scope.sources,
+                        parent=scope.parent,
+                        lambda_names=scope.lambda_names,
+                        ctes=scope.ctes,
                     )
                     out: list[Contribution] = []
                     self.value(scope.projections[name], from_scope, ctx, DIRECT, _NO_FUNCS, None, out)
@@ -714,7 +719,7 @@ class QueryResolver:
                 self.value(branch, scope, ctx, branch_kind, funcs, key, out)
 
     def _value_subquery(self, node, scope, ctx, kind, funcs, key, out) -> None:
-        relation = self.query(node, ctx, None, scope)
+        relation = self.query(node, ctx, scope.ctes, scope)
         if relation.contribs:
             self._compose(relation.contribs[0], kind, funcs, key, out)
 
@@ -725,6 +730,7 @@ class QueryResolver:
             parent=scope.parent,
             projections=scope.projections,
             lambda_names=scope.lambda_names | names,
+            ctes=scope.ctes,
         )
         self.value(node.this, inner, ctx, kind, funcs, key, out)
 

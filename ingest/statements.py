@@ -294,13 +294,15 @@ class StatementExtractor:
         tid = table_id(target, self.env.default_database)
         ctx = ReadContext()
         resolver = self.resolver
-        scope = Scope()
+        with_ = node.args.get("with_")
+        ctes = {cte.alias_or_name.lower(): cte for cte in with_.expressions} if with_ is not None else {}
+        scope = Scope(ctes=ctes)
         target_alias = (target.alias or target.name).lower()
         entry = self.catalog.get(tid)
         target_columns = entry.all_columns if entry is not None else None
         # The target is matched against, not read as a value source: no occurrence.
         scope.sources[target_alias] = Source(target_alias, table=tid, columns=target_columns)
-        resolver._add_source(scope, source, ctx, {})
+        resolver._add_source(scope, source, ctx, ctes)
         on = node.args.get("on")
         if on is not None:
             resolver.filters(on, scope, ctx, "join")
