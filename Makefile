@@ -1,4 +1,4 @@
-.PHONY: demo test lint bench-lineage bench-api clean
+.PHONY: demo test lint bench-lineage bench-accuracy bench-api clean
 
 VENV := .venv/bin
 
@@ -19,6 +19,11 @@ lint:
 bench-lineage:
 	@scripts/bootstrap.sh
 	$(VENV)/python bench/lineage_bench.py
+	$(VENV)/python bench/lineage_bench.py --corpus tpcds
+
+bench-accuracy:
+	@scripts/bootstrap.sh
+	$(VENV)/python bench/lineage_accuracy.py
 
 bench-api:
 	@scripts/bootstrap.sh
