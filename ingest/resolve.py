@@ -735,6 +735,10 @@ class QueryResolver:
         self.value(node.this, inner, ctx, kind, funcs, key, out)
 
     def _value_function(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        cls = type(node)
+        if cls in _CHAIN_OPERATORS and type(node.args.get("this")) is cls:
+            self._value_chain(node, scope, ctx, kind, funcs, out)
+            return
         if isinstance(node, exp.AggFunc):
             inner_kind = kind if kind > AGGREGATE else AGGREGATE
         else:
@@ -743,6 +747,23 @@ class QueryResolver:
         for child in node.iter_expressions():
             if type(child) not in _LEAF_SET:
                 self.value(child, scope, ctx, inner_kind, path, None, out)
+
+    def _value_chain(self, node, scope, ctx, kind, funcs, out) -> None:
+        # `a + b + c + ...` parses left-deep: one level per term. Walking its left
+        # spine as a loop keeps a generated thousand-term sum from exhausting the
+        # stack; each operand still gets one operator per level above it.
+        cls = type(node)
+        inner_kind = kind if kind > EXPRESSION else EXPRESSION
+        name = function_name(node)
+        path = funcs
+        rights: list[tuple[exp.Expression, tuple[str, ...]]] = []
+        while type(node) is cls:
+            path = (*path, name)
+            rights.append((node.args.get("expression"), path))
+            node = node.args.get("this")
+        for child, child_path in [(node, path), *reversed(rights)]:
+            if child is not None and type(child) not in _LEAF_SET:
+                self.value(child, scope, ctx, inner_kind, child_path, None, out)
 
     def _compose(
         self,
@@ -887,6 +908,11 @@ class QueryResolver:
             if bounds is None:
                 occurrence.unparsed.append(text)
 
+
+#: binary operators written as long chains in generated SQL (see `_value_chain`)
+_CHAIN_OPERATORS = frozenset(
+    {exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.DPipe, exp.And, exp.Or, exp.BitwiseAnd, exp.BitwiseOr}
+)
 
 _LEAVES = (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Var, exp.Identifier, exp.DataType)
 _LEAF_SET = frozenset(_LEAVES)
