@@ -1,8 +1,11 @@
 """Node ids: building them from names and taking them apart, in one place.
 
 An id is its parts joined by dots: a table `db.table`, a column
-`db.table.column` (a later catalog level may add a part in front, so nothing
-here assumes how many parts a table id has). Names are lower case. A part that
+`db.table.column` (nothing here assumes how many parts a table id has). Names are lower case.
+A table of a catalog other than the session's default (Spark 3's `iceberg`,
+`cat2`, ...) keeps its catalog in its database part, `cat2:db2.t1` (see
+`qualify`): a table id stays two dot-separated parts, a column id three, so the
+label of any id follows from its depth without knowing which catalogs exist. A part that
 contains a dot or a backtick is written between backticks, a backtick inside
 doubled, so every name has exactly one id and every id one reading:
 
@@ -22,6 +25,19 @@ _QUOTE = "`"
 
 class InvalidIdError(WatershedError, ValueError):
     """An id whose quoting is broken (an unterminated or stray backtick, an empty part)."""
+
+
+#: between a catalog and its database in the database part of an id
+CATALOG_SEPARATOR = ":"
+
+
+def qualify(catalog: str | None, database: str) -> str:
+    """The database part of an id: `cat2:db2` for database db2 of catalog cat2, `db2` without a catalog.
+
+    A dot-separated catalog part would make `cat2.db2.t1` (a table) read like
+    `db.t.c` (a column): every reader of ids would need the list of catalogs.
+    """
+    return f"{catalog}{CATALOG_SEPARATOR}{database}" if catalog else database
 
 
 def quote(name: str) -> str:

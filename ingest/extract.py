@@ -149,8 +149,13 @@ def extract_lineage(
     task: SqlTask,
     catalog: Catalog | None = None,
     settings: IngestSettings | None = None,
+    default_catalog: str | None = None,
 ) -> TaskLineage:
-    """Extract the lineage of one SQL task. Never raises for bad SQL."""
+    """Extract the lineage of one SQL task. Never raises for bad SQL.
+
+    `default_catalog` (else the setting) is the session's catalog, dropped from
+    three-part names; any other catalog is kept in the table id (`cat2:db2.t1`).
+    """
     settings = settings or _settings()
     catalog = catalog or _EMPTY_CATALOG
     statements: list[StatementLineage] = []
@@ -175,6 +180,7 @@ def extract_lineage(
         SUB_DAY_PARTITION_COLUMNS,
         dialect,
         _run_date(variables, settings),
+        (default_catalog or settings.default_catalog).strip().lower(),
     )
 
     # The script is tokenized a batch of statements at a time: the tokens of a

@@ -120,6 +120,7 @@ class ResolverEnv:
         sub_day_columns: frozenset[str],
         dialect: str,
         temp_views: dict[str, tuple[exp.Expression, str]],
+        default_catalog: str = "spark_catalog",
     ) -> None:
         self.catalog = catalog
         self.default_database = default_database
@@ -127,16 +128,24 @@ class ResolverEnv:
         self.sub_day_columns = sub_day_columns
         self.dialect = dialect
         self.temp_views = temp_views
+        #: the session's catalog: a three-part name in it reads as `db.table`
+        self.default_catalog = default_catalog
 
 
-def table_id(table: exp.Table, default_database: str) -> str:
-    for part in (table.args.get("db"), table.this):
+def table_id(table: exp.Table, default_database: str, default_catalog: str = "spark_catalog") -> str:
+    for part in (table.args.get("catalog"), table.args.get("db"), table.this):
         if isinstance(part, exp.Parameter):
             # `${x}` left in a table name: the variable was never given.
             raise StatementError(f"unsubstituted variable ${{{part.name}}} in table name {table.sql()}")
     name = table.name.lower()
     db = table.args.get("db")
-    return ids.join(db.name.lower() if db is not None else default_database, name)
+    database = db.name.lower() if db is not None else default_database
+    catalog = table.args.get("catalog")
+    if catalog is not None and db is not None:
+        catalog_name = catalog.name.lower()
+        if catalog_name != default_catalog:
+            return ids.join(ids.qualify(catalog_name, database), name)
+    return ids.join(database, name)
 
 
 def _join_key(inner: str | None, outer: str | None) -> str | None:
@@ -396,9 +405,9 @@ class QueryResolver:
                     # Met inside its own definition (mutually referring CTEs, a view
                     # redefined over itself): the name can only mean a table.
                     ctx.problem(
-                        f"{name} refers to itself; read as table {table_id(item, self.env.default_database)}"
+                        f"{name} refers to itself; read as table {table_id(item, self.env.default_database, self.env.default_catalog)}"
                     )
-            tid = table_id(item, self.env.default_database)
+            tid = table_id(item, self.env.default_database, self.env.default_catalog)
             entry = self.env.catalog.get(tid)
             if entry is not None:
                 # A table the catalog describes is partitioned exactly as it says.
@@ -565,6 +574,15 @@ class QueryResolver:
             source = current.sources.get(parts[0])
             if source is not None:
                 return self._source_column(source, parts[1], ctx, ".".join(parts[:2])), _path(parts[2:])
+            if len(parts) >= 4:
+                # catalog.db.table.column
+                catalog = None if parts[0] == self.env.default_catalog else parts[0]
+                qualified = ids.join(ids.qualify(catalog, parts[1]), parts[2])
+                for source in current.sources.values():
+                    if source.table == qualified:
+                        return self._source_column(source, parts[3], ctx, ".".join(parts[:4])), _path(
+                            parts[4:]
+                        )
             if len(parts) >= 3:
                 qualified = ids.join(parts[0], parts[1])
                 for source in current.sources.values():

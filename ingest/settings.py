@@ -10,6 +10,9 @@ from watershed.graph.settings import WatershedSettings
 class IngestSettings(WatershedSettings):
     #: database of unqualified table names until a script says `USE db`
     default_database: str = "default"
+    #: the session's catalog (WATERSHED_DEFAULT_CATALOG): `spark_catalog.db.t` reads as `db.t`,
+    #: a table of any other catalog keeps it, `cat2.db2.t` reads as `cat2:db2.t`
+    default_catalog: str = "spark_catalog"
     #: partition column names assumed when the catalog does not say
     partition_columns: list[str] = Field(default_factory=lambda: ["dt", "ds", "date", "p_date", "hour"])
     #: task variables that hold the run date, first match wins; reads reach back from it

@@ -73,10 +73,17 @@ class StatementExtractor:
         sub_day_columns: frozenset[str],
         dialect: str,
         run_date: DatePoint | None,
+        default_catalog: str = "spark_catalog",
     ) -> None:
         self.catalog = LayeredCatalog(catalog)
         self.env = ResolverEnv(
-            self.catalog, default_database, partition_columns, sub_day_columns, dialect, temp_views={}
+            self.catalog,
+            default_database,
+            partition_columns,
+            sub_day_columns,
+            dialect,
+            temp_views={},
+            default_catalog=default_catalog,
         )
         self.resolver = QueryResolver(self.env)
         self.run_date = run_date
@@ -109,7 +116,12 @@ class StatementExtractor:
             self._finish(statement, [Write("", [], ctx)])
         elif isinstance(node, exp.Use):
             statement["kind"] = "use"
-            self.env.default_database = node.this.name.lower()
+            database = node.this.name.lower()
+            catalog = node.this.args.get("db") if isinstance(node.this, exp.Table) else None
+            if catalog is not None and catalog.name.lower() != self.env.default_catalog:
+                # `USE cat2.db2`: unqualified names now read as tables of db2 in cat2
+                database = ids.qualify(catalog.name.lower(), database)
+            self.env.default_database = database
         elif isinstance(node, exp.Set):
             statement["kind"] = "set"
         elif isinstance(node, exp.Drop):
@@ -155,7 +167,7 @@ class StatementExtractor:
             if query is not None:
                 self._query_with(node, query, ctx)
             return Write("", [], ctx)
-        tid = table_id(target, self.env.default_database)
+        tid = table_id(target, self.env.default_database, self.env.default_catalog)
         static: dict[str, exp.Expression] = {}
         dynamic: list[str] = []
         partition = target.args.get("partition")
@@ -259,7 +271,7 @@ class StatementExtractor:
             self.resolver.query(query, probe)
             statement["unresolved"] = list(probe.unresolved)
             return
-        tid = table_id(target, self.env.default_database)
+        tid = table_id(target, self.env.default_database, self.env.default_catalog)
         partitioned = _partitioned_by(properties)
         if query is None:
             statement["kind"] = "ddl"
@@ -273,7 +285,9 @@ class StatementExtractor:
                 (p for p in properties.expressions if isinstance(p, exp.LikeProperty)), None
             )
             if like is not None and isinstance(like.this, exp.Table):
-                source = self.catalog.get(table_id(like.this, self.env.default_database))
+                source = self.catalog.get(
+                    table_id(like.this, self.env.default_database, self.env.default_catalog)
+                )
                 if source is not None:
                     self.catalog.created[tid] = source.model_copy(update={"name": tid})
             return
@@ -291,7 +305,7 @@ class StatementExtractor:
     def _merge(self, node: exp.Merge) -> Write:
         target = node.this
         source = node.args.get("using")
-        tid = table_id(target, self.env.default_database)
+        tid = table_id(target, self.env.default_database, self.env.default_catalog)
         ctx = ReadContext()
         resolver = self.resolver
         with_ = node.args.get("with_")
