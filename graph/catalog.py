@@ -28,6 +28,9 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from watershed.graph import ids
 from watershed.graph.errors import WatershedError
 
+#: the session catalog Spark 3 names `spark_catalog`: its tables are read as plain db.table
+DEFAULT_CATALOG = "spark_catalog"
+
 
 class CatalogError(WatershedError, ValueError):
     """A catalog file or entry is invalid; the message names the file and the entry."""
@@ -98,7 +101,9 @@ class Catalog(BaseModel):
         self.tables[table.name] = table
 
     @classmethod
-    def from_dict(cls, data: dict, *, source: str = "<catalog>") -> Catalog:
+    def from_dict(
+        cls, data: dict, *, source: str = "<catalog>", default_catalog: str = DEFAULT_CATALOG
+    ) -> Catalog:
         if not isinstance(data, dict):
             raise CatalogError(f"{source}: a catalog must be a JSON object with a 'tables' object")
         raw_tables = data.get("tables", {})
@@ -111,6 +116,13 @@ class Catalog(BaseModel):
                 parts = ids.split(str(raw_name).strip().lower())
             except ids.InvalidIdError as exc:
                 raise CatalogError(f"{source}: table {raw_name!r}: {exc}") from None
+            if len(parts) == 3:
+                # catalog.db.table, as Spark 3 names it: the session's catalog drops, another one
+                # stays in the database part (graph/ids.py qualify)
+                catalog, database, table = parts
+                parts = [database if catalog == default_catalog else ids.qualify(catalog, database), table]
+            elif len(parts) > 3:
+                raise CatalogError(f"{source}: table {raw_name!r}: expected db.table or catalog.db.table")
             if len(parts) == 1:
                 if not default_db:
                     raise CatalogError(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from watershed.graph import ids
-from watershed.graph.catalog import Catalog
+from watershed.graph.catalog import DEFAULT_CATALOG, Catalog
 from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name
@@ -120,7 +120,7 @@ class ResolverEnv:
         sub_day_columns: frozenset[str],
         dialect: str,
         temp_views: dict[str, tuple[exp.Expression, str]],
-        default_catalog: str = "spark_catalog",
+        default_catalog: str = DEFAULT_CATALOG,
     ) -> None:
         self.catalog = catalog
         self.default_database = default_database
@@ -132,7 +132,7 @@ class ResolverEnv:
         self.default_catalog = default_catalog
 
 
-def table_id(table: exp.Table, default_database: str, default_catalog: str = "spark_catalog") -> str:
+def table_id(table: exp.Table, default_database: str, default_catalog: str = DEFAULT_CATALOG) -> str:
     for part in (table.args.get("catalog"), table.args.get("db"), table.this):
         if isinstance(part, exp.Parameter):
             # `${x}` left in a table name: the variable was never given.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from watershed.graph.catalog import DEFAULT_CATALOG
 from watershed.graph.settings import WatershedSettings
 
 
@@ -12,7 +13,7 @@ class IngestSettings(WatershedSettings):
     default_database: str = "default"
     #: the session's catalog (WATERSHED_DEFAULT_CATALOG): `spark_catalog.db.t` reads as `db.t`,
     #: a table of any other catalog keeps it, `cat2.db2.t` reads as `cat2:db2.t`
-    default_catalog: str = "spark_catalog"
+    default_catalog: str = DEFAULT_CATALOG
     #: partition column names assumed when the catalog does not say
     partition_columns: list[str] = Field(default_factory=lambda: ["dt", "ds", "date", "p_date", "hour"])
     #: task variables that hold the run date, first match wins; reads reach back from it

@@ -4,6 +4,8 @@ readers of ids (node_label, the API's id parser) label it without knowing the ca
 
 from __future__ import annotations
 
+import pytest
+
 from watershed.api.http.nodes import parse
 from watershed.graph import ids
 from watershed.graph.lineage import SqlTask
@@ -54,3 +56,21 @@ def test_a_database_with_a_dot_in_another_catalog_round_trips() -> None:
     assert table == "`cat2:x.y`.t"
     assert ids.split(table) == ["cat2:x.y", "t"] and ids.canonical(table) == table
     assert node_label(table) == "Table"
+
+
+def test_a_catalog_file_names_tables_the_way_the_extractor_does() -> None:
+    from watershed.graph.catalog import Catalog, CatalogError
+
+    catalog = Catalog.from_dict(
+        {"tables": {"iceberg.db2.t1": ["a", "b"], "spark_catalog.db1.t0": ["z"], "ods.u": ["c"]}}
+    )
+    assert sorted(catalog.tables) == ["db1.t0", "iceberg:db2.t1", "ods.u"]
+    # the catalog's columns resolve the extractor's unqualified reference in that table
+    result = extract_lineage(
+        SqlTask(task_id="t", sql="INSERT INTO db1.t3 SELECT a FROM iceberg.db2.t1", dialect="spark"), catalog
+    )
+    assert {(c.target, s.column) for c in result.columns for s in c.sources} == {
+        ("db1.t3.a", "iceberg:db2.t1.a")
+    }
+    with pytest.raises(CatalogError, match=r"a\.b\.c\.d"):
+        Catalog.from_dict({"tables": {"a.b.c.d": ["x"]}})
