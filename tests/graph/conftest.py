@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
-from watershed.graph.server import free_port
+from watershed.graph.server import ServerSpec, free_port, start, stop
 
 
 @pytest.fixture
@@ -24,3 +24,12 @@ def service_env(tmp_path, monkeypatch):
     monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE", raising=False)
     yield tmp_path / "var"
     CliRunner().invoke(app, ["services", "down"])
+
+
+@pytest.fixture
+def run_state_redis(tmp_path):
+    """A Redis of this test's own for a propagation run's state (lock, fencing token, record)."""
+    spec = ServerSpec("redis", "127.0.0.1", free_port(), tmp_path / "redis", with_falkordb=False)
+    start(spec)
+    yield spec
+    stop(spec)

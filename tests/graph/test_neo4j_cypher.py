@@ -19,19 +19,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from bench.propagation_bench import load_generated
-from tests.api.conftest import ThreadServer
 from tests.graph.test_neo4j_store import Recorder
+from tests.graph.workload import call_every_route, run_graph_and_engines
 from watershed.graph.falkordb_store import INDEXES, FalkorDBStore
-from watershed.graph.model import HarvestRun
 from watershed.graph.neo4j_store import CONSTRAINTS, Neo4jStore
 from watershed.graph.queries import lineage_count
-from watershed.graph.server import ServerSpec, free_port, start, stop
+from watershed.graph.server import free_port
 from watershed.graph.store import GraphStore
-from watershed.ingest.generator import generate_warehouse, seed_apps
 
 LINT = Path(__file__).resolve().parents[1] / "cypher" / "lint.mjs"
 #: distinct statements the workloads below sent when this test was written (119): far fewer means
@@ -119,165 +115,12 @@ def test_neo4j_has_a_constraint_or_index_for_each_falkordb_index():
 
 
 @pytest.fixture
-def run_state_redis(tmp_path):
-    spec = ServerSpec("redis", "127.0.0.1", free_port(), tmp_path / "redis", with_falkordb=False)
-    start(spec)
-    yield spec
-    stop(spec)
-
-
-@pytest.fixture
 def recording_store(falkordb_server):
     store = RecordingStore(falkordb_server.host, falkordb_server.port, graph=f"cypher_{free_port()}")
     store.ensure_schema()
     yield store
     store.clear()
     store.close()
-
-
-def run_graph_and_engines(store: RecordingStore, directory: Path, redis_port: int) -> None:
-    """Load, every public read, propagation with seeds/manual tags/blocks and retraction, TTL advice."""
-    from watershed.propagation.coordinator import local_runner, propagate
-    from watershed.propagation.graph_store import GraphTagStore
-    from watershed.propagation.policy import default_policy
-    from watershed.propagation.run_state import RunState
-    from watershed.propagation.settings import PropagationSettings
-    from watershed.ttl_advisor.advisor import advise
-    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
-    from watershed.ttl_advisor.store import store_recommendations
-
-    generate_warehouse(directory, tasks=30, seed=5)
-    store.record_run(HarvestRun(id="h1", started_at="2024-01-01T00:00:00"))
-    _, catalog = load_generated(store, directory)
-    table = next(i for i in sorted(catalog.tables) if i.startswith("ods."))
-    column = next(c for c in store.known_columns() if c.startswith(table + "."))
-    tasks = store.task_ids()
-    store.stored_versions(tasks[:5])
-    for level, node in (("column", column), ("table", table)):
-        for direction in ("upstream", "downstream", "both"):
-            store.lineage(node, "downstream" if direction == "both" else direction, level=level)
-            store.bounded_lineage(node, direction, level=level)
-            store.bounded_lineage(node, direction, level=level, kinds=["direct"])
-        store.neighbours([node], "upstream")
-        store.neighbours([node], "downstream")
-    store.nodes([table, column])
-    store.search(table[:5])
-    store.search("nothing-like-this")
-    store.stats()
-
-    policy = default_policy()
-    tags = GraphTagStore(store, policy)
-    seed_apps(tags, catalog)
-    tags.set_tag(column, "pii", ["L2"], by="test")
-    tags.block(column, "app", by="test")
-    tags.own_tags(column)
-    tags.tags_of([column, table])
-    tags.seeded_nodes()
-    tags.tagged_nodes()
-    settings = PropagationSettings(
-        falkordb_port=store.client.connection.connection_pool.connection_kwargs["port"],
-        graph_name=store.graph_name,
-        celery_broker=f"redis://127.0.0.1:{redis_port}/0",
-    )
-    state = RunState.from_url(settings.broker_url(), store.graph_name)
-    assert propagate(store, policy, state, local_runner, full=True, settings=settings).status == "done"
-    assert tags.unset_tag(column, "pii") and tags.unblock(column, "app")
-    assert propagate(store, policy, state, local_runner, settings=settings).status == "done"
-
-    graph_catalog = catalog_from_graph(store)
-    store_recommendations(store, advise(index_graph(store, graph_catalog), graph_catalog), "ttl-1")
-    store.delete_tasks(tasks[:3])
-
-
-def call_every_route(store: RecordingStore, redis_port: int, data_dir: Path) -> None:
-    """Each route of the steward service once (as admin), on the loaded and propagated graph."""
-    from watershed.api.accounts.store import AccountStore
-    from watershed.api.http.app import create_app
-    from watershed.api.http.settings import ApiSettings
-
-    settings = ApiSettings(
-        falkordb_port=store.client.connection.connection_pool.connection_kwargs["port"],
-        graph_name=store.graph_name,
-        celery_broker=f"redis://127.0.0.1:{redis_port}/0",
-        data_dir=data_dir,
-        propagation_stall_seconds=30,
-    )
-    accounts = AccountStore(store)
-    accounts.add("admin", "admin", None, actor="test")
-    token = accounts.create_token("admin", "test").token
-    [table, column] = store.read(
-        "MATCH (t:Table)-[:HAS_COLUMN]->(c:Column) WHERE t.id STARTS WITH 'ods.' "
-        "RETURN t.id, c.id ORDER BY c.id LIMIT 1"
-    )[0]
-    [source, target] = store.read(
-        "MATCH (a:Table)-[:FLOWS_TO]->(b:Table) RETURN a.id, b.id ORDER BY a.id LIMIT 1"
-    )[0]
-    substring = column.rsplit(".", 1)[1][1:]  # inside ids, at the start of none
-    port = free_port()
-    server = ThreadServer(create_app(settings, store), port)
-    server.start()
-    headers = {"Authorization": f"Bearer {token}"}
-    try:
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}/api/v1", headers=headers, timeout=60)
-        calls = [
-            ("GET", "/health", None),
-            ("GET", "/me", None),
-            ("GET", "/search", {"params": {"q": table[:6]}}),
-            ("GET", "/search", {"params": {"tag": "pii>=L1", "kind": "column", "db": "ods"}}),
-            ("GET", "/search", {"params": {"tag": "app"}}),
-            ("GET", "/search", {"params": {"q": substring}}),
-            ("GET", "/search", {"params": {"q": substring, "db": "ods"}}),
-            ("GET", f"/tables/{table}", None),
-            ("GET", f"/tables/{table}/ddl", None),
-            ("GET", f"/columns/{column}", None),
-            ("GET", f"/lineage/{column}", None),
-            ("GET", f"/lineage/{table}", {"params": {"level": "table", "direction": "both"}}),
-            ("GET", "/edges", {"params": {"source": column, "target": column}}),
-            ("GET", "/edges", {"params": {"source": source, "target": target}}),
-            ("POST", "/lineage/sql", {"json": {"sql": "insert into a.t select x from b.s"}}),
-            ("PUT", f"/nodes/{column}/tags/pii", {"json": {"values": ["L3"]}}),
-            ("GET", f"/nodes/{column}/tags", None),
-            ("GET", f"/nodes/{column}/tags/pii/why", None),
-            ("DELETE", f"/nodes/{column}/tags/pii", None),
-            ("PUT", f"/nodes/{column}/blocks/app", None),
-            ("DELETE", f"/nodes/{column}/blocks/app", None),
-            ("POST", "/propagation/runs", {"json": {"full": False}}),
-            ("GET", "/propagation/runs", None),
-            ("GET", "/propagation/runs/prop-nope", None),
-            ("POST", "/propagation/runs/prop-nope/cancel", None),
-            ("GET", "/harvest/runs", None),
-            ("GET", "/harvest/runs/h1", None),
-            ("GET", "/harvest/runs/h1/errors", None),
-            ("GET", "/ttl/advice", None),
-            ("GET", "/ttl/advice", {"params": {"table": table, "min_savings": 1}}),
-            ("POST", "/users", {"json": {"name": "dora", "role": "viewer"}}),
-            ("GET", "/users", None),
-            ("GET", "/users/dora", None),
-            ("PATCH", "/users/dora", {"json": {"role": "steward", "databases": ["ods"]}}),
-            ("POST", "/users/dora/tokens", None),
-            ("GET", "/users/dora/tokens", None),
-            ("DELETE", "/users/dora/tokens/nope", None),
-        ]
-        for method, path, kwargs in calls:
-            answered(client.request(method, path, **(kwargs or {})))
-        dora = answered(client.post("/users/dora/tokens")).json()
-        answered(client.delete(f"/users/dora/tokens/{dora['id']}"))
-        for method, path in (("DELETE", "/users/dora"), ("GET", "/audit")):
-            answered(client.request(method, path, params={"actor": "admin", "action": "user."}))
-        # the browser's way in: a session cookie instead of the bearer token
-        with httpx.Client(base_url=client.base_url, timeout=60) as browser:
-            answered(browser.post("/session", json={"token": token}))
-            answered(browser.get("/me"))
-            answered(browser.delete("/session", headers={"X-Watershed-CSRF": "1"}))
-    finally:
-        server.stop()
-
-
-def answered(answer: httpx.Response) -> httpx.Response:
-    # A 4xx is fine (a made-up id), and so is the 503 of a run without Celery workers (its
-    # statements ran); any other 5xx means a statement failed on FalkorDB already.
-    assert answer.status_code < 500 or answer.status_code == 503, (answer.request.url, answer.text)
-    return answer
 
 
 def neo4j_own_statements() -> list[str]:
