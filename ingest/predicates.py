@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 from watershed.ingest.dates import DatePoint, DayRange, date_point, int_value
 
@@ -200,5 +201,16 @@ def render_value(node: exp.Expression, dialect: str) -> tuple[str, str]:
     point = date_point(node)
     if point is not None:
         return point.value(), point.render()
-    sql = node.sql(dialect=dialect)
+    sql = _dialect(dialect).generate(node)
     return sql, sql
+
+
+_DIALECTS: dict[str, Dialect] = {}
+
+
+def _dialect(name: str) -> Dialect:
+    # `node.sql(dialect=name)` builds a Dialect on every call; one per name does.
+    found = _DIALECTS.get(name)
+    if found is None:
+        found = _DIALECTS[name] = Dialect.get_or_raise(name)
+    return found
