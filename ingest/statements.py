@@ -92,6 +92,7 @@ class StatementExtractor:
 
     def extract(self, node: exp.Expression, index: int, line: int) -> StatementLineage:
         statement: dict = {"index": index, "line": line, "kind": "command"}
+        self.resolver.new_statement()
         if isinstance(node, exp.Insert):
             statement["kind"] = "insert"
             self._finish(statement, [self._insert(node, None)])
@@ -315,7 +316,7 @@ class StatementExtractor:
         entry = self.catalog.get(tid)
         target_columns = entry.all_columns if entry is not None else None
         # The target is matched against, not read as a value source: no occurrence.
-        scope.sources[target_alias] = Source(target_alias, table=tid, columns=target_columns)
+        scope.add(target_alias, Source(target_alias, table=tid, columns=target_columns))
         resolver._add_source(scope, source, ctx, ctes)
         on = node.args.get("on")
         if on is not None:
