@@ -106,22 +106,6 @@ class HarvestRun(BaseModel):
 LineageDirection = Literal["upstream", "downstream", "both"]
 
 
-class BoundedLineage(BaseModel):
-    """A node's lineage cut at `depth` hops and `limit` nodes (breadth first); `truncated` when the limit cut it.
-
-    Node properties: `type` (columns), `layer` (tables) and `tags` (the propagated tags as stored, JSON text).
-    """
-
-    root: str
-    direction: LineageDirection
-    level: Level
-    depth: int
-    limit: int
-    nodes: list[GraphNode] = Field(default_factory=list)
-    edges: list[GraphEdge] = Field(default_factory=list)
-    truncated: bool = False
-
-
 TagMap = dict[str, list[str]]
 
 
@@ -138,6 +122,12 @@ class LineageNode(BaseModel):
     label: Literal["Table", "Column"]
     table: str | None = None
     tags: TagMap = Field(default_factory=dict)
+
+    @classmethod
+    def at(cls, node_id: str, label: Literal["Table", "Column"], stored_tags: str | None) -> LineageNode:
+        """The node as a lineage answer shows it, from its id and its stored tags text."""
+        table = ids.parent(node_id) if label == "Column" else node_id
+        return cls(id=node_id, label=label, table=table, tags=tag_values(stored_tags))
 
 
 class LineageEdge(BaseModel):
@@ -160,33 +150,3 @@ class LineageView(BaseModel):
     edges: list[LineageEdge] = Field(default_factory=list)
     #: the node limit cut the walk: there is more lineage than shown
     truncated: bool = False
-
-    @classmethod
-    def of(cls, found: BoundedLineage) -> LineageView:
-        return cls(
-            root=found.root,
-            direction=found.direction,
-            level=found.level,
-            depth=found.depth,
-            truncated=found.truncated,
-            nodes=[
-                LineageNode(
-                    id=n.id,
-                    label=n.label,
-                    table=ids.parent(n.id) if n.label == "Column" else n.id,
-                    tags=tag_values(n.properties.get("tags")),
-                )
-                for n in found.nodes
-            ],
-            edges=[
-                LineageEdge(
-                    source=e.source,
-                    target=e.target,
-                    type=e.type,
-                    kind=e.properties.get("kind"),
-                    task=e.properties.get("task"),
-                    functions=list(e.properties.get("functions") or []),
-                )
-                for e in found.edges
-            ],
-        )

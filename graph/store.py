@@ -27,7 +27,6 @@ from watershed.graph import queries
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import (
-    BoundedLineage,
     Direction,
     GraphEdge,
     GraphNode,
@@ -35,7 +34,10 @@ from watershed.graph.model import (
     HarvestRun,
     Level,
     LineageDirection,
+    LineageEdge,
+    LineageNode,
     LineageSubgraph,
+    LineageView,
     LoadResult,
 )
 from watershed.graph.rows import LoadRows
@@ -50,12 +52,12 @@ _HOP = {
 }
 _HOP_RETURN = {
     "Column": "WHERE $kinds IS NULL OR r.kind IN $kinds "
-    "RETURN n.id, o.id, r.task, r.kind, r.functions, o.type, o.tags LIMIT $cap",
-    "Table": "RETURN n.id, o.id, r.task, null AS kind, null AS functions, o.layer, o.tags LIMIT $cap",
+    "RETURN n.id, o.id, r.task, r.kind, r.functions, o.tags LIMIT $cap",
+    "Table": "RETURN n.id, o.id, r.task, null AS kind, null AS functions, o.tags LIMIT $cap",
 }
 _ROOT = {
-    "Column": "MATCH (n:Column {id: $id}) RETURN n.type, n.tags",
-    "Table": "MATCH (n:Table {id: $id}) RETURN n.layer, n.tags",
+    "Column": "MATCH (n:Column {id: $id}) RETURN n.tags",
+    "Table": "MATCH (n:Table {id: $id}) RETURN n.tags",
 }
 
 
@@ -273,7 +275,7 @@ class GraphStore(ABC):
         limit: int = 500,
         level: Level = "column",
         kinds: Sequence[str] | None = None,
-    ) -> BoundedLineage | None:
+    ) -> LineageView | None:
         """The node's lineage hop by hop (breadth first), stopping once `limit` nodes are in: never unbounded.
 
         One round trip per hop and direction, each capped by LIMIT; an edge whose far node would
@@ -281,16 +283,11 @@ class GraphStore(ABC):
         edges of those transform kinds. None when the node does not exist.
         """
         label = "Column" if level == "column" else "Table"
-        attribute = "type" if level == "column" else "layer"
         root = self.read(_ROOT[label], {"id": node_id})
         if not root:
             return None
-        nodes: dict[str, GraphNode] = {
-            node_id: GraphNode(
-                id=node_id, label=label, properties={attribute: root[0][0], "tags": root[0][1]}
-            )
-        }
-        edges: dict[tuple, GraphEdge] = {}
+        nodes = {node_id: LineageNode.at(node_id, label, root[0][0])}
+        edges: dict[tuple, LineageEdge] = {}
         truncated = False
         # Each hop fetches at most this many edges: enough for every kept node to bring several.
         cap = limit * 4 + 1
@@ -307,31 +304,30 @@ class GraphStore(ABC):
                 if len(rows) >= cap:
                     truncated = True
                 following: list[str] = []
-                for near, far, task, kind, functions, far_attribute, far_tags in rows:
+                for near, far, task, kind, functions, far_tags in rows:
                     if far not in nodes:
                         if len(nodes) >= limit:
                             truncated = True
                             continue
-                        nodes[far] = GraphNode(
-                            id=far, label=label, properties={attribute: far_attribute, "tags": far_tags}
-                        )
+                        nodes[far] = LineageNode.at(far, label, far_tags)
                         following.append(far)
                     source, target = (far, near) if walk == "upstream" else (near, far)
-                    properties: dict[str, Any] = {"task": task}
-                    if kind is not None:
-                        properties["kind"] = kind
-                        properties["functions"] = list(functions or [])
                     edges.setdefault(
                         (source, target, task, kind),
-                        GraphEdge(source=source, target=target, type="FLOWS_TO", properties=properties),
+                        LineageEdge(
+                            source=source,
+                            target=target,
+                            kind=kind,
+                            task=task,
+                            functions=list(functions or []),
+                        ),
                     )
                 frontier = following
-        return BoundedLineage(
+        return LineageView(
             root=node_id,
             direction=direction,
             level=level,
             depth=depth,
-            limit=limit,
             nodes=list(nodes.values()),
             edges=list(edges.values()),
             truncated=truncated,

@@ -40,7 +40,6 @@ def full_demo(tasks: int) -> None:
     from watershed.api.cli.services import bring_up
     from watershed.graph.background import ServiceStartError
     from watershed.graph.falkordb_store import FalkorDBStore
-    from watershed.graph.model import LineageView
     from watershed.graph.server import ServerError
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.generator import generate_warehouse
@@ -108,8 +107,7 @@ def full_demo(tasks: int) -> None:
     )
     for found in (deepest and (deepest[0][0], "upstream"), root and (root[0][0], "downstream")):
         if found:
-            view = store.bounded_lineage(found[0], found[1], depth=10, limit=200)
-            console.print(lineage_tree(LineageView.of(view)))
+            console.print(lineage_tree(store.bounded_lineage(found[0], found[1], depth=10, limit=200)))
     propagation_demo(store, catalog)
     api = background[0]
     token = demo_admin_token(store)

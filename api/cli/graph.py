@@ -94,16 +94,15 @@ def lineage_command(
     ),
 ) -> None:
     """Print a node's upstream or downstream lineage as a tree, cut at --depth hops and --limit nodes."""
-    found = open_store().bounded_lineage(
+    view = open_store().bounded_lineage(
         node.lower(),
         "upstream" if upstream else "downstream",
         depth=depth,
         limit=limit,
         level="table" if table_level else "column",
     )
-    if found is None:
+    if view is None:
         fail(f"{node}: no such node in the graph")
-    view = LineageView.of(found)
     if output is OutputFormat.json:
         write_model(view)
         return

@@ -46,10 +46,10 @@ def lineage(
     if level == "column" and label == "Table":
         raise ApiProblem(400, f"{node} is a table: ask with level=table, or give a column")
     kind_list = [k.strip() for k in kinds.split(",") if k.strip()] if kinds else None
-    found = svc.graph.bounded_lineage(node, direction, depth=depth, limit=limit, level=level, kinds=kind_list)
-    if found is None:
+    view = svc.graph.bounded_lineage(node, direction, depth=depth, limit=limit, level=level, kinds=kind_list)
+    if view is None:
         raise missing(label, node)
-    return LineageView.of(found)
+    return view
 
 
 @router.get("/edges", response_model=list[EdgeDetail])
