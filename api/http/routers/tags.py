@@ -31,6 +31,15 @@ def _existing(svc: Service, node_id: str) -> tuple[str, str, str]:
     return node, label, db
 
 
+def _changeable(svc: Service, me: Me, node_id: str) -> tuple[str, str]:
+    """The node a steward change names, once the caller may change its database and it exists."""
+    node, label, db = parse(node_id)
+    me.require("steward", db)
+    if not svc.graph.read(queries.node_exists(label), {"id": node}):
+        raise missing(label, node)
+    return node, label
+
+
 def node_tags(svc: Service, node: str) -> NodeTags:
     store = _tag_store(svc)
     own = store.own_tags(node)
@@ -94,11 +103,9 @@ def set_tag(
     node_id: str, key: str, body: TagValues, me: Me = Depends(steward), svc: Service = Depends(service)
 ) -> NodeTags:
     """Set a steward's tag (it wins over propagated ones here); takes effect downstream at the next run."""
-    node, label, db = parse(node_id)
-    me.require("steward", db)
+    node, label = _changeable(svc, me, node_id)
     values = sorted({v.strip() for v in body.values if v.strip()})
     _check(svc, key, values)
-    node, label, db = _existing(svc, node)
     before = _own(node_tags(svc, node), "TAGGED", key)
     params = {
         "id": node,
@@ -118,9 +125,7 @@ def set_tag(
 
 @router.delete("/nodes/{node_id:path}/tags/{key}", response_model=NodeTags)
 def unset_tag(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
-    node, label, db = parse(node_id)
-    me.require("steward", db)
-    node, label, db = _existing(svc, node)
+    node, label = _changeable(svc, me, node_id)
     before = _own(node_tags(svc, node), "TAGGED", key)
     if not before:
         raise ApiProblem(404, f"{node} has no steward's {key} tag")
@@ -136,10 +141,8 @@ def unset_tag(node_id: str, key: str, me: Me = Depends(steward), svc: Service = 
 @router.put("/nodes/{node_id:path}/blocks/{key}", response_model=NodeTags)
 def block(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
     """Block a tag key: the node neither holds nor passes it on (from the next run)."""
-    node, label, db = parse(node_id)
-    me.require("steward", db)
+    node, label = _changeable(svc, me, node_id)
     _check(svc, key)
-    node, label, db = _existing(svc, node)
     before = _own(node_tags(svc, node), "BLOCKS", key)
     svc.graph.write_all(
         [
@@ -152,9 +155,7 @@ def block(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depe
 
 @router.delete("/nodes/{node_id:path}/blocks/{key}", response_model=NodeTags)
 def unblock(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
-    node, label, db = parse(node_id)
-    me.require("steward", db)
-    node, label, db = _existing(svc, node)
+    node, label = _changeable(svc, me, node_id)
     before = _own(node_tags(svc, node), "BLOCKS", key)
     if not before:
         raise ApiProblem(404, f"{key} is not blocked on {node}")
