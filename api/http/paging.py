@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from watershed.api.http.problems import ApiProblem
 from watershed.api.pages import CursorError, Page, decode_cursor, encode_cursor
 
-__all__ = ["Page", "PageRequest", "decode", "encode", "keyed_page", "page_request"]
+__all__ = ["Page", "PageRequest", "decode", "encode_cursor", "keyed_page", "page_request"]
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -31,10 +31,6 @@ def page_request(
     return PageRequest(limit=limit, cursor=cursor)
 
 
-def encode(position: dict[str, Any]) -> str:
-    return encode_cursor(position)
-
-
 def decode(cursor: str | None) -> dict[str, Any]:
     try:
         return decode_cursor(cursor)
@@ -47,5 +43,7 @@ def keyed_page(items: list, limit: int, key, total: int | None = None) -> Page:
     more = len(items) > limit
     items = items[:limit]
     return Page(
-        items=items, next_cursor=encode({"after": key(items[-1])}) if more and items else None, total=total
+        items=items,
+        next_cursor=encode_cursor({"after": key(items[-1])}) if more and items else None,
+        total=total,
     )

@@ -11,7 +11,7 @@ from watershed.api.accounts.rights import Me
 from watershed.api.audit import record
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import HarvestError, RunStart
-from watershed.api.http.paging import Page, PageRequest, encode, keyed_page, page_request
+from watershed.api.http.paging import Page, PageRequest, encode_cursor, keyed_page, page_request
 from watershed.api.http.problems import ApiProblem
 from watershed.graph.model import HarvestRun
 from watershed.propagation.run_state import RunRecord
@@ -161,4 +161,4 @@ def harvest_errors(
             404,
             f"no error records for harvest run {run_id} under {path.parent.parent} (harvested with another --out?)",
         ) from None
-    return Page[HarvestError](items=items, next_cursor=encode({"line": number}) if more else None)
+    return Page[HarvestError](items=items, next_cursor=encode_cursor({"line": number}) if more else None)

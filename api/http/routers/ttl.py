@@ -15,7 +15,7 @@ from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import TtlAdvice
 from watershed.api.http.nodes import missing, parse
-from watershed.api.http.paging import Page, PageRequest, encode, page_request
+from watershed.api.http.paging import Page, PageRequest, encode_cursor, page_request
 
 router = APIRouter(tags=["ttl"])
 
@@ -76,7 +76,7 @@ def advice(
     last = items[-1] if items else None
     cursor = None
     if more and last is not None:
-        cursor = encode(
+        cursor = encode_cursor(
             {"saved": UNKNOWN if last.savings_bytes is None else last.savings_bytes, "after": last.column}
         )
     return Page(items=items, next_cursor=cursor)
