@@ -40,6 +40,31 @@ def qualify(catalog: str | None, database: str) -> str:
     return f"{catalog}{CATALOG_SEPARATOR}{database}" if catalog else database
 
 
+#: the catalog of a path node: files written or read by location, not through a table
+PATH_CATALOG = "path"
+
+
+def path_table(location: str, local: bool = False) -> str:
+    """The table id of files at `location`: `path:fs./data/out`, `path:local./tmp/x` for a LOCAL one.
+
+    A directory written by `INSERT OVERWRITE DIRECTORY` and the same files read back as
+    ``parquet.`/data/out` `` must meet in one node, so the file format is not part of the id;
+    the location is kept as written (paths are case-sensitive), less a trailing slash.
+    `local` is the client machine's file system (Hive's `LOCAL`), `fs` the cluster's default one.
+    """
+    location = location.strip()
+    if len(location) > 1:
+        location = location.rstrip("/") or "/"
+    if not location:
+        raise InvalidIdError("empty path")
+    return join(qualify(PATH_CATALOG, "local" if local else "fs"), location)
+
+
+def is_path(node_id: str) -> bool:
+    """Whether the id names files by location (`path_table`) rather than a table."""
+    return node_id.startswith(PATH_CATALOG + CATALOG_SEPARATOR)
+
+
 def quote(name: str) -> str:
     """One part of an id: the name as is, or between backticks when it holds a dot or a backtick."""
     if "." in name or _QUOTE in name:

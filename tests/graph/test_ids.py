@@ -65,3 +65,17 @@ def test_split_inverts_join(names: list[str]) -> None:
 def test_different_names_never_share_an_id(first: list[str], second: list[str]) -> None:
     if first != second:
         assert ids.join(*first) != ids.join(*second)
+
+
+def test_path_tables_keep_the_location_and_meet_whatever_the_format():
+    written = ids.path_table("/data/out/")
+    assert written == "path:fs./data/out"
+    assert ids.split(written) == ["path:fs", "/data/out"]
+    assert ids.depth(written) == 2 and ids.depth(ids.child(written, "c")) == 3
+    assert ids.path_table("/data/out") == written
+    assert ids.path_table("/Data/Out") != written  # paths are case-sensitive
+    assert ids.path_table("/tmp/x", local=True) == "path:local./tmp/x"
+    assert ids.path_table("s3a://bucket/d.parquet") == "path:fs.`s3a://bucket/d.parquet`"
+    assert ids.is_path(written) and not ids.is_path("path.t") and not ids.is_path("cat2:db.t")
+    with pytest.raises(ids.InvalidIdError, match="empty path"):
+        ids.path_table("  ")
