@@ -148,6 +148,8 @@ StatementKind = Literal[
     "create-view",
     "temporary-view",
     "merge",
+    "update",
+    "delete",
     "select",
     "use",
     "set",

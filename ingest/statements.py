@@ -110,6 +110,12 @@ class StatementExtractor:
         elif isinstance(node, exp.Merge):
             statement["kind"] = "merge"
             self._finish(statement, [self._merge(node)])
+        elif isinstance(node, exp.Update):
+            statement["kind"] = "update"
+            self._finish(statement, [self._update(node)])
+        elif isinstance(node, exp.Delete):
+            statement["kind"] = "delete"
+            self._finish(statement, [self._delete(node)])
         elif isinstance(node, exp.Query):
             statement["kind"] = "select"
             ctx = ReadContext()
@@ -360,6 +366,133 @@ class StatementExtractor:
             ColumnLineage(target=ids.child(tid, name), sources=_sources(c)) for name, c in assigned.items()
         ]
         return Write(tid, columns, ctx)
+
+    def _ctes(self, node: exp.Expression) -> dict[str, exp.CTE]:
+        with_ = node.args.get("with_")
+        return {cte.alias_or_name.lower(): cte for cte in with_.expressions} if with_ is not None else {}
+
+    def _target_scope(
+        self, target: exp.Expression, items: list[exp.Expression], ctx: ReadContext, ctes: dict[str, exp.CTE]
+    ) -> tuple[str, Scope, list[exp.Join]]:
+        """The scope of an UPDATE or DELETE: its target, matched against but not read, and its
+        other tables (`FROM`, `USING`, joins), read. Returns the target's id, the scope and the
+        joins whose conditions are still to be walked.
+
+        T-SQL names the target by an alias its `FROM` defines (`UPDATE x … FROM dbo.t x`), and
+        T-SQL and MySQL repeat the target in `FROM`/`JOIN`: that item is the target, not a read.
+        """
+        if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+            raise StatementError(f"unsupported target {target.sql(dialect=self.env.dialect)[:80]}")
+        joins: list[exp.Join] = list(target.args.get("joins") or [])
+        for item in items:
+            joins.extend(item.args.get("joins") or [])
+        candidates = [*items, *(join.this for join in joins)]
+        target_table = target
+        if target.args.get("db") is None and not target.alias:
+            named = target.name.lower()
+            for item in candidates:
+                if isinstance(item, exp.Table) and item.alias and item.alias.lower() == named:
+                    target_table = item
+        tid = table_id(target_table, self.env.default_database, self.env.default_catalog)
+        entry = self.catalog.get(tid)
+        scope = Scope(ctes=ctes)
+        aliases = {(target.alias or target.name).lower(), (target_table.alias or target_table.name).lower()}
+        for alias in aliases:
+            source = Source(alias, table=tid, columns=entry.all_columns if entry is not None else None)
+            if entry is not None:
+                source._column_set = entry.column_set
+            scope.add(alias, source)
+        for item in candidates:
+            if isinstance(item, exp.Table) and (
+                item is target_table
+                or (
+                    isinstance(item.this, exp.Identifier)
+                    and table_id(item, self.env.default_database, self.env.default_catalog) == tid
+                    and (item.alias or item.name).lower() in aliases | {ids.split(tid)[1]}
+                )
+            ):
+                continue
+            self.resolver._add_source(scope, item, ctx, ctes)
+        return tid, scope, joins
+
+    def _conditions(
+        self, node: exp.Expression, joins: list[exp.Join], scope: Scope, ctx: ReadContext
+    ) -> None:
+        resolver = self.resolver
+        for join in joins:
+            on = join.args.get("on")
+            if on is not None:
+                resolver.filters(on, scope, ctx, "join")
+            for ident in join.args.get("using") or []:
+                resolver._using_column(ident.name.lower(), scope, ctx)
+        where = node.args.get("where")
+        if where is not None:
+            resolver.filters(where.this, scope, ctx, "filter")
+        order = node.args.get("order")
+        if order is not None:
+            for item in order.expressions:
+                resolver.weak(item, scope, ctx, "order")
+
+    def _update(self, node: exp.Update) -> Write:
+        ctx = ReadContext()
+        ctes = self._ctes(node)
+        from_ = node.args.get("from_")
+        items = [from_.this, *from_.expressions] if from_ is not None and from_.this is not None else []
+        tid, scope, joins = self._target_scope(node.this, items, ctx, ctes)
+        joins.extend(node.args.get("joins") or [])
+        self._conditions(node, joins, scope, ctx)
+        assigned: dict[str, list] = {}
+        for assignment in node.expressions:
+            if not isinstance(assignment, exp.EQ):
+                ctx.problem(
+                    f"UPDATE {tid}: unsupported assignment {assignment.sql(dialect=self.env.dialect)[:80]}"
+                )
+                continue
+            columns = (
+                assignment.this.expressions if isinstance(assignment.this, exp.Tuple) else [assignment.this]
+            )
+            value = assignment.expression
+            values = value.expressions if isinstance(value, exp.Tuple) else None
+            if values is None and len(columns) > 1:
+                # `SET (a, b) = (SELECT x, y FROM …)`: the subquery's columns in order
+                query = value.this if isinstance(value, exp.Subquery) else value
+                relation = (
+                    self.resolver.query(query, ctx, ctes, scope) if isinstance(query, exp.Query) else None
+                )
+                if relation is None:
+                    ctx.problem(
+                        f"UPDATE {tid}: unsupported assignment {assignment.sql(dialect=self.env.dialect)[:80]}"
+                    )
+                    continue
+                for column, contribs in zip(columns, relation.contribs, strict=False):
+                    assigned.setdefault(column.name.lower(), []).extend(contribs)
+                continue
+            for column, item in zip(columns, values or [value], strict=False):
+                out: list = []
+                self.resolver.value(item, scope, ctx, 0, (), None, out)
+                assigned.setdefault(column.name.lower(), []).extend(out)
+        columns = [
+            ColumnLineage(target=ids.child(tid, name), sources=_sources(c)) for name, c in assigned.items()
+        ]
+        return Write(tid, columns, ctx)
+
+    def _delete(self, node: exp.Delete) -> Write:
+        ctx = ReadContext()
+        ctes = self._ctes(node)
+        target = node.this
+        items = list(node.args.get("using") or [])
+        # MySQL `DELETE a FROM a JOIN b …`: `tables` names what is deleted from, `this` the FROM
+        named = node.args.get("tables") or []
+        if named:
+            items = [target, *items]
+            target = named[0]
+            if len(named) > 1:
+                ctx.problem(
+                    f"DELETE from several tables: only {target.sql(dialect=self.env.dialect)} is written"
+                )
+        tid, scope, joins = self._target_scope(target, items, ctx, ctes)
+        self._conditions(node, joins, scope, ctx)
+        return Write(tid, [], ctx)
 
     def _merge_star(self, scope, source: exp.Expression, assigned: dict[str, list], ctx: ReadContext) -> None:
         alias = (source.alias or getattr(source, "name", "")).lower()
