@@ -323,7 +323,11 @@ class StatementExtractor:
         target_columns = entry.all_columns if entry is not None else None
         # The target is matched against, not read as a value source: no occurrence.
         scope.add(target_alias, Source(target_alias, table=tid, columns=target_columns))
+        if source is None:
+            raise StatementError(f"MERGE into {tid} has no USING source")
         resolver._add_source(scope, source, ctx, ctes)
+        # The USING item is the scope's one other source, whatever alias it got.
+        src = next((v for k, v in scope.sources.items() if k != target_alias), None)
         on = node.args.get("on")
         if on is not None:
             resolver.filters(on, scope, ctx, "join")
@@ -337,7 +341,7 @@ class StatementExtractor:
             if isinstance(then, exp.Update):
                 for assignment in then.expressions:
                     if isinstance(assignment, exp.Star):
-                        self._merge_star(scope, source, assigned, ctx)
+                        self._merge_star(tid, src, target_columns, assignment, assigned, ctx)
                         continue
                     out: list = []
                     resolver.value(assignment.expression, scope, ctx, 0, (), None, out)
@@ -352,16 +356,19 @@ class StatementExtractor:
                             f"MERGE into {tid}: INSERT VALUES without a column list needs the catalog"
                         )
                     columns = [exp.to_identifier(name) for name in (target_columns or [])]
-                if (not columns and then.this is None and isinstance(then.expression, exp.Star)) or (
-                    isinstance(then.this, exp.Star)
-                ):
-                    self._merge_star(scope, source, assigned, ctx)
+                if isinstance(then.this, exp.Star):
+                    self._merge_star(tid, src, target_columns, then.this, assigned, ctx)
+                elif not columns and then.this is None and isinstance(then.expression, exp.Star):
+                    self._merge_star(tid, src, target_columns, then.expression, assigned, ctx)
+                elif isinstance(then.this, exp.Var) and then.this.name.upper() == "ROW":
+                    # BigQuery `INSERT ROW`: the source row into the target's columns, by position.
+                    self._merge_star(tid, src, target_columns, None, assigned, ctx, by_position=True)
                 for column, value in zip(columns, values, strict=False):
                     out = []
                     resolver.value(value, scope, ctx, 0, (), None, out)
                     assigned.setdefault(column.name.lower(), []).extend(out)
             elif isinstance(then, exp.Var) and "*" in then.name:
-                self._merge_star(scope, source, assigned, ctx)
+                self._merge_star(tid, src, target_columns, None, assigned, ctx)
         columns = [
             ColumnLineage(target=ids.child(tid, name), sources=_sources(c)) for name, c in assigned.items()
         ]
@@ -494,16 +501,47 @@ class StatementExtractor:
         self._conditions(node, joins, scope, ctx)
         return Write(tid, [], ctx)
 
-    def _merge_star(self, scope, source: exp.Expression, assigned: dict[str, list], ctx: ReadContext) -> None:
-        alias = (source.alias or getattr(source, "name", "")).lower()
-        src = scope.sources.get(alias)
+    def _merge_star(
+        self,
+        tid: str,
+        src: Source | None,
+        target_columns: list[str] | None,
+        star: exp.Star | None,
+        assigned: dict[str, list],
+        ctx: ReadContext,
+        by_position: bool = False,
+    ) -> None:
+        """`UPDATE SET *` / `INSERT *` [EXCEPT (…)]: every column of the target from the source
+        column of the same name (Delta's rule; by position for BigQuery's `INSERT ROW`). Without
+        the target's schema, the source's columns are the target's."""
         if src is None:
+            ctx.problem(f"MERGE into {tid}: the USING source is not resolved")
             return
-        names = src.relation.names if src.relation is not None else (src.columns or [])
-        if src.relation is None and src.columns is None:
+        excluded = {c.name.lower() for c in (star.args.get("except_") or [])} if star is not None else set()
+        known = src.relation.names if src.relation is not None else src.columns
+        if known is None and target_columns is None:
             ctx.problem(f"{src.table}.*: columns unknown without a catalog")
-        for name in names:
-            assigned.setdefault(name, []).extend(self.resolver._source_column(src, name, ctx, name))
+            return
+        if by_position:
+            if known is not None and target_columns is not None and len(known) != len(target_columns):
+                ctx.problem(
+                    f"MERGE into {tid}: INSERT ROW gives {len(known)} columns for {len(target_columns)}"
+                )
+            pairs = list(zip(target_columns or known or [], known or target_columns or [], strict=False))
+        elif target_columns is None:
+            pairs = [(name, name) for name in known or []]
+        else:
+            pairs = [(name, name) for name in target_columns]
+            if known is not None:
+                present = set(known)
+                missing = [name for name in target_columns if name not in present and name not in excluded]
+                if missing:
+                    ctx.problem(f"MERGE into {tid}: * finds no source column for {', '.join(missing)}")
+                pairs = [(name, name) for name in target_columns if name in present]
+        for target, name in pairs:
+            if target in excluded:
+                continue
+            assigned.setdefault(target, []).extend(self.resolver._source_column(src, name, ctx, name))
 
     # ------------------------------------------------------------- assembly
 
