@@ -281,11 +281,7 @@ class QueryResolver:
             self._add_lateral(scope, lateral, ctx)
 
         for join in joins:
-            on = join.args.get("on")
-            if on is not None:
-                self.filters(on, scope, ctx, "join")
-            for ident in join.args.get("using") or []:
-                self._using_column(ident.name.lower(), scope, ctx)
+            self._join_condition(join, scope, ctx)
         where = args.get("where")
         if where is not None:
             self.filters(where.this, scope, ctx, "filter")
@@ -376,7 +372,48 @@ class QueryResolver:
 
     # ----------------------------------------------------------------- sources
 
+    def _join_condition(self, join: exp.Join, scope: Scope, ctx: ReadContext) -> None:
+        on = join.args.get("on")
+        if on is not None:
+            self.filters(on, scope, ctx, "join")
+        for ident in join.args.get("using") or []:
+            self._using_column(ident.name.lower(), scope, ctx)
+
     def _add_source(
+        self, scope: Scope, item: exp.Expression, ctx: ReadContext, ctes: dict[str, exp.CTE]
+    ) -> None:
+        # A join group in parentheses, `(a JOIN b ON ...)`, parses as a FROM item carrying
+        # its own `joins`; its tables and aliases belong to the enclosing scope, and its ON
+        # conditions can only name tables of the group, all added before they are read.
+        group_joins = item.args.get("joins")
+        if type(item) is exp.Subquery and _is_join_group(item):
+            alias = item.alias.lower()
+            if not alias:
+                self._add_source(scope, item.this, ctx, ctes)
+            elif type(item.this) is exp.Table and not item.this.args.get("joins"):
+                # `(t) AS x`: the table under another name
+                self._add_item(scope, item.this, ctx, ctes)
+                scope.add(alias, scope.sources.pop((item.this.alias or item.this.name).lower()))
+            else:
+                # `(a JOIN b ...) AS x` is a derived table: outside it only `x` is visible,
+                # with the columns of the group's items in order.
+                inner = Scope(parent=scope.parent, ctes=scope.ctes)
+                self._add_source(inner, item.this, ctx, ctes)
+                names: list[str] = []
+                contribs: list[list[Contribution]] = []
+                passthrough: list[Source] = []
+                self._expand_star(inner.sources.values(), exp.Star(), ctx, names, contribs, passthrough)
+                relation = self._renamed(Relation(names, contribs, passthrough), item)
+                scope.add(alias, Source(alias, relation=relation))
+        else:
+            self._add_item(scope, item, ctx, ctes)
+        if group_joins:
+            for join in group_joins:
+                self._add_source(scope, join.this, ctx, ctes)
+            for join in group_joins:
+                self._join_condition(join, scope, ctx)
+
+    def _add_item(
         self, scope: Scope, item: exp.Expression, ctx: ReadContext, ctes: dict[str, exp.CTE]
     ) -> None:
         if isinstance(item, exp.Table):
@@ -987,6 +1024,20 @@ _HANDLERS: dict[type, Callable[..., None]] = {
     exp.Lambda: QueryResolver._value_lambda,
     **dict.fromkeys(_LEAVES, QueryResolver._value_leaf),
 }
+
+
+def _is_join_group(item: exp.Subquery) -> bool:
+    """`(t)`, `(a JOIN b ...)`, `((SELECT ...) x JOIN b ...)`: parentheses around FROM items,
+    not a derived table (`(SELECT ...)`, `((SELECT ...))`)."""
+    inner = item.this
+    while True:
+        if type(inner) is exp.Table:
+            return True
+        if type(inner) is not exp.Subquery:
+            return False
+        if inner.args.get("joins"):
+            return True
+        inner = inner.this
 
 
 def _snapshot(occurrences: list[Occurrence]) -> list[tuple[Occurrence, Occurrence]]:
