@@ -107,6 +107,9 @@ class Scope:
     lambda_names: frozenset[str] = frozenset()
     #: the CTEs visible here: a subquery in any clause of this SELECT sees them too
     ctes: dict[str, exp.CTE] = field(default_factory=dict)
+    #: the aliases of the select list read so far, with their contributions: Spark 3.4's
+    #: lateral column aliases (`SELECT a + 1 AS b, b * 2 AS c`)
+    lateral: dict[str, list[Contribution]] | None = None
     #: `_find_unqualified` answers by column name; a TPC-DS scope joins many
     #: tables and names the same column in several clauses. Cleared by `add`.
     _unqualified: dict[str, Source | bool | None] = field(default_factory=dict)
@@ -337,6 +340,10 @@ class QueryResolver:
                 name = f"_c{position}"
             names.append(name)
             contribs.append(out)
+            if proj_type is exp.Alias:
+                if scope.lateral is None:
+                    scope.lateral = {}
+                scope.lateral.setdefault(name, out)
         return Relation(names, contribs, passthrough)
 
     def _expand_star(
@@ -633,6 +640,7 @@ class QueryResolver:
                         parent=scope.parent,
                         lambda_names=scope.lambda_names,
                         ctes=scope.ctes,
+                        lateral=scope.lateral,
                     )
                     out: list[Contribution] = []
                     self.value(scope.projections[name], from_scope, ctx, DIRECT, _NO_FUNCS, None, out)
@@ -674,6 +682,19 @@ class QueryResolver:
         current: Scope | None = scope
         while current is not None:
             found = self._find_unqualified(name, current, ctx)
+            lateral = current.lateral
+            if (
+                lateral is not None
+                and name in lateral
+                and not (
+                    isinstance(found, Source)
+                    and (found.known_columns() is not None or self.env.dialect not in _LATERAL_ALIAS_DIALECTS)
+                )
+            ):
+                # An earlier alias of the select list. A column the FROM items are known to have
+                # wins, as in Spark; with their columns unknown, the alias wins where the dialect
+                # has lateral aliases and the column elsewhere (Hive has none).
+                return lateral[name], _path(rest)
             if found is False:
                 ctx.problem(f"ambiguous column {name}")
                 return [], None
@@ -819,6 +840,7 @@ class QueryResolver:
             projections=scope.projections,
             lambda_names=scope.lambda_names | names,
             ctes=scope.ctes,
+            lateral=scope.lateral,
         )
         self.value(node.this, inner, ctx, kind, funcs, key, out)
 
@@ -996,6 +1018,9 @@ class QueryResolver:
             if bounds is None:
                 occurrence.unparsed.append(text)
 
+
+#: dialects whose select items may name an earlier item's alias (Spark 3.4+, Databricks, ...)
+_LATERAL_ALIAS_DIALECTS = frozenset({"spark", "databricks", "snowflake", "redshift", "duckdb"})
 
 #: binary operators written as long chains in generated SQL (see `_value_chain`)
 _CHAIN_OPERATORS = frozenset(
