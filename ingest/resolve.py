@@ -110,6 +110,8 @@ class Scope:
     #: the aliases of the select list read so far, with their contributions: Spark 3.4's
     #: lateral column aliases (`SELECT a + 1 AS b, b * 2 AS c`)
     lateral: dict[str, list[Contribution]] | None = None
+    #: the named windows of the SELECT (`WINDOW w AS (...)`), used as `OVER w`
+    windows: dict[str, exp.Window] | None = None
     #: `_find_unqualified` answers by column name; a TPC-DS scope joins many
     #: tables and names the same column in several clauses. Cleared by `add`.
     _unqualified: dict[str, Source | bool | None] = field(default_factory=dict)
@@ -274,6 +276,9 @@ class QueryResolver:
     ) -> Relation:
         scope = Scope(parent=parent, ctes=ctes)
         args = node.args
+        windows = args.get("windows")
+        if windows:
+            scope.windows = {w.name.lower(): w for w in windows}
         from_ = args.get("from_")
         if from_ is not None:
             self._add_source(scope, from_.this, ctx, ctes)
@@ -313,6 +318,7 @@ class QueryResolver:
         names: list[str] = []
         contribs: list[list[Contribution]] = []
         passthrough: list[Source] = []
+        lateral_aliases = self.env.dialect in _LATERAL_ALIAS_DIALECTS
         for position, proj in enumerate(projections):
             if isinstance(proj, exp.Star):
                 self._expand_star(scope.sources.values(), proj, ctx, names, contribs, passthrough)
@@ -340,7 +346,7 @@ class QueryResolver:
                 name = f"_c{position}"
             names.append(name)
             contribs.append(out)
-            if proj_type is exp.Alias:
+            if proj_type is exp.Alias and lateral_aliases:
                 if scope.lateral is None:
                     scope.lateral = {}
                 scope.lateral.setdefault(name, out)
@@ -635,13 +641,7 @@ class QueryResolver:
                     # The select list is evaluated in the FROM scope, where its own
                     # aliases are not visible: resolving `c0 AS c0` (or an
                     # ambiguous `c0`) must not come back to this alias.
-                    from_scope = Scope(
-                        sources=scope.sources,
-                        parent=scope.parent,
-                        lambda_names=scope.lambda_names,
-                        ctes=scope.ctes,
-                        lateral=scope.lateral,
-                    )
+                    from_scope = self._from_scope(scope)
                     out: list[Contribution] = []
                     self.value(scope.projections[name], from_scope, ctx, DIRECT, _NO_FUNCS, None, out)
                     return out, None
@@ -676,6 +676,27 @@ class QueryResolver:
         # not an alias: a struct column accessed by field
         return self._unqualified(parts[0], parts[1:], scope, ctx)
 
+    @staticmethod
+    def _from_scope(scope: Scope) -> Scope:
+        """`scope` without its select list's aliases: where a select item is evaluated."""
+        return Scope(
+            sources=scope.sources,
+            parent=scope.parent,
+            lambda_names=scope.lambda_names,
+            ctes=scope.ctes,
+            lateral=scope.lateral,
+            windows=scope.windows,
+        )
+
+    def _window_alias(self, name: str, scope: Scope, ctx: ReadContext) -> exp.Expression | None:
+        """The select item `name` names when it computes a window and no FROM column has the name."""
+        projection = scope.projections.get(name)
+        if projection is None or projection.find(exp.Window) is None:
+            return None
+        if isinstance(self._find_unqualified(name, scope, ctx), Source):
+            return None
+        return projection.unalias()
+
     def _unqualified(
         self, name: str, rest: list[str], scope: Scope, ctx: ReadContext
     ) -> tuple[list[Contribution], str | None]:
@@ -686,14 +707,13 @@ class QueryResolver:
             if (
                 lateral is not None
                 and name in lateral
-                and not (
-                    isinstance(found, Source)
-                    and (found.known_columns() is not None or self.env.dialect not in _LATERAL_ALIAS_DIALECTS)
-                )
+                and found is not False
+                and (found is None or found.known_columns() is None)
+                and self.env.dialect in _LATERAL_ALIAS_DIALECTS
             ):
-                # An earlier alias of the select list. A column the FROM items are known to have
-                # wins, as in Spark; with their columns unknown, the alias wins where the dialect
-                # has lateral aliases and the column elsewhere (Hive has none).
+                # An earlier alias of the select list, in a dialect that has lateral aliases (Hive
+                # has none). A column the FROM items are known to have wins, as in Spark; with their
+                # columns unknown the alias is taken; an ambiguous name stays ambiguous.
                 return lateral[name], _path(rest)
             if found is False:
                 ctx.problem(f"ambiguous column {name}")
@@ -793,13 +813,40 @@ class QueryResolver:
         field_name = node.expression.name.lower()
         self.value(node.this, scope, ctx, kind, funcs, _join_key(f"$.{field_name}", key), out)
 
+    def _window_spec(
+        self, node: exp.Window, scope: Scope, ctx: ReadContext, group: str = "group", order: str = "order"
+    ) -> None:
+        """Weak references of a window's PARTITION BY (`group`) and ORDER BY (`order`) columns,
+        those of the named window it names (`OVER w`, `OVER (w ORDER BY ...)`) included."""
+        seen: set[str] = set()
+        while node is not None:
+            for item in node.args.get("partition_by") or []:
+                self.weak(item, scope, ctx, group)
+            order_by = node.args.get("order")
+            if order_by is not None:
+                for item in order_by.expressions:
+                    self.weak(item, scope, ctx, order)
+            base = node.args.get("alias")
+            if base is None:
+                return
+            name = base.name.lower()
+            if name in seen:
+                return
+            seen.add(name)
+            node = self._named_window(name, scope, ctx)
+
+    @staticmethod
+    def _named_window(name: str, scope: Scope, ctx: ReadContext) -> exp.Window | None:
+        current: Scope | None = scope
+        while current is not None:
+            if current.windows is not None and name in current.windows:
+                return current.windows[name]
+            current = current.parent
+        ctx.problem(f"unknown window {name}")
+        return None
+
     def _value_window(self, node, scope, ctx, kind, funcs, key, out) -> None:
-        for item in node.args.get("partition_by") or []:
-            self.weak(item, scope, ctx, "group")
-        order = node.args.get("order")
-        if order is not None:
-            for item in order.expressions:
-                self.weak(item, scope, ctx, "order")
+        self._window_spec(node, scope, ctx)
         function = node.this
         path = (*funcs, function_name(function))
         for child in function.iter_expressions():
@@ -841,6 +888,7 @@ class QueryResolver:
             lambda_names=scope.lambda_names | names,
             ctes=scope.ctes,
             lateral=scope.lateral,
+            windows=scope.windows,
         )
         self.value(node.this, inner, ctx, kind, funcs, key, out)
 
@@ -908,11 +956,23 @@ class QueryResolver:
             if cls is exp.Column:
                 if type(current.args["this"]) is exp.Star:
                     continue
+                if aliases and scope.projections is not None and current.args.get("table") is None:
+                    window = self._window_alias(current.name.lower(), scope, ctx)
+                    if window is not None:
+                        # `QUALIFY rn = 1` with `row_number() OVER (...) AS rn`: the window itself
+                        self.weak(window, self._from_scope(scope), ctx, role)
+                        continue
                 found, _key = self.resolve_column(current, scope, ctx, aliases=aliases)
                 for contribution in found:
                     weak[(contribution[0], role)] = None
             elif cls in _LEAF_SET:
                 continue
+            elif cls is exp.Window:
+                # A window only QUALIFY (or ORDER BY) computes is never written: its spec, named
+                # or inline, only decides rows as the clause does (`QUALIFY row_number() OVER
+                # (PARTITION BY k ORDER BY t DESC) = 1` keeps rows by k and t: filter).
+                self._window_spec(current, scope, ctx, role, role)
+                stack.append(current.this)
             elif cls is exp.Subquery or cls is exp.Lambda or isinstance(current, exp.Query):
                 out: list[Contribution] = []
                 saved = scope.projections
