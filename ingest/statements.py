@@ -7,9 +7,11 @@ script (their schemas resolve later `SELECT *`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from sys import intern
 
+import sqlglot
 from sqlglot import exp
 
 from watershed.graph import ids
@@ -61,6 +63,11 @@ class Write:
 
 
 _COMMAND_KINDS = {"SET": "set", "USE": "use"}
+# Hive's `ALTER TABLE dest EXCHANGE PARTITION (spec) WITH TABLE src`, which sqlglot keeps as a Command.
+_EXCHANGE = re.compile(
+    r"\s*TABLE\s+(?P<dest>[^\s(]+)\s+EXCHANGE\s+PARTITION\s*\((?P<spec>.*)\)\s*WITH\s+TABLE\s+(?P<src>[^\s;]+)\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
 _LINEAGE_KEYWORDS = ("INSERT", "WITH", "SELECT", "FROM", "MERGE", "CREATE")
 
 
@@ -116,6 +123,13 @@ class StatementExtractor:
         elif isinstance(node, exp.Delete):
             statement["kind"] = "delete"
             self._finish(statement, [self._delete(node)])
+        elif isinstance(node, exp.Query) and _into(node) is not None:
+            self._select_into(node, statement)
+        elif isinstance(node, exp.Alter) and any(
+            isinstance(a, exp.SwapTable) for a in node.args.get("actions") or []
+        ):
+            statement["kind"] = "alter"
+            self._finish(statement, self._swap(node))
         elif isinstance(node, exp.Query):
             statement["kind"] = "select"
             ctx = ReadContext()
@@ -140,6 +154,11 @@ class StatementExtractor:
         elif isinstance(node, exp.Command):
             keyword = str(node.this).upper()
             statement["kind"] = _COMMAND_KINDS.get(keyword, "command")
+            if keyword == "ALTER":
+                exchange = _EXCHANGE.match(str(node.expression or ""))
+                if exchange is not None:
+                    statement["kind"] = "alter"
+                    self._finish(statement, [self._exchange(exchange)])
             if keyword.startswith(_LINEAGE_KEYWORDS):
                 raise StatementError(
                     f"{keyword} statement uses syntax the {self.env.dialect} parser does not support"
@@ -206,7 +225,27 @@ class StatementExtractor:
         for with_ in (shared_with, holder.args.get("with_")):
             if with_ is not None:
                 ctes = {**(ctes or {}), **{cte.alias_or_name.lower(): cte for cte in with_.expressions}}
+        if isinstance(query, exp.Values):
+            return self._values(query, ctx, ctes or {})
         return self.resolver.query(query, ctx, ctes)
+
+    def _values(self, values: exp.Values, ctx: ReadContext, ctes: dict[str, exp.CTE]) -> Relation:
+        """`VALUES (…), (…)` written into a table: each position's sources over every row, so a
+        scalar subquery (`VALUES ((SELECT max(a) FROM s), 1)`) is lineage; a literal has none."""
+        scope = Scope(ctes=ctes)
+        contribs: list[list] = []
+        for row in values.expressions:
+            items = row.expressions if isinstance(row, exp.Tuple) else [row]
+            if contribs and len(items) != len(contribs):
+                ctx.problem(f"VALUES rows have {len(contribs)} and {len(items)} columns")
+            for position, item in enumerate(items):
+                if position == len(contribs):
+                    contribs.append([])
+                if not isinstance(item, exp.Literal | exp.Null | exp.Boolean):
+                    self.resolver.value(item, scope, ctx, 0, (), None, contribs[position])
+        return self.resolver._renamed(
+            Relation([f"col{i + 1}" for i in range(len(contribs))], contribs), values
+        )
 
     def _target_columns(
         self,
@@ -253,9 +292,14 @@ class StatementExtractor:
         target = node.this
         declared: list[str] | None = None
         schema_defs: list[exp.ColumnDef] = []
+        like_in_schema = None
         if isinstance(target, exp.Schema):
             schema_defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)]
-            declared = [c.name.lower() for c in target.expressions]
+            # Postgres `CREATE TABLE t (LIKE s)`: the column list copies s's
+            like_in_schema = next((c for c in target.expressions if isinstance(c, exp.LikeProperty)), None)
+            declared = [
+                c.name.lower() for c in target.expressions if not isinstance(c, exp.LikeProperty)
+            ] or None
             target = target.this
         if not isinstance(target, exp.Table) or kind not in ("TABLE", "VIEW"):
             statement["kind"] = "ddl"
@@ -280,6 +324,11 @@ class StatementExtractor:
             return
         tid = table_id(target, self.env.default_database, self.env.default_catalog)
         partitioned = _partitioned_by(properties)
+        clone = node.args.get("clone")
+        if query is None and isinstance(clone, exp.Clone) and isinstance(clone.this, exp.Table):
+            statement["kind"] = "clone"
+            self._finish(statement, [self._copy_of(tid, clone.this)])
+            return
         if query is None:
             statement["kind"] = "ddl"
             if schema_defs or partitioned:
@@ -288,8 +337,9 @@ class StatementExtractor:
                     columns=[CatalogColumn(name=c.name, type=_type_sql(c)) for c in schema_defs],
                     partitioned_by=partitioned,
                 )
-            like = properties and next(
-                (p for p in properties.expressions if isinstance(p, exp.LikeProperty)), None
+            like = like_in_schema or (
+                properties
+                and next((p for p in properties.expressions if isinstance(p, exp.LikeProperty)), None)
             )
             if like is not None and isinstance(like.this, exp.Table):
                 source = self.catalog.get(
@@ -308,6 +358,108 @@ class StatementExtractor:
             name=tid, columns=[CatalogColumn(name=n) for n in names], partitioned_by=partitioned
         )
         self._finish(statement, [Write(tid, self._column_lineage(tid, names, relation), ctx)])
+
+    def _select_into(self, node: exp.Query, statement: dict) -> None:
+        """`SELECT … INTO t FROM …` (T-SQL, Postgres) creates `t` as CREATE TABLE AS would;
+        `INTO TEMP t` and T-SQL's `#t` are temporary, as a temporary view."""
+        into = _into(node)
+        target = into.this
+        if not isinstance(target, exp.Table):
+            raise StatementError(f"SELECT INTO {into.sql(dialect=self.env.dialect)[:80]}: unsupported target")
+        name = target.name.lower()
+        if into.args.get("temporary") or name.startswith("#"):
+            statement["kind"] = "temporary-view"
+            self.env.temp_views[name] = (node, self.env.default_database)
+            probe = ReadContext()
+            self.resolver.query(node, probe)
+            statement["unresolved"] = list(probe.unresolved)
+            return
+        tid = table_id(target, self.env.default_database, self.env.default_catalog)
+        statement["kind"] = "create-table-as"
+        ctx = ReadContext()
+        relation = self._query_with(node, node, ctx)
+        self.catalog.created[tid] = CatalogTable(
+            name=tid, columns=[CatalogColumn(name=n) for n in relation.names]
+        )
+        self._finish(statement, [Write(tid, self._column_lineage(tid, list(relation.names), relation), ctx)])
+
+    def _copy_of(
+        self,
+        tid: str,
+        source: exp.Table,
+        names: list[str] | None = None,
+        partition: list[exp.EQ] | None = None,
+        register: bool = True,
+    ) -> Write:
+        """`tid` becomes a copy of `source`: every column direct from the source column of the same
+        name (`names`, else the source's columns; unknown without a catalog, and said so). Only
+        the rows of `partition` (`col = value` items) are copied when it is given."""
+        ctx = ReadContext()
+        scope = Scope()
+        self.resolver._add_source(scope, source, ctx, {})
+        alias, src = next(iter(scope.sources.items()))
+        if partition:
+            condition = exp.and_(
+                *(
+                    exp.EQ(this=exp.column(i.this.name, table=alias), expression=i.expression)
+                    for i in partition
+                )
+            )
+            self.resolver.filters(condition, scope, ctx, "filter")
+        if names is None:
+            relation = self.resolver._projections([exp.Star()], scope, ctx)
+            names = list(relation.names)
+            contribs = relation.contribs
+        else:
+            contribs = [self.resolver._source_column(src, name, ctx, name) for name in names]
+        entry = self.catalog.get(src.table) if src.table is not None else None
+        if register and entry is not None:
+            self.catalog.created[tid] = entry.model_copy(update={"name": tid})
+        elif register and names:
+            self.catalog.created[tid] = CatalogTable(name=tid, columns=[CatalogColumn(name=n) for n in names])
+        columns = [
+            ColumnLineage(target=ids.child(tid, name), sources=_sources(c))
+            for name, c in zip(names, contribs, strict=False)
+        ]
+        return Write(tid, columns, ctx)
+
+    def _swap(self, node: exp.Alter) -> list[Write]:
+        """Snowflake `ALTER TABLE a SWAP WITH b`: the two tables exchange contents (and schemas),
+        so each is written from the other."""
+        first = node.this
+        second = next(a for a in node.args["actions"] if isinstance(a, exp.SwapTable)).this
+        if not isinstance(first, exp.Table) or not isinstance(second, exp.Table):
+            raise StatementError("ALTER TABLE … SWAP WITH: unsupported table names")
+        ids_ = [table_id(t, self.env.default_database, self.env.default_catalog) for t in (first, second)]
+        entries = [self.catalog.get(tid) for tid in ids_]
+        writes = [
+            self._copy_of(ids_[0], second, register=False),
+            self._copy_of(ids_[1], first, register=False),
+        ]
+        # Each now has the other's schema (or none known).
+        for tid, entry in zip(ids_, reversed(entries), strict=True):
+            if entry is not None:
+                self.catalog.created[tid] = entry.model_copy(update={"name": tid})
+            else:
+                self.catalog.created.pop(tid, None)
+        return writes
+
+    def _exchange(self, match: re.Match) -> Write:
+        """Hive `ALTER TABLE dest EXCHANGE PARTITION (spec) WITH TABLE src`: the partition's rows
+        move from src into dest, every column direct from src's column of the same name; the spec
+        is a filter on src (its predicates give the read's partition window)."""
+        dialect = self.env.dialect
+        dest = exp.to_table(match["dest"], dialect=dialect)
+        source = exp.to_table(match["src"], dialect=dialect)
+        tid = table_id(dest, self.env.default_database, self.env.default_catalog)
+        entry = self.catalog.get(tid)
+        spec = sqlglot.parse_one(f"({match['spec']})", read=dialect)
+        items = spec.expressions if isinstance(spec, exp.Tuple) else [spec.unnest()]
+        partition = [item for item in items if isinstance(item, exp.EQ) and isinstance(item.this, exp.Column)]
+        write = self._copy_of(tid, source, entry.all_columns if entry is not None else None, partition)
+        if len(partition) != len(items):
+            write.ctx.problem(f"EXCHANGE PARTITION ({match['spec'].strip()}): unsupported partition spec")
+        return write
 
     def _merge(self, node: exp.Merge) -> Write:
         target = node.this
@@ -613,6 +765,14 @@ class StatementExtractor:
         if not occurrence.ranges or any(r is None for r in occurrence.ranges):
             return None
         return window_days(intersect(occurrence.ranges), self.run_date)
+
+
+def _into(node: exp.Expression) -> exp.Into | None:
+    """The INTO clause of a query: on its first SELECT (`SELECT * INTO t FROM a UNION ALL …`)."""
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    into = node.args.get("into") if isinstance(node, exp.Select) else None
+    return into if isinstance(into, exp.Into) else None
 
 
 def _sources(contribs: list) -> list[SourceColumn]:
