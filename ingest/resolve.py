@@ -27,6 +27,7 @@ from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name
 from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
+from watershed.ingest.settings import conditions_as_lineage_default
 
 DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW = range(5)
 KINDS = ("direct", "expression", "conditional-value", "aggregate", "window")
@@ -133,6 +134,7 @@ class ResolverEnv:
         dialect: str,
         temp_views: dict[str, tuple[exp.Expression, str]],
         default_catalog: str = DEFAULT_CATALOG,
+        conditions_as_lineage: bool | None = None,
     ) -> None:
         self.catalog = catalog
         self.default_database = default_database
@@ -142,6 +144,11 @@ class ResolverEnv:
         self.temp_views = temp_views
         #: the session's catalog: a three-part name in it reads as `db.table`
         self.default_catalog = default_catalog
+        #: CASE/IF conditions and window PARTITION BY/ORDER BY columns are value sources too
+        #: (IngestSettings.conditions_as_lineage; None reads it from the environment)
+        self.conditions_as_lineage = (
+            conditions_as_lineage_default() if conditions_as_lineage is None else conditions_as_lineage
+        )
 
 
 def table_id(table: exp.Table, default_database: str, default_catalog: str = DEFAULT_CATALOG) -> str:
@@ -814,18 +821,38 @@ class QueryResolver:
         self.value(node.this, scope, ctx, kind, funcs, _join_key(f"$.{field_name}", key), out)
 
     def _window_spec(
-        self, node: exp.Window, scope: Scope, ctx: ReadContext, group: str = "group", order: str = "order"
+        self,
+        node: exp.Window,
+        scope: Scope,
+        ctx: ReadContext,
+        group: str = "group",
+        order: str = "order",
+        out: list[Contribution] | None = None,
+        path: tuple[str, ...] = _NO_FUNCS,
     ) -> None:
         """Weak references of a window's PARTITION BY (`group`) and ORDER BY (`order`) columns,
-        those of the named window it names (`OVER w`, `OVER (w ORDER BY ...)`) included."""
+        those of the named window it names (`OVER w`, `OVER (w ORDER BY ...)`) included; with
+        `out`, also value sources of kind `window` through `path` (conditions as lineage)."""
         seen: set[str] = set()
         while node is not None:
             for item in node.args.get("partition_by") or []:
                 self.weak(item, scope, ctx, group)
+                if out is not None:
+                    self.value(item, scope, ctx, WINDOW, path, None, out)
             order_by = node.args.get("order")
             if order_by is not None:
                 for item in order_by.expressions:
                     self.weak(item, scope, ctx, order)
+                    if out is not None:
+                        self.value(
+                            item.this if type(item) is exp.Ordered else item,
+                            scope,
+                            ctx,
+                            WINDOW,
+                            path,
+                            None,
+                            out,
+                        )
             base = node.args.get("alias")
             if base is None:
                 return
@@ -846,19 +873,27 @@ class QueryResolver:
         return None
 
     def _value_window(self, node, scope, ctx, kind, funcs, key, out) -> None:
-        self._window_spec(node, scope, ctx)
         function = node.this
         path = (*funcs, function_name(function))
+        if self.env.conditions_as_lineage:
+            self._window_spec(node, scope, ctx, out=out, path=path)
+        else:
+            self._window_spec(node, scope, ctx)
         for child in function.iter_expressions():
             self.value(child, scope, ctx, WINDOW, path, key, out)
 
     def _value_case(self, node, scope, ctx, kind, funcs, key, out) -> None:
         operand = node.args.get("this")
+        branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
+        as_lineage = self.env.conditions_as_lineage
         if operand is not None:
             self.weak(operand, scope, ctx, "condition")
-        branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
+            if as_lineage:
+                self.value(operand, scope, ctx, branch_kind, funcs, None, out)
         for branch in node.args.get("ifs") or []:
             self.weak(branch.this, scope, ctx, "condition")
+            if as_lineage:
+                self.value(branch.this, scope, ctx, branch_kind, funcs, None, out)
             true = branch.args.get("true")
             if true is not None:
                 self.value(true, scope, ctx, branch_kind, funcs, key, out)
@@ -869,6 +904,8 @@ class QueryResolver:
     def _value_if(self, node, scope, ctx, kind, funcs, key, out) -> None:
         self.weak(node.this, scope, ctx, "condition")
         branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
+        if self.env.conditions_as_lineage:
+            self.value(node.this, scope, ctx, branch_kind, funcs, None, out)
         for arg in ("true", "false"):
             branch = node.args.get(arg)
             if branch is not None:
