@@ -38,6 +38,7 @@ from watershed.ingest.resolve import (
     Source,
     table_id,
 )
+from watershed.ingest.script_tables import Dropped, Renamed, TableEvent, apply_table_events
 
 
 class LayeredCatalog:
@@ -46,10 +47,24 @@ class LayeredCatalog:
     def __init__(self, base: Catalog) -> None:
         self.base = base
         self.created: dict[str, CatalogTable] = {}
+        #: tables the script dropped or renamed away (until it creates them again)
+        self.gone: set[str] = set()
 
     def get(self, name: str) -> CatalogTable | None:
         found = self.created.get(name)
-        return found if found is not None else self.base.tables.get(name)
+        if found is not None or name in self.gone:
+            return found
+        return self.base.tables.get(name)
+
+    def drop(self, name: str) -> CatalogTable | None:
+        entry = self.get(name)
+        self.created.pop(name, None)
+        self.gone.add(name)
+        return entry
+
+    def put(self, name: str, entry: CatalogTable) -> None:
+        self.created[name] = entry
+        self.gone.discard(name)
 
 
 @dataclass(slots=True)
@@ -94,6 +109,12 @@ class StatementExtractor:
         )
         self.resolver = QueryResolver(self.env)
         self.run_date = run_date
+        #: the results returned so far: a DROP or RENAME of a table the script wrote rewrites
+        #: them in place (`script_tables`), since the task's lineage is assembled from them
+        self.results: list[StatementLineage] = []
+        #: tables the script has written in their current incarnation, with the position in
+        #: `results` of the first statement that wrote them
+        self.written: dict[str, int] = {}
 
     # ---------------------------------------------------------------- entry
 
@@ -147,10 +168,19 @@ class StatementExtractor:
             statement["kind"] = "set"
         elif isinstance(node, exp.Drop):
             statement["kind"] = "ddl"
-            dropped = node.args.get("tables") or ([node.this] if node.this is not None else [])
-            for table in dropped:
-                if isinstance(table, exp.Table) and table.args.get("db") is None:
-                    self.env.temp_views.pop(table.name.lower(), None)
+            if str(node.args.get("kind") or "").upper() in ("TABLE", "VIEW"):
+                dropped = node.args.get("tables") or ([node.this] if node.this is not None else [])
+                for table in dropped:
+                    if isinstance(table, exp.Table):
+                        self._drop(table, index)
+        elif isinstance(node, exp.Alter) and any(
+            isinstance(a, exp.AlterRename) for a in node.args.get("actions") or []
+        ):
+            statement["kind"] = "alter"
+            rename = next(a for a in node.args["actions"] if isinstance(a, exp.AlterRename))
+            write = self._rename(node.this, rename.this, index)
+            if write is not None:
+                self._finish(statement, [write])
         elif isinstance(node, exp.Command):
             keyword = str(node.this).upper()
             statement["kind"] = _COMMAND_KINDS.get(keyword, "command")
@@ -165,7 +195,61 @@ class StatementExtractor:
                 )
         else:
             statement["kind"] = "ddl"
-        return StatementLineage(**statement)
+        result = StatementLineage(**statement)
+        for table in result.writes:
+            self.written.setdefault(table, len(self.results))
+        self.results.append(result)
+        return result
+
+    # -------------------------------------------------- script table changes
+
+    def _drop(self, table: exp.Table, index: int) -> None:
+        """A temporary view is forgotten; a table or view the script wrote is intermediate."""
+        if table.args.get("db") is None and self.env.temp_views.pop(table.name.lower(), None) is not None:
+            return
+        tid = table_id(table, self.env.default_database, self.env.default_catalog)
+        self.catalog.drop(tid)
+        start = self.written.pop(tid, None)
+        if start is not None:
+            self._apply(start, Dropped(index, tid))
+
+    def _apply(self, start: int, event: TableEvent) -> None:
+        before = self.results[start:]
+        for old, new in zip(before, apply_table_events(before, [event]), strict=True):
+            if new is not old:
+                for name in ("reads", "writes", "columns", "weak_references", "table_edges", "unresolved"):
+                    setattr(old, name, getattr(new, name))
+
+    def _rename(self, old: exp.Expression, new: exp.Expression, index: int) -> Write | None:
+        """`ALTER TABLE|VIEW old RENAME TO new`: later statements see `new` with `old`'s schema.
+
+        A table the script wrote is the same object under its new name: what the script said
+        about `old` is said about `new` (`script_tables`). A table from before the script moves
+        its rows: `new` is written as a copy of `old`. An unqualified new name stays in `old`'s
+        database (Spark, Postgres)."""
+        if not isinstance(old, exp.Table) or not isinstance(new, exp.Table):
+            raise StatementError("ALTER … RENAME TO: unsupported names")
+        if old.args.get("db") is None and new.args.get("db") is None:
+            view = self.env.temp_views.pop(old.name.lower(), None)
+            if view is not None:
+                self.env.temp_views[new.name.lower()] = view
+                return None
+        old_id = table_id(old, self.env.default_database, self.env.default_catalog)
+        if new.args.get("db") is None:
+            new_id = ids.child(_database_of(old_id), new.name.lower())
+        else:
+            new_id = table_id(new, self.env.default_database, self.env.default_catalog)
+        start = self.written.pop(old_id, None)
+        if start is not None:
+            entry = self.catalog.drop(old_id)
+            if entry is not None:
+                self.catalog.put(new_id, entry.model_copy(update={"name": new_id}))
+            self.written[new_id] = min(start, self.written.get(new_id, start))
+            self._apply(start, Renamed(index, old_id, new_id))
+            return None
+        write = self._copy_of(new_id, old)
+        self.catalog.drop(old_id)
+        return write
 
     # --------------------------------------------------------------- writes
 
@@ -332,10 +416,13 @@ class StatementExtractor:
         if query is None:
             statement["kind"] = "ddl"
             if schema_defs or partitioned:
-                self.catalog.created[tid] = CatalogTable(
-                    name=tid,
-                    columns=[CatalogColumn(name=c.name, type=_type_sql(c)) for c in schema_defs],
-                    partitioned_by=partitioned,
+                self.catalog.put(
+                    tid,
+                    CatalogTable(
+                        name=tid,
+                        columns=[CatalogColumn(name=c.name, type=_type_sql(c)) for c in schema_defs],
+                        partitioned_by=partitioned,
+                    ),
                 )
             like = like_in_schema or (
                 properties
@@ -346,7 +433,7 @@ class StatementExtractor:
                     table_id(like.this, self.env.default_database, self.env.default_catalog)
                 )
                 if source is not None:
-                    self.catalog.created[tid] = source.model_copy(update={"name": tid})
+                    self.catalog.put(tid, source.model_copy(update={"name": tid}))
             return
         statement["kind"] = "create-view" if kind == "VIEW" else "create-table-as"
         ctx = ReadContext()
@@ -354,9 +441,16 @@ class StatementExtractor:
         names = declared or list(relation.names)
         if len(names) < len(relation.names):
             names = names + relation.names[len(names) :]
-        self.catalog.created[tid] = CatalogTable(
-            name=tid, columns=[CatalogColumn(name=n) for n in names], partitioned_by=partitioned
-        )
+        if relation.passthrough and not declared:
+            # `SELECT *` over a table of unknown columns: the schema is not known either
+            self.catalog.drop(tid)
+        else:
+            self.catalog.put(
+                tid,
+                CatalogTable(
+                    name=tid, columns=[CatalogColumn(name=n) for n in names], partitioned_by=partitioned
+                ),
+            )
         self._finish(statement, [Write(tid, self._column_lineage(tid, names, relation), ctx)])
 
     def _select_into(self, node: exp.Query, statement: dict) -> None:
@@ -378,9 +472,7 @@ class StatementExtractor:
         statement["kind"] = "create-table-as"
         ctx = ReadContext()
         relation = self._query_with(node, node, ctx)
-        self.catalog.created[tid] = CatalogTable(
-            name=tid, columns=[CatalogColumn(name=n) for n in relation.names]
-        )
+        self.catalog.put(tid, CatalogTable(name=tid, columns=[CatalogColumn(name=n) for n in relation.names]))
         self._finish(statement, [Write(tid, self._column_lineage(tid, list(relation.names), relation), ctx)])
 
     def _copy_of(
@@ -414,9 +506,9 @@ class StatementExtractor:
             contribs = [self.resolver._source_column(src, name, ctx, name) for name in names]
         entry = self.catalog.get(src.table) if src.table is not None else None
         if register and entry is not None:
-            self.catalog.created[tid] = entry.model_copy(update={"name": tid})
+            self.catalog.put(tid, entry.model_copy(update={"name": tid}))
         elif register and names:
-            self.catalog.created[tid] = CatalogTable(name=tid, columns=[CatalogColumn(name=n) for n in names])
+            self.catalog.put(tid, CatalogTable(name=tid, columns=[CatalogColumn(name=n) for n in names]))
         columns = [
             ColumnLineage(target=ids.child(tid, name), sources=_sources(c))
             for name, c in zip(names, contribs, strict=False)
@@ -439,9 +531,9 @@ class StatementExtractor:
         # Each now has the other's schema (or none known).
         for tid, entry in zip(ids_, reversed(entries), strict=True):
             if entry is not None:
-                self.catalog.created[tid] = entry.model_copy(update={"name": tid})
+                self.catalog.put(tid, entry.model_copy(update={"name": tid}))
             else:
-                self.catalog.created.pop(tid, None)
+                self.catalog.drop(tid)
         return writes
 
     def _exchange(self, match: re.Match) -> Write:
@@ -767,12 +859,18 @@ class StatementExtractor:
         return window_days(intersect(occurrence.ranges), self.run_date)
 
 
+def _database_of(table: str) -> str:
+    return ids.split_last(table)[0]
+
+
 def _into(node: exp.Expression) -> exp.Into | None:
     """The INTO clause of a query: on its first SELECT (`SELECT * INTO t FROM a UNION ALL …`)."""
     while isinstance(node, exp.SetOperation):
         node = node.this
     into = node.args.get("into") if isinstance(node, exp.Select) else None
-    return into if isinstance(into, exp.Into) else None
+    # `INTO @var` / `INTO :var` (MySQL, embedded SQL) fills variables: a plain SELECT
+    target = into.this if isinstance(into, exp.Into) else None
+    return into if isinstance(target, exp.Table) and isinstance(target.this, exp.Identifier) else None
 
 
 def _sources(contribs: list) -> list[SourceColumn]:
