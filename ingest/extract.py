@@ -32,6 +32,7 @@ from watershed.graph.lineage import (
 )
 from watershed.ingest.dates import DatePoint, parse_date_text
 from watershed.ingest.errors import StatementError
+from watershed.ingest.scripting import BodyError, ScriptSplitter
 from watershed.ingest.settings import IngestSettings
 from watershed.ingest.statements import StatementExtractor
 from watershed.ingest.variables import script_variables, substitute, unresolved_references
@@ -185,19 +186,15 @@ def extract_lineage(
 
     # The script is tokenized a batch of statements at a time: the tokens of a
     # whole multi-megabyte script would take tens of bytes per character.
-    counter = itertools.count()
+    run = _Run(statements, errors, extractor, parser, ScriptSplitter(dialect, tokenizer), task.task_id)
     line = 1
     for offset, end, chunks in _batches(tokenizer, sql):
         text = sql[offset:end]
         if isinstance(chunks, TokenError):
-            _untokenizable(
-                statements, errors, extractor, parser, tokenizer, text, line, counter, task.task_id
-            )
+            _untokenizable(run, tokenizer, text, line)
         else:
             for chunk in chunks:
-                _one(
-                    statements, errors, extractor, parser, chunk, text, next(counter), line - 1, task.task_id
-                )
+                run.piece(chunk, text, line - 1)
         line += text.count("\n")
 
     return TaskLineage(**header, statements=statements, errors=errors, **_aggregate(statements))
@@ -242,17 +239,60 @@ def _batches(tokenizer, sql: str) -> Iterator[tuple[int, int, list[_Chunk] | Tok
         start = end
 
 
-def _untokenizable(
-    statements: list[StatementLineage],
-    errors: list[LineageError],
-    extractor: StatementExtractor,
-    parser,
-    tokenizer,
-    text: str,
-    first_line: int,
-    counter: Iterator[int],
-    task_id: str,
-) -> None:
+class _Run:
+    """One task's extraction: where results go, and the statement counter."""
+
+    def __init__(
+        self,
+        statements: list[StatementLineage],
+        errors: list[LineageError],
+        extractor: StatementExtractor,
+        parser,
+        splitter: ScriptSplitter,
+        task_id: str,
+    ) -> None:
+        self.statements = statements
+        self.errors = errors
+        self.extractor = extractor
+        self.parser = parser
+        self.splitter = splitter
+        self.task_id = task_id
+        self.counter = itertools.count()
+
+    def piece(self, chunk: _Chunk, sql: str, line_offset: int) -> None:
+        """The statements of one `;`-separated piece: itself, or those of its blocks and bodies."""
+        pieces = self.splitter.statements(chunk.tokens, sql)
+        if pieces is None:
+            self.one(chunk, sql, line_offset)
+            return
+        for piece in pieces:
+            if isinstance(piece, BodyError):
+                self.errors.append(
+                    LineageError(
+                        task_id=self.task_id,
+                        statement_index=next(self.counter),
+                        line=piece.line + line_offset,
+                        message=piece.message,
+                    )
+                )
+            else:
+                self.one(_Chunk(piece), sql, line_offset)
+
+    def one(self, chunk: _Chunk, sql: str, line_offset: int) -> None:
+        _one(
+            self.statements,
+            self.errors,
+            self.extractor,
+            self.parser,
+            chunk,
+            sql,
+            next(self.counter),
+            line_offset,
+            self.task_id,
+        )
+
+
+def _untokenizable(run: _Run, tokenizer, text: str, first_line: int) -> None:
     """A piece that does not tokenize: split at semicolons ending a line, each part on its own
     (joined to the next few parts when a string or comment runs on past its end)."""
     parts = _split_text(text)
@@ -273,17 +313,17 @@ def _untokenizable(
         position += taken
         line = first_line + text.count("\n", 0, offset)
         if isinstance(chunks, TokenError):
-            errors.append(
+            run.errors.append(
                 LineageError(
-                    task_id=task_id,
-                    statement_index=next(counter),
+                    task_id=run.task_id,
+                    statement_index=next(run.counter),
                     line=line,
                     message=f"cannot tokenize: {chunks}",
                 )
             )
             continue
         for chunk in chunks:
-            _one(statements, errors, extractor, parser, chunk, part, next(counter), line - 1, task_id)
+            run.piece(chunk, part, line - 1)
 
 
 def _one(

@@ -1,0 +1,582 @@
+"""Scripting blocks, routine bodies and T-SQL batches, cut into the statements they run.
+
+sqlglot parses one statement at a time and knows no control flow: a Spark/Databricks
+`BEGIN … END` block, a BigQuery `IF … THEN … END IF`, a T-SQL procedure written
+without semicolons or a PL/pgSQL body inside `$$ … $$` is one unparsable statement
+to it, and every statement inside would be lost. `ScriptSplitter` works on the tokens
+of one `;`-separated piece of a script and returns the statements the piece holds,
+with the control flow around them left out:
+
+* block words (`BEGIN`, `END [IF|WHILE|LOOP|…] [label]`, `ELSE`, `LOOP`, `REPEAT`,
+  `label:`), conditions (`IF … THEN`, `ELSEIF`, `WHEN … THEN`, `WHILE … DO`, T-SQL
+  `IF`/`WHILE` up to the statement they guard) and jumps (`LEAVE`, `ITERATE`,
+  `RETURN`, `SIGNAL`, `RAISE`, `PRINT`, …) are skipped: conditions are not lineage;
+* a `FOR … AS|IN query DO|LOOP` loop and a `DECLARE … CURSOR FOR query` keep their
+  query as a statement of its own (it reads tables); a condition handler keeps its body;
+* routine bodies — `CREATE PROCEDURE|FUNCTION|TRIGGER … AS BEGIN …` (T-SQL, MySQL,
+  Databricks), `AS $$ … $$` with `LANGUAGE sql|plpgsql` (Postgres, Snowflake),
+  `DO $$ … $$`, `EXECUTE IMMEDIATE '…'|$$ … $$` — are tokenized again and split the
+  same way; a body in another language (Python, JavaScript, …) is opaque;
+* MySQL's client `DELIMITER //` lines are followed;
+* in T-SQL, where semicolons are optional, a statement ends where the next one starts
+  (a statement keyword outside parentheses that does not continue the current one),
+  and `GO` separates batches.
+
+Every token keeps its line in the task's text, so errors point at the right line. The
+common case — a piece that starts with none of these words — costs one set lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot.errors import TokenError
+from sqlglot.tokens import Token, TokenType
+
+#: Dialects whose statements need no semicolon between them.
+NO_SEMICOLON_DIALECTS = frozenset({"tsql", "fabric"})
+#: Dialects whose client scripts change the statement delimiter with `DELIMITER`.
+_DELIMITER_DIALECTS = frozenset({"mysql", "doris", "starrocks", "singlestore"})
+
+#: First words of a piece that need more than "the piece is one statement".
+_SCRIPT_WORDS = frozenset(
+    {
+        "BEGIN", "END", "ELSE", "ELSEIF", "ELSIF", "IF", "WHILE", "LOOP", "REPEAT", "UNTIL",
+        "FOR", "CASE", "WHEN", "LEAVE", "ITERATE", "BREAK", "CONTINUE", "DECLARE", "DO",
+        "RETURN", "RAISE", "SIGNAL", "RESIGNAL", "PRINT", "GET", "LET", "EXCEPTION", "NULL",
+        "EXECUTE", "EXEC", "GO", "DELIMITER", "GOTO", "RAISERROR", "THROW", "WAITFOR",
+    }
+)  # fmt: skip
+#: Statements with no lineage that sqlglot cannot parse everywhere: skipped, not counted.
+_JUMPS = frozenset(
+    {
+        "LEAVE", "ITERATE", "BREAK", "CONTINUE", "RETURN", "RAISE", "SIGNAL", "RESIGNAL", "PRINT",
+        "GET", "LET", "NULL", "GOTO", "RAISERROR", "THROW", "WAITFOR",
+    }
+)  # fmt: skip
+_END_OF = frozenset({"IF", "WHILE", "LOOP", "FOR", "REPEAT", "CASE", "TRY", "CATCH"})
+_LABELLED = frozenset({"BEGIN", "LOOP", "WHILE", "FOR", "REPEAT"})
+_ROUTINES = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER"})
+_BODY_LANGUAGES = frozenset({"SQL", "PLPGSQL"})
+_QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE"})
+_STRINGS = frozenset({TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_STRING})
+#: Where a condition handler's body starts (after `DECLARE … HANDLER FOR <conditions>`).
+_HANDLER_BODY = frozenset(
+    {
+        "BEGIN", "INSERT", "UPDATE", "DELETE", "MERGE", "SET", "SELECT", "VALUES", "WITH", "CREATE",
+        "DROP", "TRUNCATE", "CALL", "EXECUTE", "IF", "LEAVE", "ITERATE", "RESIGNAL", "SIGNAL",
+        "CASE", "WHILE", "LOOP", "REPEAT",
+    }
+)  # fmt: skip
+#: T-SQL words that start a statement (unless they continue the current one, see `_tsql_end`).
+_TSQL_STARTS = frozenset(
+    {
+        "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "WITH", "CREATE", "ALTER", "DROP",
+        "TRUNCATE", "DECLARE", "SET", "EXEC", "EXECUTE", "PRINT", "RETURN", "IF", "ELSE", "WHILE",
+        "BEGIN", "END", "GO", "USE", "BREAK", "CONTINUE", "RAISERROR", "THROW", "COMMIT",
+        "ROLLBACK", "SAVE", "OPEN", "CLOSE", "FETCH", "DEALLOCATE", "GRANT", "REVOKE", "DENY",
+        "DBCC", "WAITFOR", "GOTO", "BULK", "CHECKPOINT", "RECONFIGURE", "KILL", "BACKUP",
+        "RESTORE", "UPDATE STATISTICS",
+    }
+)  # fmt: skip
+_SET_OPERATORS = frozenset({"UNION", "ALL", "EXCEPT", "INTERSECT", "DISTINCT"})
+_GRANTS = frozenset({"ON", "OF", "AFTER", "FOR", "GRANT", "REVOKE", "DENY", ","})
+_TRANSACTION = frozenset({"TRAN", "TRANSACTION", "DISTRIBUTED", "WORK"})
+
+
+@dataclass(frozen=True)
+class BodyError:
+    """A routine body or command text that does not tokenize: one error for the statement."""
+
+    line: int
+    message: str
+
+
+Piece = list[Token] | BodyError
+
+
+def _word(token: Token) -> str:
+    # A quoted identifier ([Insert], "END") is a name, never a keyword.
+    if token.token_type is TokenType.IDENTIFIER or token.token_type in _STRINGS:
+        return ""
+    return token.text.upper()
+
+
+def _line_at(token: Token, position: int, sql: str) -> int:
+    """The line of `position` inside or just before `token` (whose `line` is that of its end)."""
+    return token.line - sql.count("\n", position, token.end + 1)
+
+
+class ScriptSplitter:
+    """Splits the pieces of one task's script; holds the script's state (MySQL's delimiter)."""
+
+    def __init__(self, dialect: str, tokenizer) -> None:
+        self._tokenizer = tokenizer
+        self._commands = frozenset(getattr(type(tokenizer), "COMMANDS", ()))
+        self._tsql = dialect in NO_SEMICOLON_DIALECTS
+        self._delimiters = dialect in _DELIMITER_DIALECTS
+        self._body_dialect = dialect
+        #: MySQL's current custom delimiter, as token texts (None: the semicolon).
+        self._delimiter: tuple[str, ...] | None = None
+
+    def statements(self, tokens: list[Token], sql: str) -> list[Piece] | None:
+        """The statements of one piece (tokens without a semicolon), or None when it is one plain statement."""
+        if not self._tsql and self._delimiter is None:
+            first = tokens[0]
+            word = _word(first)
+            if word not in _SCRIPT_WORDS and not (
+                (word == "CREATE" or word == "ALTER") and self._routine_kind(tokens, 0)
+            ):
+                if len(tokens) < 2:
+                    return None
+                second = tokens[1].token_type
+                if second is not TokenType.COLON and not (
+                    first.token_type is TokenType.LT and second is TokenType.LT
+                ):
+                    return None
+        out: list[Piece] = []
+        self._piece(list(tokens), sql, out)
+        return out
+
+    # -- one piece ------------------------------------------------------------------------------
+
+    def _piece(self, tokens: list[Token], sql: str, out: list[Piece]) -> None:
+        i = 0
+        while i < len(tokens):
+            self._unslurp(tokens, i, sql)
+            n = len(tokens)
+            token = tokens[i]
+            word = _word(token)
+            following = _word(tokens[i + 1]) if i + 1 < n else ""
+            if self._delimiters and word == "DELIMITER":
+                i = self._set_delimiter(tokens, i)
+                continue
+            if self._delimiter is not None and self._at_delimiter(tokens, i):
+                i += len(self._delimiter)
+                continue
+            # labels: `name: BEGIN|LOOP|…`, PL/pgSQL `<<name>>`
+            if (
+                i + 2 < n
+                and tokens[i + 1].token_type is TokenType.COLON
+                and _word(tokens[i + 2]) in _LABELLED
+            ):
+                i += 2
+                continue
+            if token.token_type is TokenType.LT and following == "<":
+                close = self._find(tokens, i + 2, lambda t: t.token_type is TokenType.GT)
+                i = close + 2 if close < n else n
+                continue
+            if word == "BEGIN":
+                i = self._after_begin(tokens, i + 1)
+                continue
+            if word == "END":
+                i = self._after_end(tokens, i + 1)
+                continue
+            if word in ("ELSE", "LOOP", "REPEAT", "EXCEPTION"):
+                i += 1
+                continue
+            if word in ("IF", "ELSEIF", "ELSIF", "WHILE", "WHEN"):
+                i = self._after_condition(tokens, i + 1)
+                continue
+            if word == "CASE":
+                # a CASE statement (a CASE expression never starts one): on to its first WHEN
+                i = self._find(tokens, i + 1, lambda t: _word(t) == "WHEN")
+                continue
+            if word == "UNTIL":
+                i = self._after_end(tokens, self._find(tokens, i + 1, lambda t: _word(t) == "END") + 1)
+                continue
+            if word == "GO" and self._tsql:
+                i += 1
+                if i < n and tokens[i].token_type is TokenType.NUMBER and tokens[i].line == token.line:
+                    i += 1
+                continue
+            if word == "FOR":
+                i = self._for_loop(tokens, i, out)
+                continue
+            if word == "DECLARE":
+                i = self._declare(tokens, i, sql, out)
+                continue
+            if word == "DO" and self._string_after(tokens, i + 1) is not None:
+                body = self._string_after(tokens, i + 1)
+                self._body(tokens[body], sql, out)
+                i = self._end_of_statement(tokens, body + 1)
+                continue
+            if word == "DO":
+                i += 1
+                continue
+            if word in ("EXECUTE", "EXEC") and following == "IMMEDIATE":
+                if i + 2 < n and tokens[i + 2].token_type in _STRINGS:
+                    self._body(tokens[i + 2], sql, out)
+                i = self._end_of_statement(tokens, i + 2)
+                continue
+            if word == "RETURN" and following == "QUERY":
+                i += 2
+                continue
+            if word in _JUMPS or (i + 1 < n and tokens[i + 1].text == ":=") or self._compound_set(tokens, i):
+                i = self._end_of_statement(tokens, i + 1)
+                continue
+            if (word == "CREATE" or word == "ALTER") and self._routine_kind(tokens, i):
+                i = self._routine(tokens, i, sql, out)
+                continue
+            end = self._end_of_statement(tokens, i + 1)
+            self._emit(tokens[i:end], sql, out)
+            i = end
+
+    def _compound_set(self, tokens: list[Token], i: int) -> bool:
+        """T-SQL `SET @v += 1`: a variable assignment sqlglot does not parse (no lineage either way)."""
+        return (
+            self._tsql
+            and i + 4 < len(tokens)
+            and _word(tokens[i]) == "SET"
+            and tokens[i + 1].token_type is TokenType.PARAMETER
+            and tokens[i + 4].token_type is TokenType.EQ
+            and tokens[i + 3].text in ("+", "-", "*", "/", "%", "&", "|", "^")
+        )
+
+    def _emit(self, statement: list[Token], sql: str, out: list[Piece]) -> None:
+        if not statement:
+            return
+        first = statement[0]
+        if first.token_type in self._commands and len(statement) > 1:
+            # A command keeps its arguments as one string, as the tokenizer gives it to the parser.
+            last = statement[-1]
+            if not (len(statement) == 2 and last.token_type is TokenType.STRING):
+                text = sql[statement[1].start : last.end + 1]
+                string = Token(TokenType.STRING, text, last.line, last.col, statement[1].start, last.end)
+                statement = [first, string]
+        out.append(statement)
+
+    # -- where things end -------------------------------------------------------------------------
+
+    @staticmethod
+    def _find(tokens: list[Token], start: int, match) -> int:
+        """Index of the first token at or after `start`, outside parentheses, that matches (or len)."""
+        depth = 0
+        for j in range(start, len(tokens)):
+            kind = tokens[j].token_type
+            if kind is TokenType.L_PAREN:
+                depth += 1
+            elif kind is TokenType.R_PAREN:
+                depth -= 1
+            elif depth <= 0 and match(tokens[j]):
+                return j
+        return len(tokens)
+
+    def _end_of_statement(self, tokens: list[Token], start: int) -> int:
+        """Where the statement that runs up to `start` ends: the piece's end, a custom delimiter,
+        a `DELIMITER` line, or (T-SQL) the next statement's first word."""
+        if self._tsql:
+            return self._tsql_end(tokens, start)
+        if self._delimiters:
+            for j in range(start, len(tokens)):
+                if self._at_delimiter(tokens, j) or (
+                    _word(tokens[j]) == "DELIMITER" and tokens[j].line != tokens[j - 1].line
+                ):
+                    return j
+        return len(tokens)
+
+    def _at_delimiter(self, tokens: list[Token], i: int) -> bool:
+        delimiter = self._delimiter
+        if delimiter is None or i + len(delimiter) > len(tokens):
+            return False
+        return all(tokens[i + k].text == part for k, part in enumerate(delimiter))
+
+    def _set_delimiter(self, tokens: list[Token], i: int) -> int:
+        """`DELIMITER //`: the rest of its line is the new delimiter (nothing left there: the semicolon)."""
+        line = tokens[i].line
+        j = i + 1
+        while j < len(tokens) and tokens[j].line == line:
+            j += 1
+        texts = tuple(t.text for t in tokens[i + 1 : j])
+        self._delimiter = texts or None
+        return j
+
+    def _after_begin(self, tokens: list[Token], i: int) -> int:
+        following = _word(tokens[i]) if i < len(tokens) else ""
+        if following in ("TRY", "CATCH", "ATOMIC"):
+            return i + 1
+        if following == "NOT" and i + 1 < len(tokens) and _word(tokens[i + 1]) == "ATOMIC":
+            return i + 2
+        if following in _TRANSACTION:
+            # `BEGIN [DISTRIBUTED] TRAN[SACTION] [name]`: a transaction, no lineage
+            while i < len(tokens) and _word(tokens[i]) in _TRANSACTION:
+                i += 1
+            if (
+                self._tsql
+                and i < len(tokens)
+                and tokens[i].line == tokens[i - 1].line
+                and _word(tokens[i]) not in _TSQL_STARTS
+            ):
+                i += 1
+        return i
+
+    def _after_end(self, tokens: list[Token], i: int) -> int:
+        """Past `END [IF|WHILE|…] [label]`."""
+        if i < len(tokens) and _word(tokens[i]) in _END_OF:
+            i += 1
+        if self._tsql:
+            return i
+        if (
+            i < len(tokens)
+            and tokens[i].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+            and (not self._delimiters or _word(tokens[i]) != "DELIMITER")
+        ):
+            i += 1  # the block's label
+        return i
+
+    def _after_condition(self, tokens: list[Token], i: int) -> int:
+        """Past a condition: up to THEN/DO/LOOP, or in T-SQL up to the statement it guards."""
+        if self._tsql:
+            return self._tsql_end(tokens, i, condition=True)
+        depth = 0  # CASE … END inside the condition holds THENs of its own
+        for j in range(i, len(tokens)):
+            word = _word(tokens[j])
+            if word == "CASE":
+                depth += 1
+            elif word == "END" and depth:
+                depth -= 1
+            elif not depth and word in ("THEN", "DO", "LOOP"):
+                return j + 1
+        return len(tokens)
+
+    def _tsql_end(self, tokens: list[Token], start: int, condition: bool = False) -> int:
+        """The index of the T-SQL statement word that starts the next statement after `start`."""
+        kind = "IF" if condition else _word(tokens[start - 1])
+        if kind == "MERGE":
+            return len(tokens)  # T-SQL requires MERGE to end with a semicolon
+        body = False  # INSERT's query, UPDATE's SET, the statement after WITH's CTEs has begun
+        depth = 0
+        cases = 0
+        n = len(tokens)
+        for j in range(start, n):
+            token = tokens[j]
+            kind_j = token.token_type
+            if kind_j is TokenType.L_PAREN:
+                depth += 1
+                continue
+            if kind_j is TokenType.R_PAREN:
+                depth -= 1
+                continue
+            if depth > 0:
+                continue
+            word = _word(token)
+            if word == "CASE":
+                cases += 1
+                continue
+            if word == "END" and cases:
+                cases -= 1
+                continue
+            if word not in _TSQL_STARTS:
+                continue
+            previous = tokens[j - 1].text.upper() if j > start or not condition else ""
+            if word == "WITH" and not (
+                j + 2 < n
+                and tokens[j + 1].token_type is not TokenType.L_PAREN
+                and tokens[j + 2].token_type in (TokenType.ALIAS, TokenType.L_PAREN)
+                and _word(tokens[j + 1]) not in ("EXECUTE", "EXEC")
+            ):
+                continue  # table hints, WITH TIES, WITH EXECUTE AS …
+            if condition:
+                return j
+            if word in ("SELECT", "VALUES", "WITH", "EXEC", "EXECUTE") and kind == "INSERT" and not body:
+                body = True
+                continue
+            if word == "SELECT" and previous in _SET_OPERATORS:
+                continue
+            if kind == "WITH" and not body and word in ("SELECT", "INSERT", "UPDATE", "DELETE", "MERGE"):
+                if word == "MERGE":
+                    return n
+                kind, body = word, word != "INSERT"
+                if word == "UPDATE":
+                    body = False
+                continue
+            if word == "SET" and ((kind == "UPDATE" and not body) or kind == "ALTER"):
+                body = True
+                continue
+            if word in ("SELECT", "WITH") and kind in ("CREATE", "ALTER") and previous == "AS":
+                continue
+            if word == "SELECT" and kind == "DECLARE" and previous == "FOR":
+                continue
+            if word in ("SELECT", "INSERT", "UPDATE", "DELETE", "EXECUTE", "EXEC") and previous in _GRANTS:
+                continue
+            if word in ("EXECUTE", "EXEC") and previous == "WITH":
+                continue
+            return j
+        return n
+
+    # -- constructs -------------------------------------------------------------------------------
+
+    def _for_loop(self, tokens: list[Token], i: int, out: list[Piece]) -> int:
+        """`FOR [v AS|IN] query DO|LOOP`: the query is a statement of its own; the loop body follows."""
+        end = self._find(tokens, i + 1, lambda t: _word(t) in ("DO", "LOOP"))
+        start = i + 1
+        if start + 1 < end and _word(tokens[start + 1]) in ("AS", "IN"):
+            start += 2
+        query = tokens[start:end]
+        if query and query[0].token_type is TokenType.L_PAREN and query[-1].token_type is TokenType.R_PAREN:
+            query = query[1:-1]
+        if query and _word(query[0]) in _QUERY_STARTS:
+            out.append(query)
+        return end + 1
+
+    def _declare(self, tokens: list[Token], i: int, sql: str, out: list[Piece]) -> int:
+        end = self._end_of_statement(tokens, i + 1)
+        words = [_word(t) for t in tokens[i + 1 : min(end, i + 8)]]
+        if "HANDLER" in words:
+            # `DECLARE {EXIT|CONTINUE} HANDLER FOR <conditions> <statement|BEGIN …>`: the body stays
+            return self._find(tokens, i + 2 + words.index("HANDLER"), lambda t: _word(t) in _HANDLER_BODY)
+        if "CURSOR" in words:
+            query = self._find(tokens, i + 1, lambda t: _word(t) == "FOR") + 1
+            if query < end:
+                self._emit(tokens[query:end], sql, out)
+            return end
+        if any(_word(t) == "SELECT" for t in tokens[i:end]):
+            self._emit(tokens[i:end], sql, out)  # a default read from a query
+        # a plain declaration has no lineage (and MySQL's does not parse)
+        return end
+
+    def _routine_kind(self, tokens: list[Token], i: int) -> str:
+        for token in tokens[i + 1 : i + 8]:
+            word = _word(token)
+            if word in _ROUTINES:
+                return word
+            if word in ("TABLE", "VIEW", "INDEX", "SCHEMA", "DATABASE", "AS", "SELECT"):
+                return ""
+        return ""
+
+    def _routine(self, tokens: list[Token], i: int, sql: str, out: list[Piece]) -> int:
+        """`CREATE [OR REPLACE] PROCEDURE|FUNCTION|TRIGGER …`: its body's statements, no statement of its own."""
+        n = len(tokens)
+        language = ""
+        depth = 0
+        for j in range(i + 2, n):
+            token = tokens[j]
+            kind = token.token_type
+            if kind is TokenType.L_PAREN:
+                depth += 1
+            elif kind is TokenType.R_PAREN:
+                depth -= 1
+            if depth:
+                continue
+            word = _word(token)
+            if word == "LANGUAGE" and j + 1 < n:
+                language = tokens[j + 1].text.upper()
+            previous = _word(tokens[j - 1])
+            if kind in _STRINGS and previous == "AS":
+                quoted = kind is not TokenType.STRING
+                if language in _BODY_LANGUAGES or (quoted and not language):
+                    self._body(token, sql, out, declarations=True)
+                    return n
+                if not language:
+                    language = next(
+                        (
+                            tokens[k + 1].text.upper()
+                            for k in range(j + 1, n - 1)
+                            if _word(tokens[k]) == "LANGUAGE"
+                        ),
+                        "",
+                    )
+                    if language in _BODY_LANGUAGES:
+                        self._body(token, sql, out, declarations=True)
+                        return n
+                # another language (a Hive UDF class name, Python, JavaScript): opaque
+                return n
+            if self._tsql:
+                if kind is TokenType.ALIAS and previous not in ("EXECUTE", "EXEC"):
+                    return j + 1
+            elif word == "BEGIN" or word == "RETURN":
+                return j  # a label before BEGIN is part of the header
+            elif (word == "ROW" and previous == "EACH") or (
+                kind is TokenType.ALIAS and j + 1 < n and _word(tokens[j + 1]) in _HANDLER_BODY
+            ):
+                return j + 1  # a trigger's FOR EACH ROW, Databricks' LANGUAGE SQL AS BEGIN
+        # no body found: the statement as the parser sees it
+        end = self._end_of_statement(tokens, i + 1)
+        self._emit(tokens[i:end], sql, out)
+        return end
+
+    # -- text inside strings ----------------------------------------------------------------------
+
+    @staticmethod
+    def _string_after(tokens: list[Token], i: int) -> int | None:
+        for j in range(i, min(i + 3, len(tokens))):
+            if tokens[j].token_type in _STRINGS:
+                return j
+        return None
+
+    def _retokenize(self, sql: str, start: int, end: int, line: int) -> list[Token] | TokenError:
+        try:
+            tokens = self._tokenizer.tokenize(sql[start:end])
+        except TokenError as exc:
+            return exc
+        shift = line - 1
+        for token in tokens:
+            token.line += shift
+            token.start += start
+            token.end += start
+        return tokens
+
+    def _unslurp(self, tokens: list[Token], i: int, sql: str) -> None:
+        """A command word first in a piece (BigQuery's BEGIN, T-SQL's PRINT/GO/END, Postgres' DO)
+        takes the rest of the piece as one string: put that text back as tokens."""
+        if i + 1 >= len(tokens):
+            return
+        command = tokens[i]
+        rest = tokens[i + 1]
+        if command.token_type not in self._commands or rest.token_type is not TokenType.STRING:
+            return
+        if not self._tsql and _word(command) not in _SCRIPT_WORDS:
+            return
+        start = command.end + 1
+        if sql[start : rest.end + 1].strip() != rest.text:
+            return  # a real string literal
+        again = self._retokenize(sql, start, rest.end + 1, _line_at(rest, start, sql))
+        if not isinstance(again, TokenError):
+            tokens[i + 1 : i + 2] = again
+
+    def _body(self, string: Token, sql: str, out: list[Piece], declarations: bool = False) -> None:
+        """The statements of SQL held in a string token (`$$ … $$`, `'…'`)."""
+        raw = sql[string.start : string.end + 1]
+        offset = raw.find(string.text) if string.text else -1
+        if offset >= 0:
+            start = string.start + offset
+            tokens = self._retokenize(sql, start, start + len(string.text), _line_at(string, start, sql))
+        else:
+            # escapes inside the quotes: the text is not the source's; lines are counted from the string
+            try:
+                tokens = self._tokenizer.tokenize(string.text)
+            except TokenError as exc:
+                tokens = exc
+            else:
+                line = _line_at(string, string.start, sql)
+                for token in tokens:
+                    token.line += line - 1
+                    token.start = string.start
+                    token.end = string.end
+        if isinstance(tokens, TokenError):
+            out.append(BodyError(_line_at(string, string.start, sql), f"cannot tokenize the body: {tokens}"))
+            return
+        part: list[Token] = []
+        skipping = declarations and bool(tokens) and _word(tokens[0]) == "DECLARE"
+        saved, self._delimiter = self._delimiter, None
+        try:
+            for token in [*tokens, None]:
+                if token is not None and token.token_type is not TokenType.SEMICOLON:
+                    part.append(token)
+                    continue
+                if skipping and part:
+                    # PL/pgSQL and Snowflake Scripting: `DECLARE a int; b text; BEGIN …` —
+                    # declarations up to the BEGIN that opens the body
+                    begin = next((k for k, t in enumerate(part) if _word(t) == "BEGIN"), None)
+                    if begin is None:
+                        part = []
+                        continue
+                    part, skipping = part[begin:], False
+                if part:
+                    self._piece(part, sql, out)
+                part = []
+        finally:
+            self._delimiter = saved
+
+
+__all__ = ["NO_SEMICOLON_DIALECTS", "BodyError", "Piece", "ScriptSplitter"]

@@ -1,0 +1,188 @@
+"""Scripting blocks, routine bodies and T-SQL batches: which statements come out, and where.
+
+The lineage of these scripts is checked by the case files (scripting_blocks.yaml,
+procedures.yaml, tsql_batches.yaml); here: every statement inside a block keeps its
+own index and its real line in the task's text, an unparsable statement or body is
+one error and the rest is still analysed, and T-SQL statements without semicolons
+are cut where SQL Server cuts them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from watershed.graph.lineage import SqlTask, TaskLineage
+from watershed.ingest.extract import extract_lineage
+
+CASES = Path(__file__).parent / "lineage_cases"
+
+
+def _case_sql(family: str, name: str) -> tuple[str, str]:
+    data = yaml.safe_load((CASES / f"{family}.yaml").read_text())
+    case = next(c for c in data["cases"] if c["name"] == name)
+    return case["sql"], case["dialect"]
+
+
+def _run(sql: str, dialect: str) -> TaskLineage:
+    return extract_lineage(SqlTask(task_id="t", sql=sql, dialect=dialect, vars={}))
+
+
+def _writes_by_line(result: TaskLineage) -> list[tuple[int, str]]:
+    return [(s.line, w) for s in result.statements for w in s.writes]
+
+
+def _line_of(sql: str, text: str, occurrence: int = 1) -> int:
+    """1-based line of the n-th line of `sql` that contains `text`."""
+    found = [n for n, line in enumerate(sql.split("\n"), 1) if text in line]
+    return found[occurrence - 1]
+
+
+def test_spark_block_statements_keep_their_lines() -> None:
+    sql, dialect = _case_sql("scripting_blocks", "spark-nested-for-if-while-repeat")
+    result = _run(sql, dialect)
+    assert result.errors == []
+    assert _writes_by_line(result) == [
+        (_line_of(sql, "UPDATE products SET"), "default.products"),
+        (_line_of(sql, "INSERT INTO orders"), "default.orders"),
+        (_line_of(sql, "INSERT INTO order_items"), "default.order_items"),
+    ]
+    # the FOR loops' queries are statements of their own, on the FOR lines
+    for_reads = [(s.line, [r.table for r in s.reads]) for s in result.statements if s.reads]
+    assert (_line_of(sql, "FOR cust AS SELECT"), ["default.customers"]) in for_reads
+    assert (_line_of(sql, "FOR loop_var AS SELECT"), ["default.products"]) in for_reads
+    indexes = [s.index for s in result.statements]
+    assert indexes == sorted(indexes) and len(set(indexes)) == len(indexes)
+
+
+def test_unparsable_statement_in_a_block_is_one_error_at_its_line() -> None:
+    sql, dialect = _case_sql("scripting_blocks", "unparsable-statement-inside-block")
+    result = _run(sql, dialect)
+    assert [(e.statement_index, e.line) for e in result.errors] == [
+        (1, _line_of(sql, "INSERT INTO users VALUES"))
+    ]
+    assert [(s.index, s.line) for s in result.statements if s.writes] == [
+        (0, _line_of(sql, "INSERT INTO error_logs")),
+        (2, _line_of(sql, "INSERT INTO users VALUES", 2)),
+    ]
+
+
+def test_dollar_quoted_body_lines_count_from_the_task_text() -> None:
+    sql, dialect = _case_sql("procedures", "postgres-plpgsql-trigger-function")
+    result = _run(sql, dialect)
+    assert result.errors == []
+    assert _writes_by_line(result) == [
+        (_line_of(sql, "INSERT INTO emp_audit SELECT 'D'"), "default.emp_audit"),
+        (_line_of(sql, "INSERT INTO emp_audit SELECT 'U'"), "default.emp_audit"),
+        (_line_of(sql, "INSERT INTO emp_audit SELECT 'I'"), "default.emp_audit"),
+    ]
+
+
+def test_mysql_delimiter_trigger_bodies() -> None:
+    sql, dialect = _case_sql("procedures", "mysql-delimiter-triggers")
+    result = _run(sql, dialect)
+    assert result.errors == []
+    assert _writes_by_line(result) == [
+        (_line_of(sql, "INSERT INTO film_text"), "default.film_text"),
+        (_line_of(sql, "UPDATE film_text"), "default.film_text"),
+        (_line_of(sql, "DELETE FROM film_text"), "default.film_text"),
+    ]
+
+
+def test_tsql_go_batches_and_procedure_without_semicolons() -> None:
+    sql, dialect = _case_sql("tsql_batches", "go-batches-and-procedure-without-semicolons")
+    result = _run(sql, dialect)
+    assert result.errors == []
+    table = "adventureworks2016ctp3.customersstate"
+    assert _writes_by_line(result) == [
+        (_line_of(sql, "INSERT INTO CustomersState"), table),
+        (_line_of(sql, "UPDATE CustomersState SET [State] = 'NY'"), table),
+        (_line_of(sql, "UPDATE CustomersState SET [State] = 'WA'"), table),
+    ]
+    # the procedure's SELECT (inside AS BEGIN … END, no semicolon) reads both tables
+    body = next(s for s in result.statements if s.line == _line_of(sql, "SELECT @CustomerID"))
+    assert {r.table for r in body.reads} == {"sales.customer", table}
+
+
+# from: microsoft/sql-server-samples/samples/containers/dtc/dtcinsert.sql
+DTC = """set xact_abort on
+go
+begin distributed transaction
+go
+use dtclinux1
+go
+insert into dtctable values (1)
+insert into dtc2.dtclinux2.dbo.dtctable values (1)
+go
+commit tran
+go"""
+
+
+def test_tsql_statements_on_consecutive_lines_are_two_statements() -> None:
+    result = _run(DTC, "tsql")
+    assert result.errors == []
+    inserts = [(s.line, s.writes) for s in result.statements if s.writes]
+    assert [line for line, _ in inserts] == [7, 8]
+    assert inserts[0][1] == ["dtclinux1.dtctable"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "writes"),
+    [
+        # a query after INSERT, a set operation, UPDATE's SET and FROM, a CTE's statement,
+        # MERGE's branches and a cursor's query all continue the statement they belong to
+        ("INSERT INTO d.t SELECT a FROM d.s UNION ALL SELECT a FROM d.u\nSELECT 1", [["d.t"]]),
+        (
+            "UPDATE x SET x.a = s.a FROM d.t AS x JOIN d.s AS s ON x.id = s.id\nDELETE FROM d.u",
+            [["d.t"], ["d.u"]],
+        ),
+        ("WITH c AS (SELECT a FROM d.s) INSERT INTO d.t SELECT a FROM c\nPRINT 'done'", [["d.t"]]),
+        (
+            "MERGE d.t AS t USING d.s AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET t.a = s.a "
+            "WHEN NOT MATCHED THEN INSERT (id, a) VALUES (s.id, s.a);",
+            [["d.t"]],
+        ),
+        (
+            "IF @x = 1 INSERT INTO d.t SELECT a FROM d.s ELSE INSERT INTO d.u SELECT a FROM d.s",
+            [["d.t"], ["d.u"]],
+        ),
+        ("BEGIN TRY INSERT INTO d.t SELECT a FROM d.s END TRY BEGIN CATCH THROW END CATCH", [["d.t"]]),
+        (
+            "SELECT a INTO #tmp FROM d.s WITH (NOLOCK) WHERE CASE WHEN a > 0 THEN 1 END = 1\nINSERT INTO d.t SELECT a FROM #tmp",
+            None,
+        ),
+    ],
+)
+def test_tsql_statement_boundaries(sql: str, writes: list[list[str]] | None) -> None:
+    result = _run(sql, "tsql")
+    assert result.errors == []
+    if writes is not None:
+        assert [s.writes for s in result.statements if s.writes] == writes
+
+
+def test_a_body_that_does_not_tokenize_is_one_error_and_the_script_goes_on() -> None:
+    sql = (
+        "CREATE PROCEDURE p() RETURNS VARCHAR LANGUAGE SQL AS $$\n"
+        "BEGIN\n"
+        "  INSERT INTO d.t SELECT 'unterminated FROM d.s;\n"
+        "END;\n"
+        "$$;\n"
+        "INSERT INTO d.u SELECT a FROM d.s;\n"
+    )
+    result = _run(sql, "snowflake")
+    assert [(e.statement_index, e.line) for e in result.errors] == [(0, 1)]
+    assert "tokenize" in result.errors[0].message
+    assert [(s.index, s.writes) for s in result.statements] == [(1, ["d.u"])]
+
+
+def test_plain_scripts_are_untouched() -> None:
+    """Statements that start with no scripting word keep their index per `;` and their lines."""
+    sql = "SET x=1;\nINSERT INTO d.t SELECT a FROM d.s;\n\nINSERT INTO d.u SELECT a FROM d.s"
+    result = _run(sql, "hive")
+    assert [(s.index, s.line, s.writes) for s in result.statements] == [
+        (0, 1, []),
+        (1, 2, ["d.t"]),
+        (2, 4, ["d.u"]),
+    ]
