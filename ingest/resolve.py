@@ -25,7 +25,7 @@ from watershed.graph import ids
 from watershed.graph.catalog import DEFAULT_CATALOG, Catalog
 from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
-from watershed.ingest.functions import function_name
+from watershed.ingest.functions import function_name, spark_column_name
 from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
 from watershed.ingest.settings import conditions_as_lineage_default
 
@@ -350,7 +350,7 @@ class QueryResolver:
             elif isinstance(proj, exp.Dot):
                 name = proj.name.lower()
             else:
-                name = f"_c{position}"
+                name = self._engine_name(proj, position)
             names.append(name)
             contribs.append(out)
             if proj_type is exp.Alias and lateral_aliases:
@@ -358,6 +358,17 @@ class QueryResolver:
                     scope.lateral = {}
                 scope.lateral.setdefault(name, out)
         return Relation(names, contribs, passthrough)
+
+    def _engine_name(self, proj: exp.Expression, position: int) -> str:
+        """The name the engine gives an unaliased expression, so that a CTAS or view column id
+        matches the table the engine creates: Spark the expression's text (`upper(name)`,
+        `(a + 1)`), Hive and the others `_c<n>` by position in the select list as written (a
+        star counts one: `SELECT *, key + 1` names `_c1`)."""
+        if self.env.dialect in _SPARK_NAMING_DIALECTS:
+            name = spark_column_name(proj)
+            if name is not None:
+                return name.lower()
+        return f"_c{position}"
 
     def _expand_star(
         self,
@@ -1118,6 +1129,9 @@ class QueryResolver:
 
 #: dialects whose select items may name an earlier item's alias (Spark 3.4+, Databricks, ...)
 _LATERAL_ALIAS_DIALECTS = frozenset({"spark", "databricks", "snowflake", "redshift", "duckdb"})
+
+#: dialects whose engine names an unaliased select item after its text
+_SPARK_NAMING_DIALECTS = frozenset({"spark", "spark2", "databricks"})
 
 #: binary operators written as long chains in generated SQL (see `_value_chain`)
 _CHAIN_OPERATORS = frozenset(
