@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from watershed.graph import ids
 from watershed.graph.catalog import DEFAULT_CATALOG, Catalog
+from watershed.graph.errors import WatershedError
 from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name, spark_column_name
@@ -501,7 +502,14 @@ class QueryResolver:
                     ctx.problem(
                         f"{name} refers to itself; read as table {table_id(item, self.env.default_database, self.env.default_catalog)}"
                     )
-            tid = table_id(item, self.env.default_database, self.env.default_catalog)
+            location = _file_source(item)
+            if location is not None:
+                try:
+                    tid = ids.path_table(location)
+                except WatershedError as exc:
+                    raise StatementError(f"bad file location {location!r}: {exc}") from None
+            else:
+                tid = table_id(item, self.env.default_database, self.env.default_catalog)
             entry = self.env.catalog.get(tid)
             if entry is not None:
                 # A table the catalog describes is partitioned exactly as it says.
@@ -1160,6 +1168,28 @@ _HANDLERS: dict[type, Callable[..., None]] = {
     exp.Lambda: QueryResolver._value_lambda,
     **dict.fromkeys(_LEAVES, QueryResolver._value_leaf),
 }
+
+
+#: Spark's file sources read in FROM as ``format.`location` ``
+_FILE_FORMATS = frozenset({"parquet", "orc", "csv", "json", "delta", "avro", "text", "binaryfile", "hudi"})
+
+
+def _file_source(table: exp.Table) -> str | None:
+    """The location of ``parquet.`/data/x` `` (Spark reads the files directly), else None. The
+    back-quoted name must look like a location (a `/` or a scheme's `:`), so a database that
+    happens to be named `parquet` still holds tables."""
+    db = table.args.get("db")
+    name = table.this
+    if (
+        db is None
+        or table.args.get("catalog") is not None
+        or type(name) is not exp.Identifier
+        or not name.quoted
+        or db.name.lower() not in _FILE_FORMATS
+    ):
+        return None
+    location = name.this
+    return location if "/" in location or ":" in location else None
 
 
 def _is_join_group(item: exp.Subquery) -> bool:
