@@ -27,6 +27,7 @@ from watershed.graph.lineage import (
 )
 from watershed.ingest.dates import DatePoint, intersect, window_days
 from watershed.ingest.errors import StatementError
+from watershed.ingest.paths import PathStatements
 from watershed.ingest.resolve import (
     KINDS,
     Occurrence,
@@ -86,7 +87,7 @@ _EXCHANGE = re.compile(
 _LINEAGE_KEYWORDS = ("INSERT", "WITH", "SELECT", "FROM", "MERGE", "CREATE")
 
 
-class StatementExtractor:
+class StatementExtractor(PathStatements):
     def __init__(
         self,
         catalog: Catalog,
@@ -181,6 +182,20 @@ class StatementExtractor:
             write = self._rename(node.this, rename.this, index)
             if write is not None:
                 self._finish(statement, [write])
+        elif isinstance(node, exp.LoadData):
+            statement["kind"] = "load"
+            self._finish(statement, [self._load_data(node)])
+        elif isinstance(node, exp.Copy):
+            write = self._copy(node, statement)
+            self._finish(statement, [write])
+        elif isinstance(node, exp.Command) and str(node.this).upper() == "UNLOAD":
+            statement["kind"] = "unload"
+            text = (
+                node.expression.name
+                if isinstance(node.expression, exp.Literal)
+                else str(node.expression or "")
+            )
+            self._finish(statement, [self._unload_command(text)])
         elif isinstance(node, exp.Command):
             keyword = str(node.this).upper()
             statement["kind"] = _COMMAND_KINDS.get(keyword, "command")
@@ -271,12 +286,12 @@ class StatementExtractor:
                     source.set(arg, None)
                     query.set(arg, list(attached) + list(query.args.get(arg) or []))
             query.set("from_", exp.From(this=source))
+        if isinstance(target, exp.Directory):
+            return self._directory_insert(node, target, query)
         if not isinstance(target, exp.Table):
-            # INSERT OVERWRITE DIRECTORY: the rows leave the warehouse.
-            ctx = ReadContext()
-            if query is not None:
-                self._query_with(node, query, ctx)
-            return Write("", [], ctx)
+            raise StatementError(
+                f"INSERT into unsupported target {target.sql(dialect=self.env.dialect)[:80]}"
+            )
         tid = table_id(target, self.env.default_database, self.env.default_catalog)
         static: dict[str, exp.Expression] = {}
         dynamic: list[str] = []

@@ -1,0 +1,175 @@
+"""Statements that move rows between tables and files named by location.
+
+Files are tables of their own in the graph, with the id `ids.path_table`
+(`path:fs./data/out`, `path:local./tmp/x`): a directory written by one task and
+loaded by another meet in one node. A file's columns are named as the statement
+that writes it names them (the select list of `INSERT OVERWRITE DIRECTORY`,
+`UNLOAD`, `COPY … TO`); files loaded into a table are read as holding that
+table's columns (`LOAD DATA`, `COPY … FROM`), so each column of the table comes
+directly from the file column of the same name.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+
+from watershed.graph import ids
+from watershed.graph.errors import WatershedError
+from watershed.graph.lineage import ColumnLineage, SourceColumn
+from watershed.ingest.errors import StatementError
+from watershed.ingest.resolve import Occurrence, ReadContext, Relation, Scope, table_id
+
+# Redshift `UNLOAD ('select …') TO 's3://…' [options]`, which sqlglot keeps as a Command.
+_UNLOAD = re.compile(r"\s*\(\s*'((?:[^']|'')*)'\s*\)\s*TO\s+'((?:[^']|'')*)'", re.IGNORECASE | re.DOTALL)
+
+
+def path_id(location: str, local: bool = False) -> str:
+    try:
+        return ids.path_table(location, local=local)
+    except WatershedError as exc:
+        raise StatementError(f"bad file location {location!r}: {exc}") from None
+
+
+def _location(node: exp.Expression | None) -> str | None:
+    """The location a COPY names: a string, a stage (`@stage/path`), or a table holding either."""
+    if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier):
+        node = node.this
+    if isinstance(node, exp.Literal) and node.is_string:
+        return node.name
+    if isinstance(node, exp.Var) and node.name.startswith("@"):
+        return node.name
+    return None
+
+
+class PathStatements:
+    """The path statements of `StatementExtractor` (it provides `env`, `catalog`, `resolver`,
+    `_query_with`, `_column_lineage` and the `Write` record)."""
+
+    def _directory_insert(self, node: exp.Insert, directory: exp.Directory, query: exp.Expression | None):
+        """`INSERT OVERWRITE [LOCAL] DIRECTORY '/p' … SELECT …`: the files at /p, columns named
+        by the select list."""
+        from watershed.ingest.statements import Write
+
+        tid = path_id(directory.this.name, local=bool(directory.args.get("local")))
+        if query is None:
+            raise StatementError(f"INSERT OVERWRITE DIRECTORY {directory.this.name!r} has no query")
+        ctx = ReadContext()
+        relation = self._query_with(node, query, ctx)
+        return Write(tid, self._column_lineage(tid, list(relation.names), relation), ctx)
+
+    def _load_data(self, node: exp.LoadData):
+        """Hive `LOAD DATA [LOCAL] INPATH '/p' [OVERWRITE] INTO TABLE t [PARTITION (…)]`."""
+        inpath = node.args.get("inpath")
+        if not isinstance(inpath, exp.Literal):
+            raise StatementError("LOAD DATA without an INPATH string")
+        target = node.this
+        static = set()
+        partition = node.args.get("partition") or (
+            target.args.get("partition") if isinstance(target, exp.Table) else None
+        )
+        for item in partition.expressions if partition is not None else []:
+            if isinstance(item, exp.EQ):
+                static.add(item.this.name.lower())
+        return self._file_load(
+            target, [path_id(inpath.name, local=bool(node.args.get("local")))], None, static
+        )
+
+    def _file_load(
+        self, target: exp.Expression, paths: list[str], columns: list[str] | None, static: set[str]
+    ):
+        """`target` loaded from the files at `paths`: each data column from the file column of
+        the same name (the table's own schema, or the statement's column list)."""
+        from watershed.ingest.statements import Write
+
+        if not isinstance(target, exp.Table):
+            raise StatementError(f"unsupported load target {target.sql(dialect=self.env.dialect)[:80]}")
+        tid = table_id(target, self.env.default_database, self.env.default_catalog)
+        ctx = ReadContext()
+        occurrences = []
+        for path in paths:
+            occurrence = Occurrence(path, frozenset())
+            ctx.occurrences.append(occurrence)
+            occurrences.append(occurrence)
+        if columns is None:
+            entry = self.catalog.get(tid)
+            columns = entry.all_columns if entry is not None else None
+        lineage: list[ColumnLineage] = []
+        if columns is None:
+            ctx.problem(
+                f"{tid}: columns unknown without a catalog; only the files it is loaded from are known"
+            )
+        else:
+            for name in columns:
+                sources = (
+                    []
+                    if name in static
+                    else [SourceColumn(column=ids.child(path, name), kind="direct") for path in paths]
+                )
+                lineage.append(ColumnLineage(target=ids.child(tid, name), sources=sources))
+        if not paths:
+            ctx.problem(f"{tid} is loaded from a location that is not named (STDIN, a parameter)")
+        return Write(tid, lineage, ctx)
+
+    def _copy(self, node: exp.Copy, statement: dict):
+        """Postgres/Redshift `COPY t [(cols)] FROM|TO 'file'`, `COPY (query) TO 'file'`,
+        Snowflake/T-SQL `COPY INTO t FROM 'location'|@stage` and `COPY INTO 'location'|@stage FROM
+        t|(query)`."""
+        target = node.this
+        files = node.args.get("files") or []
+        loading = bool(node.args.get("kind"))
+        if loading and _location(target) is None:
+            statement["kind"] = "load"
+            columns = None
+            if isinstance(target, exp.Schema):
+                columns = [c.name.lower() for c in target.expressions]
+                target = target.this
+            paths = [path_id(location) for location in map(_location, files) if location is not None]
+            return self._file_load(target, paths, columns, set())
+        statement["kind"] = "unload"
+        if loading:
+            location, source = _location(target), files[0] if files else None
+        else:
+            location, source = (_location(files[0]) if files else None), target
+        if source is None:
+            raise StatementError("COPY: the copied table or query is not named")
+        # `COPY t TO STDOUT`: the rows go to the client, as a SELECT's do
+        return self._unload(path_id(location) if location is not None else "", source)
+
+    def _unload(self, tid: str, source: exp.Expression):
+        """The rows of `source` (a table or a query) written to the files `tid`."""
+        from watershed.ingest.statements import Write
+
+        ctx = ReadContext()
+        if isinstance(source, exp.Subquery):
+            source = source.this
+        if isinstance(source, exp.Query):
+            relation = self.resolver.query(source, ctx)
+        elif isinstance(source, exp.Table | exp.Schema):
+            table = source.this if isinstance(source, exp.Schema) else source
+            scope = Scope()
+            self.resolver._add_source(scope, table, ctx, {})
+            relation = self.resolver._projections([exp.Star()], scope, ctx)
+            if isinstance(source, exp.Schema):
+                wanted = [c.name.lower() for c in source.expressions]
+                found = {
+                    name: contribs for name, contribs in zip(relation.names, relation.contribs, strict=False)
+                }
+                src = next(iter(scope.sources.values()))
+                relation = Relation(
+                    wanted,
+                    [found.get(n) or self.resolver._source_column(src, n, ctx, n) for n in wanted],
+                )
+        else:
+            raise StatementError(f"unsupported COPY source {source.sql(dialect=self.env.dialect)[:80]}")
+        return Write(tid, self._column_lineage(tid, list(relation.names), relation), ctx)
+
+    def _unload_command(self, text: str):
+        """Redshift `UNLOAD ('select …') TO 's3://…'`: the query is a string literal."""
+        match = _UNLOAD.match(text)
+        if match is None:
+            raise StatementError("UNLOAD: expected ('query') TO 'location'")
+        query = sqlglot.parse_one(match[1].replace("''", "'"), read=self.env.dialect)
+        return self._unload(path_id(match[2].replace("''", "'")), query)
