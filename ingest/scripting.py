@@ -107,6 +107,45 @@ def _line_at(token: Token, position: int, sql: str) -> int:
     return token.line - sql.count("\n", position, token.end + 1)
 
 
+_INTO_TARGET = frozenset(
+    {
+        TokenType.VAR,
+        TokenType.IDENTIFIER,
+        TokenType.PARAMETER,
+        TokenType.COLON,
+        TokenType.DOT,
+        TokenType.COMMA,
+    }
+)
+
+
+def _without_into_variables(statement: list[Token]) -> list[Token]:
+    """A SELECT inside a procedural block (MySQL routine, PL/pgSQL, Snowflake Scripting):
+    `INTO [STRICT] v [, w]` assigns variables — there, tables are made with CREATE TABLE AS —
+    so the clause goes and the statement is the query it reads."""
+    depth = 0
+    for j, token in enumerate(statement):
+        kind = token.token_type
+        if kind is TokenType.L_PAREN:
+            depth += 1
+        elif kind is TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and kind is TokenType.INTO:
+            if any(_word(t) in ("INSERT", "MERGE") for t in statement[:j]):
+                return statement
+            end = j + 1
+            if end < len(statement) and _word(statement[end]) == "STRICT":
+                end += 1
+            while end < len(statement) and statement[end].token_type in _INTO_TARGET:
+                if statement[end].token_type is TokenType.VAR and _word(statement[end]) in (
+                    "FROM", "WHERE", "GROUP", "ORDER", "LIMIT", "HAVING", "UNION", "WINDOW",
+                ):  # fmt: skip
+                    break
+                end += 1
+            return statement[:j] + statement[end:]
+    return statement
+
+
 class ScriptSplitter:
     """Splits the pieces of one task's script; holds the script's state (MySQL's delimiter)."""
 
@@ -118,10 +157,13 @@ class ScriptSplitter:
         self._body_dialect = dialect
         #: MySQL's current custom delimiter, as token texts (None: the semicolon).
         self._delimiter: tuple[str, ...] | None = None
+        #: Open compound blocks (not T-SQL): their pieces are always split, and their
+        #: `SELECT … INTO name` fills variables.
+        self._depth = 0
 
     def statements(self, tokens: list[Token], sql: str) -> list[Piece] | None:
         """The statements of one piece (tokens without a semicolon), or None when it is one plain statement."""
-        if not self._tsql and self._delimiter is None:
+        if not self._tsql and self._delimiter is None and not self._depth:
             first = tokens[0]
             word = _word(first)
             if word not in _SCRIPT_WORDS and not (
@@ -167,9 +209,14 @@ class ScriptSplitter:
                 i = close + 2 if close < n else n
                 continue
             if word == "BEGIN":
-                i = self._after_begin(tokens, i + 1)
+                after = self._after_begin(tokens, i + 1)
+                if not self._tsql and after == i + 1 and after < n:
+                    self._depth += 1  # a block (`BEGIN;` alone is a transaction)
+                i = after
                 continue
             if word == "END":
+                if not self._tsql and (i + 1 >= n or _word(tokens[i + 1]) not in _END_OF):
+                    self._depth = max(0, self._depth - 1)
                 i = self._after_end(tokens, i + 1)
                 continue
             if word in ("ELSE", "LOOP", "REPEAT", "EXCEPTION"):
@@ -237,6 +284,8 @@ class ScriptSplitter:
         if not statement:
             return
         first = statement[0]
+        if self._depth and _word(first) in ("SELECT", "WITH"):
+            statement = _without_into_variables(statement)
         if first.token_type in self._commands and len(statement) > 1:
             # A command keeps its arguments as one string, as the tokenizer gives it to the parser.
             last = statement[-1]
@@ -366,7 +415,7 @@ class ScriptSplitter:
             if word == "END" and cases:
                 cases -= 1
                 continue
-            if word not in _TSQL_STARTS:
+            if cases or word not in _TSQL_STARTS:
                 continue
             previous = tokens[j - 1].text.upper() if j > start or not condition else ""
             if word == "WITH" and not (
@@ -559,6 +608,9 @@ class ScriptSplitter:
         part: list[Token] = []
         skipping = declarations and bool(tokens) and _word(tokens[0]) == "DECLARE"
         saved, self._delimiter = self._delimiter, None
+        depth = self._depth
+        if not self._tsql:
+            self._depth += 1  # a body is a block even without BEGIN (a LANGUAGE sql function)
         try:
             for token in [*tokens, None]:
                 if token is not None and token.token_type is not TokenType.SEMICOLON:
@@ -577,6 +629,7 @@ class ScriptSplitter:
                 part = []
         finally:
             self._delimiter = saved
+            self._depth = depth
 
 
 __all__ = ["NO_SEMICOLON_DIALECTS", "BodyError", "Piece", "ScriptSplitter"]

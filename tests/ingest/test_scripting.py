@@ -186,3 +186,17 @@ def test_plain_scripts_are_untouched() -> None:
         (1, 2, ["d.t"]),
         (2, 4, ["d.u"]),
     ]
+
+
+def test_select_into_is_a_table_outside_blocks_and_a_variable_inside() -> None:
+    # `BEGIN;` alone is a transaction (Postgres), not a block: SELECT INTO still creates d.t
+    top = _run("BEGIN;\nSELECT a INTO d.t FROM d.s;\nCOMMIT;", "postgres")
+    assert [s.writes for s in top.statements if s.writes] == [["d.t"]]
+    # in a PL/pgSQL body it fills the variable v: a read only
+    body = _run(
+        "CREATE FUNCTION f() RETURNS int AS $$\nDECLARE v int;\nBEGIN\n"
+        "  SELECT a INTO STRICT v FROM d.s;\n  RETURN v;\nEND\n$$ LANGUAGE plpgsql;",
+        "postgres",
+    )
+    assert body.errors == []
+    assert [(s.line, s.writes, [r.table for r in s.reads]) for s in body.statements] == [(4, [], ["d.s"])]
