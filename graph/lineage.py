@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from watershed.graph import ids
 
-Kind = Literal["direct", "expression", "aggregate", "window", "conditional-value"]
+Kind = Literal["direct", "expression", "aggregate", "window", "conditional-value", "script"]
 Role = Literal["filter", "join", "group", "order", "condition"]
 
 #: Strength order used when several transformations lie on one path: the
@@ -28,6 +28,8 @@ KIND_STRENGTH: dict[str, int] = {
     "conditional-value": 2,
     "aggregate": 3,
     "window": 4,
+    #: TRANSFORM ... USING 'script': an opaque program, so nothing is known of what it did
+    "script": 5,
 }
 
 

@@ -30,8 +30,10 @@ from watershed.ingest.functions import function_name, spark_column_name
 from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
 from watershed.ingest.settings import conditions_as_lineage_default
 
-DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW = range(5)
-KINDS = ("direct", "expression", "conditional-value", "aggregate", "window")
+DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW, SCRIPT = range(6)
+#: by strength: when several lie on one path the strongest wins. `script` (TRANSFORM ... USING)
+#: is the strongest: what an opaque program does with its input is unknown.
+KINDS = ("direct", "expression", "conditional-value", "aggregate", "window", "script")
 
 Contribution = tuple  # (column_id, key, kind, functions, occurrence)
 _NO_FUNCS: tuple[str, ...] = ()
@@ -242,14 +244,29 @@ class QueryResolver:
             if isinstance(node, exp.Subquery | exp.Paren):
                 return self._renamed(self.query(node.this, ctx, ctes, parent), node)
             if isinstance(node, exp.Values):
-                width = len(node.expressions[0].expressions) if node.expressions else 0
-                return self._renamed(
-                    Relation([f"col{i + 1}" for i in range(width)], [[] for _ in range(width)]), node
-                )
+                return self._values(node, ctx, ctes or {}, parent)
             ctx.problem(f"unsupported query form {node.key}")
             return Relation([], [])
         finally:
             self._depth -= 1
+
+    def _values(
+        self, node: exp.Values, ctx: ReadContext, ctes: dict[str, exp.CTE], parent: Scope | None
+    ) -> Relation:
+        """`VALUES (…), (…) [AS t(a, b)]`: columns `col1`, … (or the alias's names), each with the
+        sources of its position over every row; a literal has none, a scalar subquery its own."""
+        scope = Scope(parent=parent, ctes=ctes)
+        contribs: list[list[Contribution]] = []
+        for row in node.expressions:
+            items = row.expressions if type(row) is exp.Tuple else [row]
+            if contribs and len(items) != len(contribs):
+                ctx.problem(f"VALUES rows have {len(contribs)} and {len(items)} columns")
+            for position, item in enumerate(items):
+                if position == len(contribs):
+                    contribs.append([])
+                if type(item) not in _LEAF_SET:
+                    self.value(item, scope, ctx, DIRECT, _NO_FUNCS, None, contribs[position])
+        return self._renamed(Relation([f"col{i + 1}" for i in range(len(contribs))], contribs), node)
 
     def _renamed(self, relation: Relation, node: exp.Expression) -> Relation:
         alias = node.args.get("alias")
@@ -327,6 +344,8 @@ class QueryResolver:
         contribs: list[list[Contribution]] = []
         passthrough: list[Source] = []
         lateral_aliases = self.env.dialect in _LATERAL_ALIAS_DIALECTS
+        if projections and type(projections[0].unalias()) is exp.QueryTransform:
+            return self._transform(projections, scope, ctx)
         for position, proj in enumerate(projections):
             if isinstance(proj, exp.Star):
                 self._expand_star(scope.sources.values(), proj, ctx, names, contribs, passthrough)
@@ -370,6 +389,25 @@ class QueryResolver:
             if name is not None:
                 return name.lower()
         return f"_c{position}"
+
+    def _transform(self, projections: list[exp.Expression], scope: Scope, ctx: ReadContext) -> Relation:
+        """`SELECT TRANSFORM (cols) USING 'script' [AS (outs)]`: the script is opaque, so every
+        input flows to every output with kind `script`. Without AS the outputs are `key` and
+        `value` (Hive and Spark); `AS a, b` without parentheses parses as an aliased TRANSFORM
+        followed by bare names, which are its outputs too (TRANSFORM is the whole select list)."""
+        first = projections[0]
+        transform = first.unalias()
+        schema = transform.args.get("schema")
+        if schema is not None:
+            names = [e.name.lower() for e in schema.expressions]
+        elif type(first) is exp.Alias:
+            names = [first.alias.lower(), *(p.alias_or_name.lower() for p in projections[1:])]
+        else:
+            names = ["key", "value"]
+        out: list[Contribution] = []
+        for item in transform.expressions:
+            self.value(item, scope, ctx, SCRIPT, ("transform",), None, out)
+        return Relation(names, [list(out) for _ in names])
 
     def _expand_star(
         self,
@@ -439,6 +477,9 @@ class QueryResolver:
                 scope.add(alias, Source(alias, relation=relation))
         else:
             self._add_item(scope, item, ctx, ctes)
+            pivots = item.args.get("pivots")
+            if pivots:
+                self._apply_pivots(scope, pivots, ctx)
         if group_joins:
             for join in group_joins:
                 self._add_source(scope, join.this, ctx, ctes)
@@ -531,6 +572,11 @@ class QueryResolver:
         if isinstance(item, exp.Lateral):
             self._add_lateral(scope, item, ctx)
             return
+        if isinstance(item, exp.Values):
+            relation = self._values(item, ctx, ctes, scope.parent)
+            alias = item.alias.lower() or f"_values{len(scope.sources)}"
+            scope.add(alias, Source(alias, relation=relation))
+            return
         if isinstance(item, exp.Unnest):
             alias = item.alias.lower() or f"_unnest{len(scope.sources)}"
             out: list[Contribution] = []
@@ -541,6 +587,107 @@ class QueryResolver:
             scope.add(alias, Source(alias, relation=Relation(names, [list(out) for _ in names])))
             return
         ctx.problem(f"unsupported FROM item {item.key}")
+
+    # ---------------------------------------------------------- pivot, unpivot
+
+    def _apply_pivots(self, scope: Scope, pivots: list[exp.Pivot], ctx: ReadContext) -> None:
+        """`FROM t PIVOT (…) [AS p]` / `UNPIVOT (…)`: the FROM item just added becomes the pivoted
+        relation, under the pivot's alias if it has one."""
+        name = next(reversed(scope.sources))
+        source = scope.sources.pop(name)
+        scope._unqualified.clear()
+        for pivot in pivots:
+            inner = Scope(parent=scope.parent, ctes=scope.ctes)
+            inner.add(name, source)
+            if pivot.args.get("unpivot"):
+                relation = self._unpivot(pivot, source, inner, ctx)
+            else:
+                relation = self._pivot(pivot, source, inner, ctx)
+            name = pivot.alias.lower() or name
+            source = Source(name, relation=relation)
+        scope.add(name, source)
+
+    def _remaining(
+        self, source: Source, used: set[str], ctx: ReadContext
+    ) -> tuple[list[str], list[list[Contribution]], list[Source]]:
+        """The columns of a pivoted source that the pivot does not name: they pass through (and
+        group the pivot); unknown without a catalog, then looked up in the source by name."""
+        if source.relation is not None and not source.relation.passthrough:
+            ordered = source.relation.names
+        elif source.columns is not None:
+            ordered = source.columns
+        else:
+            return [], [], [source]
+        names = [n for n in ordered if n not in used]
+        return names, [self._source_column(source, n, ctx, n) for n in names], []
+
+    def _pivot(self, pivot: exp.Pivot, source: Source, scope: Scope, ctx: ReadContext) -> Relation:
+        # Each pivot column is an aggregate over the rows whose FOR columns hold its value: the
+        # FOR columns decide like a CASE condition, the other columns group.
+        aggregates = pivot.expressions
+        fields = pivot.args.get("fields") or []
+        used: set[str] = set()
+        for node in [*aggregates, *(f.this for f in fields)]:
+            used.update(c.name.lower() for c in node.find_all(exp.Column))
+            if type(node) is exp.Identifier:
+                used.add(node.name.lower())
+        condition: list[Contribution] = []
+        for field_ in fields:
+            self.weak(field_.this, scope, ctx, "condition")
+            if self.env.conditions_as_lineage:
+                self.value(field_.this, scope, ctx, CONDITIONAL, _NO_FUNCS, None, condition)
+        per_aggregate: list[list[Contribution]] = []
+        for aggregate in aggregates:
+            out: list[Contribution] = []
+            self.value(aggregate.unalias(), scope, ctx, DIRECT, _NO_FUNCS, None, out)
+            per_aggregate.append(out + condition)
+        values: list[str] = [""]
+        for field_ in fields:
+            values = [
+                f"{prefix}_{text}" if prefix else text
+                for prefix in values
+                for text in (_pivot_value_name(v) for v in field_.expressions)
+            ]
+        names = [c.name.lower() for c in pivot.args.get("columns") or []]
+        if len(names) != len(values) * len(aggregates):
+            names = [
+                value if len(aggregates) == 1 else f"{value}_{_aggregate_name(aggregate)}"
+                for value in values
+                for aggregate in aggregates
+            ]
+        group_names, group_contribs, passthrough = self._remaining(source, used, ctx)
+        for contribs in group_contribs:
+            self._add_weak(ctx, contribs, "group")
+        pivoted = [list(per_aggregate[i % len(aggregates)]) for i in range(len(names))] if aggregates else []
+        return Relation(group_names + names, group_contribs + pivoted, passthrough)
+
+    def _unpivot(self, unpivot: exp.Pivot, source: Source, scope: Scope, ctx: ReadContext) -> Relation:
+        # `UNPIVOT (v FOR n IN (a, b AS x))`: the value column(s) take every listed column (one
+        # per tuple position for `(v1, v2) FOR n IN ((a, b), (c, d))`); the name column holds
+        # the listed names, literals; the other columns pass through.
+        value_names: list[str] = []
+        for node in unpivot.expressions:
+            items = node.expressions if type(node) is exp.Tuple else [node]
+            value_names.extend(i.name.lower() for i in items)
+        fields = unpivot.args.get("fields") or []
+        name_columns = [f.this.name.lower() for f in fields]
+        used: set[str] = set()
+        values: list[list[Contribution]] = [[] for _ in value_names]
+        for field_ in fields:
+            for entry in field_.expressions:
+                if type(entry) is exp.PivotAlias:
+                    entry = entry.this
+                columns = entry.expressions if type(entry) is exp.Tuple else [entry]
+                for position, column in enumerate(columns):
+                    used.update(c.name.lower() for c in column.find_all(exp.Column))
+                    if position < len(values):
+                        self.value(column, scope, ctx, DIRECT, _NO_FUNCS, None, values[position])
+        rest_names, rest_contribs, passthrough = self._remaining(source, used, ctx)
+        return Relation(
+            rest_names + name_columns + value_names,
+            rest_contribs + [[] for _ in name_columns] + values,
+            passthrough,
+        )
 
     def _add_lateral(self, scope: Scope, lateral: exp.Lateral, ctx: ReadContext) -> None:
         alias_node = lateral.args.get("alias")
@@ -1172,6 +1319,21 @@ _HANDLERS: dict[type, Callable[..., None]] = {
 
 #: Spark's file sources read in FROM as ``format.`location` ``
 _FILE_FORMATS = frozenset({"parquet", "orc", "csv", "json", "delta", "avro", "text", "binaryfile", "hudi"})
+
+
+def _pivot_value_name(node: exp.Expression) -> str:
+    """The name a PIVOT value gives its column: its alias, else its text."""
+    if type(node) is exp.PivotAlias:
+        return node.alias.lower()
+    if type(node) is exp.Literal:
+        return str(node.this).lower()
+    return node.sql().lower()
+
+
+def _aggregate_name(node: exp.Expression) -> str:
+    if type(node) is exp.Alias:
+        return node.alias.lower()
+    return (spark_column_name(node) or node.sql()).lower()
 
 
 def _file_source(table: exp.Table) -> str | None:
