@@ -44,14 +44,15 @@ _SCRIPT_WORDS = frozenset(
         "BEGIN", "END", "ELSE", "ELSEIF", "ELSIF", "IF", "WHILE", "LOOP", "REPEAT", "UNTIL",
         "FOR", "CASE", "WHEN", "LEAVE", "ITERATE", "BREAK", "CONTINUE", "DECLARE", "DO",
         "RETURN", "RAISE", "SIGNAL", "RESIGNAL", "PRINT", "GET", "LET", "EXCEPTION", "NULL",
-        "EXECUTE", "EXEC", "GO", "DELIMITER", "GOTO", "RAISERROR", "THROW", "WAITFOR",
+        "EXECUTE", "EXEC", "GO", "DELIMITER", "GOTO", "RAISERROR", "THROW", "WAITFOR", "PERFORM",
+        "FOREACH", "EXIT", "ASSERT",
     }
 )  # fmt: skip
 #: Statements with no lineage that sqlglot cannot parse everywhere: skipped, not counted.
 _JUMPS = frozenset(
     {
         "LEAVE", "ITERATE", "BREAK", "CONTINUE", "RETURN", "RAISE", "SIGNAL", "RESIGNAL", "PRINT",
-        "GET", "LET", "NULL", "GOTO", "RAISERROR", "THROW", "WAITFOR",
+        "GET", "LET", "NULL", "GOTO", "RAISERROR", "THROW", "WAITFOR", "EXIT", "ASSERT",
     }
 )  # fmt: skip
 _END_OF = frozenset({"IF", "WHILE", "LOOP", "FOR", "REPEAT", "CASE", "TRY", "CATCH"})
@@ -79,6 +80,10 @@ _TSQL_STARTS = frozenset(
         "RESTORE", "UPDATE STATISTICS",
     }
 )  # fmt: skip
+#: `WITH <option> AS` in a T-SQL view or routine header is no CTE.
+_ROUTINE_OPTIONS = frozenset(
+    {"EXECUTE", "EXEC", "SCHEMABINDING", "ENCRYPTION", "VIEW_METADATA", "RECOMPILE", "NATIVE_COMPILATION"}
+)
 _SET_OPERATORS = frozenset({"UNION", "ALL", "EXCEPT", "INTERSECT", "DISTINCT"})
 _GRANTS = frozenset({"ON", "OF", "AFTER", "FOR", "GRANT", "REVOKE", "DENY", ","})
 _TRANSACTION = frozenset({"TRAN", "TRANSACTION", "DISTRIBUTED", "WORK"})
@@ -259,6 +264,37 @@ class ScriptSplitter:
             if word == "RETURN" and following == "QUERY":
                 i += 2
                 continue
+            if word == "RETURN" and following in ("SELECT", "WITH"):
+                i += 1  # a table function's query
+                continue
+            if (
+                word == "RETURN"
+                and following == "("
+                and i + 2 < n
+                and _word(tokens[i + 2]) in ("SELECT", "WITH")
+            ):
+                close = self._closing(tokens, i + 1)
+                self._emit(tokens[i + 2 : close], sql, out)
+                i = self._end_of_statement(tokens, close + 1)
+                continue
+            if word == "PERFORM" and i + 1 < n:
+                # PL/pgSQL: a query whose result is dropped; it still reads
+                select = Token(TokenType.SELECT, "SELECT", token.line, token.col, token.start, token.end)
+                end = self._end_of_statement(tokens, i + 1)
+                self._emit([select, *tokens[i + 1 : end]], sql, out)
+                i = end
+                continue
+            if word == "FOREACH":
+                i = self._find(tokens, i + 1, lambda t: _word(t) == "LOOP") + 1
+                continue
+            if word == "OPEN" and self._tsql is False:
+                # `OPEN c FOR query` (PL/pgSQL): the query reads
+                query = self._find(tokens, i + 1, lambda t: _word(t) == "FOR") + 1
+                if query < n and _word(tokens[query]) in _QUERY_STARTS:
+                    end = self._end_of_statement(tokens, query)
+                    self._emit(tokens[query:end], sql, out)
+                    i = end
+                    continue
             if word in _JUMPS or (i + 1 < n and tokens[i + 1].text == ":=") or self._compound_set(tokens, i):
                 i = self._end_of_statement(tokens, i + 1)
                 continue
@@ -309,6 +345,20 @@ class ScriptSplitter:
                 depth -= 1
             elif depth <= 0 and match(tokens[j]):
                 return j
+        return len(tokens)
+
+    @staticmethod
+    def _closing(tokens: list[Token], open_at: int) -> int:
+        """Index of the parenthesis closing the one at `open_at` (or len)."""
+        depth = 0
+        for j in range(open_at, len(tokens)):
+            kind = tokens[j].token_type
+            if kind is TokenType.L_PAREN:
+                depth += 1
+            elif kind is TokenType.R_PAREN:
+                depth -= 1
+                if depth == 0:
+                    return j
         return len(tokens)
 
     def _end_of_statement(self, tokens: list[Token], start: int) -> int:
@@ -422,7 +472,7 @@ class ScriptSplitter:
                 j + 2 < n
                 and tokens[j + 1].token_type is not TokenType.L_PAREN
                 and tokens[j + 2].token_type in (TokenType.ALIAS, TokenType.L_PAREN)
-                and _word(tokens[j + 1]) not in ("EXECUTE", "EXEC")
+                and _word(tokens[j + 1]) not in _ROUTINE_OPTIONS
             ):
                 continue  # table hints, WITH TIES, WITH EXECUTE AS …
             if condition:
@@ -528,8 +578,11 @@ class ScriptSplitter:
                     if language in _BODY_LANGUAGES:
                         self._body(token, sql, out, declarations=True)
                         return n
-                # another language (a Hive UDF class name, Python, JavaScript): opaque
-                return n
+                # another language (a Hive UDF class name, Python, JavaScript): opaque, the
+                # statement as the parser sees it
+                end = self._end_of_statement(tokens, j + 1)
+                self._emit(tokens[i:end], sql, out)
+                return end
             if self._tsql:
                 if kind is TokenType.ALIAS and previous not in ("EXECUTE", "EXEC"):
                     return j + 1

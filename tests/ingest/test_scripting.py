@@ -200,3 +200,42 @@ def test_select_into_is_a_table_outside_blocks_and_a_variable_inside() -> None:
     )
     assert body.errors == []
     assert [(s.line, s.writes, [r.table for r in s.reads]) for s in body.statements] == [(4, [], ["d.s"])]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql", "expected"),
+    [
+        # a Hive UDF's class name is no body: the CREATE stays the statement it was (index 0)
+        (
+            "hive",
+            "CREATE TEMPORARY FUNCTION f AS 'com.x.Udf';\nINSERT INTO d.t SELECT f(a) FROM d.s",
+            [(0, 1, [], []), (1, 2, ["d.t"], ["d.s"])],
+        ),
+        # WITH SCHEMABINDING is a view option, not a CTE; GO ends the batch
+        (
+            "tsql",
+            "CREATE VIEW d.v WITH SCHEMABINDING AS SELECT a FROM d.s\nGO\nINSERT INTO d.t SELECT a FROM d.s",
+            [(0, 1, ["d.v"], ["d.s"]), (1, 3, ["d.t"], ["d.s"])],
+        ),
+        # an inline table function's RETURN (query) reads
+        (
+            "tsql",
+            "CREATE FUNCTION d.f(@d date) RETURNS TABLE AS RETURN (SELECT a FROM d.s WHERE b = @d)",
+            [(0, 1, [], ["d.s"])],
+        ),
+        # PL/pgSQL: PERFORM reads, FOREACH's body runs, OPEN … FOR query reads
+        (
+            "postgres",
+            "CREATE FUNCTION f() RETURNS int AS $$\nBEGIN\n  PERFORM 1 FROM d.s;\n"
+            "  FOREACH x IN ARRAY arr LOOP\n    INSERT INTO d.t VALUES (x);\n  END LOOP;\n"
+            "  EXIT WHEN x > 1;\n  OPEN c FOR SELECT a FROM d.u;\nEND\n$$ LANGUAGE plpgsql;",
+            [(0, 3, [], ["d.s"]), (1, 5, ["d.t"], []), (2, 8, [], ["d.u"])],
+        ),
+        # Spark: dynamic SQL given as a literal is analysed
+        ("spark", "EXECUTE IMMEDIATE 'INSERT INTO d.t SELECT a FROM d.s';", [(0, 1, ["d.t"], ["d.s"])]),
+    ],
+)
+def test_routine_and_body_forms(dialect: str, sql: str, expected: list) -> None:
+    result = _run(sql, dialect)
+    assert result.errors == []
+    assert [(s.index, s.line, s.writes, [r.table for r in s.reads]) for s in result.statements] == expected
