@@ -84,8 +84,8 @@ class PathStatements:
         the same name (the table's own schema, or the statement's column list)."""
         from watershed.ingest.statements import Write
 
-        if not isinstance(target, exp.Table):
-            raise StatementError(f"unsupported load target {target.sql(dialect=self.env.dialect)[:80]}")
+        if not isinstance(target, exp.Table) or not target.name:
+            raise StatementError(f"unsupported load target {target.sql(dialect=self.env.dialect)[:80]!r}")
         tid = table_id(target, self.env.default_database, self.env.default_catalog)
         ctx = ReadContext()
         occurrences = []
@@ -126,7 +126,12 @@ class PathStatements:
             if isinstance(target, exp.Schema):
                 columns = [c.name.lower() for c in target.expressions]
                 target = target.this
-            paths = [path_id(location) for location in map(_location, files) if location is not None]
+            locations = [_location(item) for item in files]
+            for item in files:
+                if isinstance(item, exp.Subquery):
+                    # Snowflake `COPY INTO t FROM (SELECT $1, … FROM @stage)`: the stage is read
+                    locations.extend(_location(table) for table in item.find_all(exp.Table))
+            paths = [path_id(location) for location in dict.fromkeys(locations) if location is not None]
             return self._file_load(target, paths, columns, set())
         statement["kind"] = "unload"
         if loading:

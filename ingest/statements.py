@@ -80,6 +80,7 @@ class Write:
 
 _COMMAND_KINDS = {"SET": "set", "USE": "use"}
 # Hive's `ALTER TABLE dest EXCHANGE PARTITION (spec) WITH TABLE src`, which sqlglot keeps as a Command.
+_RENAME_TABLES = re.compile(r"\s*TABLES?\s+(?P<pairs>.+?)\s*$", re.IGNORECASE | re.DOTALL)
 _EXCHANGE = re.compile(
     r"\s*TABLE\s+(?P<dest>[^\s(]+)\s+EXCHANGE\s+PARTITION\s*\((?P<spec>.*)\)\s*WITH\s+TABLE\s+(?P<src>[^\s;]+)\s*$",
     re.IGNORECASE | re.DOTALL,
@@ -196,6 +197,9 @@ class StatementExtractor(PathStatements):
                 else str(node.expression or "")
             )
             self._finish(statement, [self._unload_command(text)])
+        elif isinstance(node, exp.Command) and str(node.this).upper() == "RENAME":
+            statement["kind"] = "alter"
+            self._rename_command(node, index, statement)
         elif isinstance(node, exp.Command):
             keyword = str(node.this).upper()
             statement["kind"] = _COMMAND_KINDS.get(keyword, "command")
@@ -234,6 +238,27 @@ class StatementExtractor(PathStatements):
             if new is not old:
                 for name in ("reads", "writes", "columns", "weak_references", "table_edges", "unresolved"):
                     setattr(old, name, getattr(new, name))
+
+    def _rename_command(self, node: exp.Command, index: int, statement: dict) -> None:
+        """MySQL `RENAME TABLE a TO b [, c TO d]`, which sqlglot keeps as a Command."""
+        text = (
+            node.expression.name if isinstance(node.expression, exp.Literal) else str(node.expression or "")
+        )
+        match = _RENAME_TABLES.match(text)
+        if match is None:
+            raise StatementError("RENAME: expected TABLE a TO b [, c TO d]")
+        writes = []
+        for pair in match["pairs"].split(","):
+            old, _, new = pair.strip().partition(" ")
+            new = re.sub(r"(?i)^\s*TO\s+", "", new)
+            dialect = self.env.dialect
+            write = self._rename(
+                exp.to_table(old, dialect=dialect), exp.to_table(new.strip(), dialect=dialect), index
+            )
+            if write is not None:
+                writes.append(write)
+        if writes:
+            self._finish(statement, writes)
 
     def _rename(self, old: exp.Expression, new: exp.Expression, index: int) -> Write | None:
         """`ALTER TABLE|VIEW old RENAME TO new`: later statements see `new` with `old`'s schema.
@@ -340,7 +365,7 @@ class StatementExtractor(PathStatements):
             for position, item in enumerate(items):
                 if position == len(contribs):
                     contribs.append([])
-                if not isinstance(item, exp.Literal | exp.Null | exp.Boolean):
+                if not isinstance(item, exp.Literal | exp.Null | exp.Boolean) and not _is_default(item):
                     self.resolver.value(item, scope, ctx, 0, (), None, contribs[position])
         return self.resolver._renamed(
             Relation([f"col{i + 1}" for i in range(len(contribs))], contribs), values
@@ -603,7 +628,8 @@ class StatementExtractor(PathStatements):
                         self._merge_star(tid, src, target_columns, assignment, assigned, ctx)
                         continue
                     out: list = []
-                    resolver.value(assignment.expression, scope, ctx, 0, (), None, out)
+                    if not _is_default(assignment.expression):
+                        resolver.value(assignment.expression, scope, ctx, 0, (), None, out)
                     assigned.setdefault(assignment.this.name.lower(), []).extend(out)
             elif isinstance(then, exp.Insert):
                 columns = then.this.expressions if isinstance(then.this, exp.Tuple) else []
@@ -624,7 +650,8 @@ class StatementExtractor(PathStatements):
                     self._merge_star(tid, src, target_columns, None, assigned, ctx, by_position=True)
                 for column, value in zip(columns, values, strict=False):
                     out = []
-                    resolver.value(value, scope, ctx, 0, (), None, out)
+                    if not _is_default(value):
+                        resolver.value(value, scope, ctx, 0, (), None, out)
                     assigned.setdefault(column.name.lower(), []).extend(out)
             elif isinstance(then, exp.Var) and "*" in then.name:
                 self._merge_star(tid, src, target_columns, None, assigned, ctx)
@@ -735,7 +762,8 @@ class StatementExtractor(PathStatements):
                 continue
             for column, item in zip(columns, values or [value], strict=False):
                 out: list = []
-                self.resolver.value(item, scope, ctx, 0, (), None, out)
+                if not _is_default(item):
+                    self.resolver.value(item, scope, ctx, 0, (), None, out)
                 assigned.setdefault(column.name.lower(), []).extend(out)
         columns = [
             ColumnLineage(target=ids.child(tid, name), sources=_sources(c)) for name, c in assigned.items()
@@ -750,7 +778,8 @@ class StatementExtractor(PathStatements):
         # MySQL `DELETE a FROM a JOIN b …`: `tables` names what is deleted from, `this` the FROM
         named = node.args.get("tables") or []
         if named:
-            items = [target, *items]
+            # (T-SQL `DELETE t` names only the table: no FROM)
+            items = [target, *items] if isinstance(target, exp.Expression) else items
             target = named[0]
             if len(named) > 1:
                 ctx.problem(
@@ -872,6 +901,13 @@ class StatementExtractor(PathStatements):
         if not occurrence.ranges or any(r is None for r in occurrence.ranges):
             return None
         return window_days(intersect(occurrence.ranges), self.run_date)
+
+
+def _is_default(node: exp.Expression) -> bool:
+    """`DEFAULT` as an assigned or inserted value (sqlglot reads it as a column or a variable)."""
+    if isinstance(node, exp.Column) and node.table == "" and not node.this.quoted:
+        return node.name.upper() == "DEFAULT"
+    return isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"
 
 
 def _database_of(table: str) -> str:
