@@ -406,7 +406,15 @@ class QueryResolver:
             names = ["key", "value"]
         out: list[Contribution] = []
         for item in transform.expressions:
-            self.value(item, scope, ctx, SCRIPT, ("transform",), None, out)
+            if type(item) is exp.Star:
+                # `TRANSFORM(*)`: every column of the FROM items is an input
+                star_names: list[str] = []
+                star_contribs: list[list[Contribution]] = []
+                self._expand_star(scope.sources.values(), item, ctx, star_names, star_contribs, [])
+                for contribs in star_contribs:
+                    self._compose(contribs, SCRIPT, ("transform",), None, out)
+            else:
+                self.value(item, scope, ctx, SCRIPT, ("transform",), None, out)
         return Relation(names, [list(out) for _ in names])
 
     def _expand_star(
