@@ -15,6 +15,7 @@ import re
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from watershed.graph import ids
 from watershed.graph.errors import WatershedError
@@ -171,6 +172,17 @@ class PathStatements:
             raise StatementError(f"unsupported COPY source {source.sql(dialect=self.env.dialect)[:80]}")
         return Write(tid, self._column_lineage(tid, list(relation.names), relation), ctx)
 
+    def reparse(self, text: str) -> exp.Expression | None:
+        """A statement sqlglot could not parse, in a form it parses (Spark's `INSERT OVERWRITE
+        DIRECTORY … USING fmt`); None when there is none. Never raises."""
+        rewritten = rewrite_directory_using(text)
+        if rewritten is None:
+            return None
+        try:
+            return sqlglot.parse_one(rewritten, read=self.env.dialect)
+        except SqlglotError:
+            return None
+
     def _unload_command(self, text: str):
         """Redshift `UNLOAD ('select …') TO 's3://…'`: the query is a string literal."""
         match = _UNLOAD.match(text)
@@ -178,3 +190,53 @@ class PathStatements:
             raise StatementError("UNLOAD: expected ('query') TO 'location'")
         query = sqlglot.parse_one(match[1].replace("''", "'"), read=self.env.dialect)
         return self._unload(path_id(match[2].replace("''", "'")), query)
+
+
+_DIRECTORY_USING = re.compile(
+    r"\s*INSERT\s+OVERWRITE\s+(?P<local>LOCAL\s+)?DIRECTORY\s*(?P<path>'(?:[^']|'')*')?\s*USING\s+[\w.]+\s*",
+    re.IGNORECASE,
+)
+_OPTIONS = re.compile(r"OPTIONS\s*\(", re.IGNORECASE)
+_PATH_OPTION = re.compile(r"""(?:^|,)\s*['"`]?path['"`]?\s*=?\s*('(?:[^']|'')*')""", re.IGNORECASE)
+
+
+def rewrite_directory_using(text: str) -> str | None:
+    """Spark's `INSERT OVERWRITE [LOCAL] DIRECTORY ['/p'] USING fmt [OPTIONS (…, 'path' '/p')] query`,
+    which sqlglot's Spark parser rejects, as the Hive form it parses (`… DIRECTORY '/p' query`);
+    None for any other text, or when no path is named."""
+    match = _DIRECTORY_USING.match(text)
+    if match is None:
+        return None
+    rest = text[match.end() :]
+    path = match["path"]
+    options = _OPTIONS.match(rest)
+    if options is not None:
+        end = _closing_paren(rest, options.end())
+        if end is None:
+            return None
+        if path is None:
+            named = _PATH_OPTION.search(rest[options.end() : end])
+            path = named[1] if named is not None else None
+        rest = rest[end + 1 :]
+    if path is None:
+        return None
+    return f"INSERT OVERWRITE {'LOCAL ' if match['local'] else ''}DIRECTORY {path} {rest.strip()}"
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    """Index of the `)` closing the parenthesis opened just before `start` (quotes respected)."""
+    depth, quote = 1, None
+    for position in range(start, len(text)):
+        char = text[position]
+        if quote is not None:
+            if char == quote:
+                quote = None
+        elif char in "'\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return position
+    return None
