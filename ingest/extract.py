@@ -32,7 +32,7 @@ from watershed.graph.lineage import (
 )
 from watershed.ingest.dates import DatePoint, parse_date_text
 from watershed.ingest.errors import StatementError
-from watershed.ingest.scripting import BodyError, ScriptSplitter
+from watershed.ingest.scripting import NO_SEMICOLON_DIALECTS, BodyError, ScriptSplitter
 from watershed.ingest.settings import IngestSettings
 from watershed.ingest.statements import StatementExtractor
 from watershed.ingest.variables import script_variables, substitute, unresolved_references
@@ -85,6 +85,10 @@ def _split(tokenizer, sql: str) -> list[_Chunk] | TokenError:
 
 _TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: \d+.*?>")
 _STATEMENT_END = re.compile(r";[ \t]*(?:--[^\n]*)?(?:\n|$)")
+#: T-SQL scripts often have no semicolons: a `GO` line ends a batch too.
+_TSQL_STATEMENT_END = re.compile(
+    r";[ \t]*(?:--[^\n]*)?(?:\n|$)|^[ \t]*GO(?:[ \t]+\d+)?[ \t]*(?:\n|$)", re.I | re.M
+)
 
 
 def _split_text(sql: str) -> list[tuple[int, str]]:
@@ -188,7 +192,8 @@ def extract_lineage(
     # whole multi-megabyte script would take tens of bytes per character.
     run = _Run(statements, errors, extractor, parser, ScriptSplitter(dialect, tokenizer), task.task_id)
     line = 1
-    for offset, end, chunks in _batches(tokenizer, sql):
+    ends = _TSQL_STATEMENT_END if dialect in NO_SEMICOLON_DIALECTS else _STATEMENT_END
+    for offset, end, chunks in _batches(tokenizer, sql, ends):
         text = sql[offset:end]
         if isinstance(chunks, TokenError):
             _untokenizable(run, tokenizer, text, line)
@@ -207,14 +212,16 @@ BATCH_CHARS = 128 * 1024
 _EXTEND = 4
 
 
-def _cut(sql: str, start: int) -> int:
+def _cut(sql: str, start: int, ends: re.Pattern = _STATEMENT_END) -> int:
     if len(sql) - start <= BATCH_CHARS:
         return len(sql)
-    match = _STATEMENT_END.search(sql, start + BATCH_CHARS)
+    match = ends.search(sql, start + BATCH_CHARS)
     return match.end() if match is not None else len(sql)
 
 
-def _batches(tokenizer, sql: str) -> Iterator[tuple[int, int, list[_Chunk] | TokenError]]:
+def _batches(
+    tokenizer, sql: str, ends: re.Pattern = _STATEMENT_END
+) -> Iterator[tuple[int, int, list[_Chunk] | TokenError]]:
     """`(start, end, chunks)` for consecutive pieces of `sql`, each cut at a statement end.
 
     A piece that does not tokenize is retried with the next pieces joined to
@@ -223,14 +230,14 @@ def _batches(tokenizer, sql: str) -> Iterator[tuple[int, int, list[_Chunk] | Tok
     """
     start = 0
     while start < len(sql):
-        end = _cut(sql, start)
+        end = _cut(sql, start, ends)
         chunks = _split(tokenizer, sql[start:end])
         if isinstance(chunks, TokenError):
             longer = end
             for _ in range(_EXTEND):
                 if longer >= len(sql):
                     break
-                longer = _cut(sql, longer)
+                longer = _cut(sql, longer, ends)
                 retried = _split(tokenizer, sql[start:longer])
                 if not isinstance(retried, TokenError):
                     chunks, end = retried, longer

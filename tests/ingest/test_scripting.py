@@ -239,3 +239,20 @@ def test_routine_and_body_forms(dialect: str, sql: str, expected: list) -> None:
     result = _run(sql, dialect)
     assert result.errors == []
     assert [(s.index, s.line, s.writes, [r.table for r in s.reads]) for s in result.statements] == expected
+
+
+def test_a_long_tsql_script_without_semicolons_is_cut_at_go_lines() -> None:
+    """Larger than one tokenizer batch (128 KB): cut at GO lines, every statement still found at its line."""
+    from watershed.ingest import extract
+
+    statements = "INSERT INTO d.t (a)\nSELECT a FROM d.s WHERE b = 'x'\nUPDATE d.u SET c = 1\nGO\n"
+    comment = "-- " + "x" * 97 + "\n"
+    filler = comment * (extract.BATCH_CHARS // len(comment) + 10) + "GO\n"
+    sql = statements + filler + statements + filler + statements
+    result = _run(sql, "tsql")
+    assert result.errors == []
+    lines = [s.line for s in result.statements]
+    block = 4 + filler.count("\n")
+    assert lines == [1, 3, 1 + block, 3 + block, 1 + 2 * block, 3 + 2 * block]
+    pieces = list(extract._batches(extract._tools.get("tsql")[1], sql, extract._TSQL_STATEMENT_END))
+    assert len(pieces) >= 2
