@@ -499,7 +499,11 @@ class QueryResolver:
     ) -> None:
         if isinstance(item, exp.Table):
             if isinstance(item.this, exp.Expression) and not isinstance(item.this, exp.Identifier):
-                # A table-valued function such as explode(...) in FROM.
+                if isinstance(item.this, _GENERATORS):
+                    # `FROM t, explode(arr) AS x(e)`: a generator in FROM, as a lateral view
+                    self._add_lateral(scope, exp.Lateral(this=item.this, alias=item.args.get("alias")), ctx)
+                    return
+                # Another table-valued function in FROM.
                 relation = Relation([], [])
                 ctx.problem(f"table function {item.this.sql(dialect=self.env.dialect)} is not resolved")
                 scope.add(item.alias_or_name.lower(), Source(item.alias_or_name.lower(), relation=relation))
@@ -710,6 +714,19 @@ class QueryResolver:
                 out: list[Contribution] = []
                 key = _key_from_bracket(keys[position]) if position < len(keys) else None
                 self.value(source, scope, ctx, DIRECT, ("json_tuple",), key, out)
+                contribs.append(out)
+        elif type(function) is exp.Stack:
+            # `stack(n, v1, v2, ...)` spreads its values over the columns in turn: with two
+            # columns, the first takes v1, v3, ... It only moves values (Hive's unpivot idiom
+            # `stack(2, 'a', a, 'b', b)`), so they are direct, as UNPIVOT's.
+            values = function.expressions
+            if not names:
+                names = [f"col{i}" for i in range(max(1, len(values) // max(1, _int(function.this))))]
+            contribs = []
+            for position in range(len(names)):
+                out = []
+                for value in values[position :: len(names)]:
+                    self.value(value, scope, ctx, DIRECT, _NO_FUNCS, None, out)
                 contribs.append(out)
         elif isinstance(function, exp.Posexplode):
             out = []
@@ -1327,6 +1344,16 @@ _HANDLERS: dict[type, Callable[..., None]] = {
 
 #: Spark's file sources read in FROM as ``format.`location` ``
 _FILE_FORMATS = frozenset({"parquet", "orc", "csv", "json", "delta", "avro", "text", "binaryfile", "hudi"})
+
+
+#: generator functions that may stand in FROM like a lateral view
+_GENERATORS = (exp.Explode, exp.Posexplode, exp.Inline, exp.Stack)
+
+
+def _int(node: exp.Expression | None) -> int:
+    return (
+        int(node.this) if type(node) is exp.Literal and not node.is_string and str(node.this).isdigit() else 1
+    )
 
 
 def _pivot_value_name(node: exp.Expression) -> str:
