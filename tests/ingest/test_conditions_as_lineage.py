@@ -36,7 +36,10 @@ SELECT if(status = 'ok', amount, 0) AS paid FROM ods.orders"""
 
 
 def _run(sql: str) -> tuple[dict[str, set[tuple[str, str, tuple[str, ...]]]], set[tuple[str, str]]]:
-    result = extract_lineage(SqlTask(task_id="conditions", sql=sql, dialect="hive"))
+    # settings read now, under the test's environment (extract_lineage caches its defaults)
+    result = extract_lineage(
+        SqlTask(task_id="conditions", sql=sql, dialect="hive"), settings=IngestSettings()
+    )
     assert result.errors == []
     columns = {c.target: {(s.id, s.kind, tuple(s.functions)) for s in c.sources} for c in result.columns}
     weak = {(w.column, w.role) for w in result.weak_references}
