@@ -237,6 +237,18 @@ class ScriptSplitter:
             if word == "UNTIL":
                 i = self._after_end(tokens, self._find(tokens, i + 1, lambda t: _word(t) == "END") + 1)
                 continue
+            if (
+                self._tsql
+                and token.token_type is TokenType.COLON
+                and i + 1 < n
+                and tokens[i + 1].line == token.line
+                and (i == 0 or tokens[i - 1].line != token.line)
+            ):
+                # a SQLCMD directive (`:setvar name "value"`, `:r file`): the rest of its line
+                line = token.line
+                while i < n and tokens[i].line == line:
+                    i += 1
+                continue
             if word == "GO" and self._tsql:
                 i += 1
                 if i < n and tokens[i].token_type is TokenType.NUMBER and tokens[i].line == token.line:
@@ -467,6 +479,12 @@ class ScriptSplitter:
                 continue
             if cases or word not in _TSQL_STARTS:
                 continue
+            if (
+                word in ("UPDATE", "INSERT", "DELETE")
+                and j + 1 < n
+                and tokens[j + 1].token_type is TokenType.L_PAREN
+            ):
+                continue  # a trigger's UPDATE(column) test, not a statement
             previous = tokens[j - 1].text.upper() if j > start or not condition else ""
             if word == "WITH" and not (
                 j + 2 < n

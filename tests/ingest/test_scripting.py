@@ -256,3 +256,11 @@ def test_a_long_tsql_script_without_semicolons_is_cut_at_go_lines() -> None:
     assert lines == [1, 3, 1 + block, 3 + block, 1 + 2 * block, 3 + 2 * block]
     pieces = list(extract._batches(extract._tools.get("tsql")[1], sql, extract._TSQL_STATEMENT_END))
     assert len(pieces) >= 2
+
+
+def test_sqlcmd_directives_are_skipped() -> None:
+    # from: microsoft/sql-server-samples/samples/databases/adventure-works/oltp-install-script/instawdb.sql
+    sql = ' :setvar SqlSamplesSourceDataPath "C:\\Samples\\AdventureWorks\\"\n\nINSERT INTO d.t SELECT a FROM d.s\nGO'
+    result = _run(sql, "tsql")
+    assert result.errors == []
+    assert [(s.line, s.writes) for s in result.statements] == [(3, ["d.t"])]
