@@ -458,10 +458,8 @@ class StatementExtractor(PathStatements):
             if schema_defs or partitioned:
                 self.catalog.put(
                     tid,
-                    CatalogTable(
-                        name=tid,
-                        columns=[CatalogColumn(name=c.name, type=_type_sql(c)) for c in schema_defs],
-                        partitioned_by=partitioned,
+                    _table_entry(
+                        tid, [CatalogColumn(name=c.name, type=_type_sql(c)) for c in schema_defs], partitioned
                     ),
                 )
             like = like_in_schema or (
@@ -487,9 +485,7 @@ class StatementExtractor(PathStatements):
         else:
             self.catalog.put(
                 tid,
-                CatalogTable(
-                    name=tid, columns=[CatalogColumn(name=n) for n in names], partitioned_by=partitioned
-                ),
+                _table_entry(tid, [CatalogColumn(name=n) for n in names], partitioned),
             )
         self._finish(statement, [Write(tid, self._column_lineage(tid, names, relation), ctx)])
 
@@ -934,6 +930,21 @@ def _sources(contribs: list) -> list[SourceColumn]:
         SourceColumn(column=intern(column_id), key=key, kind=KINDS[kind], functions=list(funcs))
         for column_id, key, kind, funcs in seen
     ]
+
+
+def _table_entry(tid: str, columns: list[CatalogColumn], partitioned: list[CatalogColumn]) -> CatalogTable:
+    """A created table's schema. Spark's `PARTITIONED BY (p)` names columns of the column list
+    (Hive's `PARTITIONED BY (p string)` declares new ones): those move to the end, as Spark
+    orders a partitioned table's columns."""
+    named = {c.name.lower(): c for c in columns}
+    if not any(p.name.lower() in named for p in partitioned):
+        return CatalogTable(name=tid, columns=columns, partitioned_by=partitioned)
+    partition_names = {p.name.lower() for p in partitioned}
+    return CatalogTable(
+        name=tid,
+        columns=[c for c in columns if c.name.lower() not in partition_names],
+        partitioned_by=[named.get(p.name.lower(), p) for p in partitioned],
+    )
 
 
 def _partitioned_by(properties: exp.Properties | None) -> list[CatalogColumn]:
