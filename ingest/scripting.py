@@ -60,7 +60,9 @@ _LABELLED = frozenset({"BEGIN", "LOOP", "WHILE", "FOR", "REPEAT"})
 _ROUTINES = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER"})
 _BODY_LANGUAGES = frozenset({"SQL", "PLPGSQL"})
 _QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE"})
-_STRINGS = frozenset({TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_STRING})
+_STRINGS = frozenset(
+    {TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_STRING, TokenType.NATIONAL_STRING}
+)
 #: Where a condition handler's body starts (after `DECLARE … HANDLER FOR <conditions>`).
 _HANDLER_BODY = frozenset(
     {
@@ -268,6 +270,13 @@ class ScriptSplitter:
             if word == "DO":
                 i += 1
                 continue
+            if self._tsql and word in ("EXECUTE", "EXEC"):
+                literal = self._tsql_dynamic_sql(tokens, i + 1)
+                if literal is not None:
+                    # `EXEC sp_executesql N'…'` / `EXEC ('…')` with the text written out: analysed
+                    self._body(tokens[literal], sql, out)
+                    i = self._end_of_statement(tokens, literal + 1)
+                    continue
             if word in ("EXECUTE", "EXEC") and following == "IMMEDIATE":
                 if i + 2 < n and tokens[i + 2].token_type in _STRINGS:
                     self._body(tokens[i + 2], sql, out)
@@ -316,6 +325,31 @@ class ScriptSplitter:
             end = self._end_of_statement(tokens, i + 1)
             self._emit(tokens[i:end], sql, out)
             i = end
+
+    @staticmethod
+    def _tsql_dynamic_sql(tokens: list[Token], i: int) -> int | None:
+        """Index of the literal statement text of `EXEC ('…')` or `EXEC [sys.|dbo.]sp_executesql [@stmt =] N'…'`."""
+        n = len(tokens)
+        if (
+            i + 2 < n
+            and tokens[i].token_type is TokenType.L_PAREN
+            and tokens[i + 1].token_type in _STRINGS
+            and tokens[i + 2].token_type is TokenType.R_PAREN
+        ):
+            return i + 1
+        j = i
+        while j + 1 < n and tokens[j + 1].token_type is TokenType.DOT:
+            j += 2
+        if j >= n or _word(tokens[j]) != "SP_EXECUTESQL":
+            return None
+        j += 1
+        if (
+            j + 2 < n
+            and tokens[j].token_type is TokenType.PARAMETER
+            and tokens[j + 2].token_type is TokenType.EQ
+        ):
+            j += 3
+        return j if j < n and tokens[j].token_type in _STRINGS else None
 
     def _compound_set(self, tokens: list[Token], i: int) -> bool:
         """T-SQL `SET @v += 1`: a variable assignment sqlglot does not parse (no lineage either way)."""
@@ -650,7 +684,7 @@ class ScriptSplitter:
         start = command.end + 1
         if sql[start : rest.end + 1].strip() != rest.text:
             return  # a real string literal
-        again = self._retokenize(sql, start, rest.end + 1, _line_at(rest, start, sql))
+        again = self._retokenize(sql, start, rest.end + 1, command.line)  # starts on the command's line
         if not isinstance(again, TokenError):
             tokens[i + 1 : i + 2] = again
 

@@ -264,3 +264,13 @@ def test_sqlcmd_directives_are_skipped() -> None:
     result = _run(sql, "tsql")
     assert result.errors == []
     assert [(s.line, s.writes) for s in result.statements] == [(3, ["d.t"])]
+
+
+def test_tsql_dynamic_sql_literals_keep_their_lines() -> None:
+    sql, dialect = _case_sql("tsql_batches", "sp-executesql-literal-and-go-count")
+    result = _run(sql, dialect)
+    reads = [s.line for s in result.statements if s.reads]
+    assert reads == [n for n, line in enumerate(sql.split("\n"), 1) if "EXEC sp_executesql" in line]
+    # EXEC ('…') with one literal too; a built string stays opaque
+    result = _run("EXEC ('INSERT INTO d.t SELECT a FROM d.s')\nEXEC (@sql)", "tsql")
+    assert [s.writes for s in result.statements if s.writes] == [["d.t"]]
