@@ -22,6 +22,7 @@ from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import ColumnLineage, SourceColumn
 from watershed.ingest.errors import StatementError
 from watershed.ingest.resolve import Occurrence, ReadContext, Relation, Scope, table_id
+from watershed.ingest.writes import Write
 
 # Redshift `UNLOAD ('select …') TO 's3://…' [options]`, which sqlglot keeps as a Command.
 _UNLOAD = re.compile(r"\s*\(\s*'((?:[^']|'')*)'\s*\)\s*TO\s+'((?:[^']|'')*)'", re.IGNORECASE | re.DOTALL)
@@ -52,8 +53,6 @@ class PathStatements:
     def _directory_insert(self, node: exp.Insert, directory: exp.Directory, query: exp.Expression | None):
         """`INSERT OVERWRITE [LOCAL] DIRECTORY '/p' … SELECT …`: the files at /p, columns named
         by the select list."""
-        from watershed.ingest.statements import Write
-
         tid = path_id(directory.this.name, local=bool(directory.args.get("local")))
         if query is None:
             raise StatementError(f"INSERT OVERWRITE DIRECTORY {directory.this.name!r} has no query")
@@ -83,8 +82,6 @@ class PathStatements:
     ):
         """`target` loaded from the files at `paths`: each data column from the file column of
         the same name (the table's own schema, or the statement's column list)."""
-        from watershed.ingest.statements import Write
-
         if not isinstance(target, exp.Table) or not target.name:
             raise StatementError(f"unsupported load target {target.sql(dialect=self.env.dialect)[:80]!r}")
         tid = table_id(target, self.env.default_database, self.env.default_catalog)
@@ -146,8 +143,6 @@ class PathStatements:
 
     def _unload(self, tid: str, source: exp.Expression):
         """The rows of `source` (a table or a query) written to the files `tid`."""
-        from watershed.ingest.statements import Write
-
         ctx = ReadContext()
         if isinstance(source, exp.Subquery):
             source = source.this

@@ -1,17 +1,18 @@
 """Lineage of one parsed statement: what it writes, from what, under which filters.
 
 `StatementExtractor` keeps the script state that statements change: the
-default database (`USE`), temporary views, and tables created earlier in the
-script (their schemas resolve later `SELECT *`).
+default database (`USE`), temporary views, tables created earlier in the
+script (their schemas resolve later `SELECT *`), and the tables the script
+wrote, which a later DROP or RENAME rewrites (`script_tables`). INSERT, CREATE
+and SELECT INTO live here; UPDATE/DELETE/MERGE in `dml`, whole-table copies
+(CLONE, SWAP, EXCHANGE PARTITION) in `copies`, files in `paths`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from sys import intern
 
-import sqlglot
 from sqlglot import exp
 
 from watershed.graph import ids
@@ -19,27 +20,27 @@ from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.graph.lineage import (
     ColumnLineage,
     Predicate,
-    SourceColumn,
     StatementLineage,
     TableEdge,
     TableRead,
     WeakReference,
 )
+from watershed.ingest.copies import EXCHANGE, CopyStatements
 from watershed.ingest.dates import DatePoint, intersect, window_days
+from watershed.ingest.dml import DmlStatements
 from watershed.ingest.errors import StatementError
 from watershed.ingest.paths import PathStatements
 from watershed.ingest.resolve import (
-    KINDS,
     Occurrence,
     QueryResolver,
     ReadContext,
     Relation,
     ResolverEnv,
     Scope,
-    Source,
     table_id,
 )
 from watershed.ingest.script_tables import Dropped, Renamed, TableEvent, apply_table_events
+from watershed.ingest.writes import Write, is_default, sources_of
 
 
 class LayeredCatalog:
@@ -68,27 +69,13 @@ class LayeredCatalog:
         self.gone.discard(name)
 
 
-@dataclass(slots=True)
-class Write:
-    """One INSERT branch: the table written, its columns, and what it read."""
-
-    table: str
-    columns: list[ColumnLineage]
-    ctx: ReadContext
-    extra_reads: list[str] = field(default_factory=list)
-
-
 _COMMAND_KINDS = {"SET": "set", "USE": "use"}
-# Hive's `ALTER TABLE dest EXCHANGE PARTITION (spec) WITH TABLE src`, which sqlglot keeps as a Command.
+# MySQL's `RENAME TABLE a TO b [, c TO d]`, which sqlglot keeps as a Command.
 _RENAME_TABLES = re.compile(r"\s*TABLES?\s+(?P<pairs>.+?)\s*$", re.IGNORECASE | re.DOTALL)
-_EXCHANGE = re.compile(
-    r"\s*TABLE\s+(?P<dest>[^\s(]+)\s+EXCHANGE\s+PARTITION\s*\((?P<spec>.*)\)\s*WITH\s+TABLE\s+(?P<src>[^\s;]+)\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
 _LINEAGE_KEYWORDS = ("INSERT", "WITH", "SELECT", "FROM", "MERGE", "CREATE")
 
 
-class StatementExtractor(PathStatements):
+class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
     def __init__(
         self,
         catalog: Catalog,
@@ -204,7 +191,7 @@ class StatementExtractor(PathStatements):
             keyword = str(node.this).upper()
             statement["kind"] = _COMMAND_KINDS.get(keyword, "command")
             if keyword == "ALTER":
-                exchange = _EXCHANGE.match(str(node.expression or ""))
+                exchange = EXCHANGE.match(str(node.expression or ""))
                 if exchange is not None:
                     statement["kind"] = "alter"
                     self._finish(statement, [self._exchange(exchange)])
@@ -365,7 +352,7 @@ class StatementExtractor(PathStatements):
             for position, item in enumerate(items):
                 if position == len(contribs):
                     contribs.append([])
-                if not isinstance(item, exp.Literal | exp.Null | exp.Boolean) and not _is_default(item):
+                if not isinstance(item, exp.Literal | exp.Null | exp.Boolean) and not is_default(item):
                     self.resolver.value(item, scope, ctx, 0, (), None, contribs[position])
         return self.resolver._renamed(
             Relation([f"col{i + 1}" for i in range(len(contribs))], contribs), values
@@ -407,7 +394,7 @@ class StatementExtractor(PathStatements):
             if position >= len(relation.contribs):
                 break
             columns.append(
-                ColumnLineage(target=ids.child(tid, name), sources=_sources(relation.contribs[position]))
+                ColumnLineage(target=ids.child(tid, name), sources=sources_of(relation.contribs[position]))
             )
         return columns
 
@@ -511,322 +498,6 @@ class StatementExtractor(PathStatements):
         self.catalog.put(tid, CatalogTable(name=tid, columns=[CatalogColumn(name=n) for n in relation.names]))
         self._finish(statement, [Write(tid, self._column_lineage(tid, list(relation.names), relation), ctx)])
 
-    def _copy_of(
-        self,
-        tid: str,
-        source: exp.Table,
-        names: list[str] | None = None,
-        partition: list[exp.EQ] | None = None,
-        register: bool = True,
-    ) -> Write:
-        """`tid` becomes a copy of `source`: every column direct from the source column of the same
-        name (`names`, else the source's columns; unknown without a catalog, and said so). Only
-        the rows of `partition` (`col = value` items) are copied when it is given."""
-        ctx = ReadContext()
-        scope = Scope()
-        self.resolver._add_source(scope, source, ctx, {})
-        alias, src = next(iter(scope.sources.items()))
-        if partition:
-            condition = exp.and_(
-                *(
-                    exp.EQ(this=exp.column(i.this.name, table=alias), expression=i.expression)
-                    for i in partition
-                )
-            )
-            self.resolver.filters(condition, scope, ctx, "filter")
-        if names is None:
-            relation = self.resolver._projections([exp.Star()], scope, ctx)
-            names = list(relation.names)
-            contribs = relation.contribs
-        else:
-            contribs = [self.resolver._source_column(src, name, ctx, name) for name in names]
-        entry = self.catalog.get(src.table) if src.table is not None else None
-        if register and entry is not None:
-            self.catalog.put(tid, entry.model_copy(update={"name": tid}))
-        elif register and names:
-            self.catalog.put(tid, CatalogTable(name=tid, columns=[CatalogColumn(name=n) for n in names]))
-        columns = [
-            ColumnLineage(target=ids.child(tid, name), sources=_sources(c))
-            for name, c in zip(names, contribs, strict=False)
-        ]
-        return Write(tid, columns, ctx)
-
-    def _swap(self, node: exp.Alter) -> list[Write]:
-        """Snowflake `ALTER TABLE a SWAP WITH b`: the two tables exchange contents (and schemas),
-        so each is written from the other."""
-        first = node.this
-        second = next(a for a in node.args["actions"] if isinstance(a, exp.SwapTable)).this
-        if not isinstance(first, exp.Table) or not isinstance(second, exp.Table):
-            raise StatementError("ALTER TABLE … SWAP WITH: unsupported table names")
-        ids_ = [table_id(t, self.env.default_database, self.env.default_catalog) for t in (first, second)]
-        entries = [self.catalog.get(tid) for tid in ids_]
-        writes = [
-            self._copy_of(ids_[0], second, register=False),
-            self._copy_of(ids_[1], first, register=False),
-        ]
-        # Each now has the other's schema (or none known).
-        for tid, entry in zip(ids_, reversed(entries), strict=True):
-            if entry is not None:
-                self.catalog.put(tid, entry.model_copy(update={"name": tid}))
-            else:
-                self.catalog.drop(tid)
-        return writes
-
-    def _exchange(self, match: re.Match) -> Write:
-        """Hive `ALTER TABLE dest EXCHANGE PARTITION (spec) WITH TABLE src`: the partition's rows
-        move from src into dest, every column direct from src's column of the same name; the spec
-        is a filter on src (its predicates give the read's partition window)."""
-        dialect = self.env.dialect
-        dest = exp.to_table(match["dest"], dialect=dialect)
-        source = exp.to_table(match["src"], dialect=dialect)
-        tid = table_id(dest, self.env.default_database, self.env.default_catalog)
-        entry = self.catalog.get(tid)
-        spec = sqlglot.parse_one(f"({match['spec']})", read=dialect)
-        items = spec.expressions if isinstance(spec, exp.Tuple) else [spec.unnest()]
-        partition = [item for item in items if isinstance(item, exp.EQ) and isinstance(item.this, exp.Column)]
-        write = self._copy_of(tid, source, entry.all_columns if entry is not None else None, partition)
-        if len(partition) != len(items):
-            write.ctx.problem(f"EXCHANGE PARTITION ({match['spec'].strip()}): unsupported partition spec")
-        return write
-
-    def _merge(self, node: exp.Merge) -> Write:
-        target = node.this
-        source = node.args.get("using")
-        tid = table_id(target, self.env.default_database, self.env.default_catalog)
-        ctx = ReadContext()
-        resolver = self.resolver
-        with_ = node.args.get("with_")
-        ctes = {cte.alias_or_name.lower(): cte for cte in with_.expressions} if with_ is not None else {}
-        scope = Scope(ctes=ctes)
-        target_alias = (target.alias or target.name).lower()
-        entry = self.catalog.get(tid)
-        target_columns = entry.all_columns if entry is not None else None
-        # The target is matched against, not read as a value source: no occurrence.
-        scope.add(target_alias, Source(target_alias, table=tid, columns=target_columns))
-        if source is None:
-            raise StatementError(f"MERGE into {tid} has no USING source")
-        resolver._add_source(scope, source, ctx, ctes)
-        # The USING item is the scope's one other source, whatever alias it got.
-        src = next((v for k, v in scope.sources.items() if k != target_alias), None)
-        on = node.args.get("on")
-        if on is not None:
-            resolver.filters(on, scope, ctx, "join")
-        assigned: dict[str, list] = {}
-        whens = node.args.get("whens")
-        for when in whens.expressions if whens is not None else []:
-            condition = when.args.get("condition")
-            if condition is not None:
-                resolver.weak(condition, scope, ctx, "condition")
-            then = when.args.get("then")
-            if isinstance(then, exp.Update):
-                for assignment in then.expressions:
-                    if isinstance(assignment, exp.Star):
-                        self._merge_star(tid, src, target_columns, assignment, assigned, ctx)
-                        continue
-                    out: list = []
-                    if not _is_default(assignment.expression):
-                        resolver.value(assignment.expression, scope, ctx, 0, (), None, out)
-                    assigned.setdefault(assignment.this.name.lower(), []).extend(out)
-            elif isinstance(then, exp.Insert):
-                columns = then.this.expressions if isinstance(then.this, exp.Tuple) else []
-                values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
-                if values and not columns and then.this is None:
-                    # INSERT VALUES without a column list fills the target's columns in order.
-                    if target_columns is None:
-                        ctx.problem(
-                            f"MERGE into {tid}: INSERT VALUES without a column list needs the catalog"
-                        )
-                    columns = [exp.to_identifier(name) for name in (target_columns or [])]
-                if isinstance(then.this, exp.Star):
-                    self._merge_star(tid, src, target_columns, then.this, assigned, ctx)
-                elif not columns and then.this is None and isinstance(then.expression, exp.Star):
-                    self._merge_star(tid, src, target_columns, then.expression, assigned, ctx)
-                elif isinstance(then.this, exp.Var) and then.this.name.upper() == "ROW":
-                    # BigQuery `INSERT ROW`: the source row into the target's columns, by position.
-                    self._merge_star(tid, src, target_columns, None, assigned, ctx, by_position=True)
-                for column, value in zip(columns, values, strict=False):
-                    out = []
-                    if not _is_default(value):
-                        resolver.value(value, scope, ctx, 0, (), None, out)
-                    assigned.setdefault(column.name.lower(), []).extend(out)
-            elif isinstance(then, exp.Var) and "*" in then.name:
-                self._merge_star(tid, src, target_columns, None, assigned, ctx)
-        columns = [
-            ColumnLineage(target=ids.child(tid, name), sources=_sources(c)) for name, c in assigned.items()
-        ]
-        return Write(tid, columns, ctx)
-
-    def _ctes(self, node: exp.Expression) -> dict[str, exp.CTE]:
-        with_ = node.args.get("with_")
-        return {cte.alias_or_name.lower(): cte for cte in with_.expressions} if with_ is not None else {}
-
-    def _target_scope(
-        self, target: exp.Expression, items: list[exp.Expression], ctx: ReadContext, ctes: dict[str, exp.CTE]
-    ) -> tuple[str, Scope, list[exp.Join]]:
-        """The scope of an UPDATE or DELETE: its target, matched against but not read, and its
-        other tables (`FROM`, `USING`, joins), read. Returns the target's id, the scope and the
-        joins whose conditions are still to be walked.
-
-        T-SQL names the target by an alias its `FROM` defines (`UPDATE x … FROM dbo.t x`), and
-        T-SQL and MySQL repeat the target in `FROM`/`JOIN`: that item is the target, not a read.
-        """
-        if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
-            raise StatementError(f"unsupported target {target.sql(dialect=self.env.dialect)[:80]}")
-        joins: list[exp.Join] = list(target.args.get("joins") or [])
-        for item in items:
-            joins.extend(item.args.get("joins") or [])
-        candidates = [*items, *(join.this for join in joins)]
-        target_table = target
-        if target.args.get("db") is None and not target.alias:
-            named = target.name.lower()
-            for item in candidates:
-                if isinstance(item, exp.Table) and item.alias and item.alias.lower() == named:
-                    target_table = item
-        tid = table_id(target_table, self.env.default_database, self.env.default_catalog)
-        entry = self.catalog.get(tid)
-        scope = Scope(ctes=ctes)
-        aliases = {(target.alias or target.name).lower(), (target_table.alias or target_table.name).lower()}
-        for alias in aliases:
-            source = Source(alias, table=tid, columns=entry.all_columns if entry is not None else None)
-            if entry is not None:
-                source._column_set = entry.column_set
-            scope.add(alias, source)
-        for item in candidates:
-            if isinstance(item, exp.Table) and (
-                item is target_table
-                or (
-                    isinstance(item.this, exp.Identifier)
-                    and table_id(item, self.env.default_database, self.env.default_catalog) == tid
-                    and (item.alias or item.name).lower() in aliases | {ids.split(tid)[1]}
-                )
-            ):
-                continue
-            self.resolver._add_source(scope, item, ctx, ctes)
-        return tid, scope, joins
-
-    def _conditions(
-        self, node: exp.Expression, joins: list[exp.Join], scope: Scope, ctx: ReadContext
-    ) -> None:
-        resolver = self.resolver
-        for join in joins:
-            on = join.args.get("on")
-            if on is not None:
-                resolver.filters(on, scope, ctx, "join")
-            for ident in join.args.get("using") or []:
-                resolver._using_column(ident.name.lower(), scope, ctx)
-        where = node.args.get("where")
-        if where is not None:
-            resolver.filters(where.this, scope, ctx, "filter")
-        order = node.args.get("order")
-        if order is not None:
-            for item in order.expressions:
-                resolver.weak(item, scope, ctx, "order")
-
-    def _update(self, node: exp.Update) -> Write:
-        ctx = ReadContext()
-        ctes = self._ctes(node)
-        from_ = node.args.get("from_")
-        items = [from_.this, *from_.expressions] if from_ is not None and from_.this is not None else []
-        tid, scope, joins = self._target_scope(node.this, items, ctx, ctes)
-        joins.extend(node.args.get("joins") or [])
-        self._conditions(node, joins, scope, ctx)
-        assigned: dict[str, list] = {}
-        for assignment in node.expressions:
-            if not isinstance(assignment, exp.EQ):
-                ctx.problem(
-                    f"UPDATE {tid}: unsupported assignment {assignment.sql(dialect=self.env.dialect)[:80]}"
-                )
-                continue
-            columns = (
-                assignment.this.expressions if isinstance(assignment.this, exp.Tuple) else [assignment.this]
-            )
-            value = assignment.expression
-            values = value.expressions if isinstance(value, exp.Tuple) else None
-            if values is None and len(columns) > 1:
-                # `SET (a, b) = (SELECT x, y FROM …)`: the subquery's columns in order
-                query = value.this if isinstance(value, exp.Subquery) else value
-                relation = (
-                    self.resolver.query(query, ctx, ctes, scope) if isinstance(query, exp.Query) else None
-                )
-                if relation is None:
-                    ctx.problem(
-                        f"UPDATE {tid}: unsupported assignment {assignment.sql(dialect=self.env.dialect)[:80]}"
-                    )
-                    continue
-                for column, contribs in zip(columns, relation.contribs, strict=False):
-                    assigned.setdefault(column.name.lower(), []).extend(contribs)
-                continue
-            for column, item in zip(columns, values or [value], strict=False):
-                out: list = []
-                if not _is_default(item):
-                    self.resolver.value(item, scope, ctx, 0, (), None, out)
-                assigned.setdefault(column.name.lower(), []).extend(out)
-        columns = [
-            ColumnLineage(target=ids.child(tid, name), sources=_sources(c)) for name, c in assigned.items()
-        ]
-        return Write(tid, columns, ctx)
-
-    def _delete(self, node: exp.Delete) -> Write:
-        ctx = ReadContext()
-        ctes = self._ctes(node)
-        target = node.this
-        items = list(node.args.get("using") or [])
-        # MySQL `DELETE a FROM a JOIN b …`: `tables` names what is deleted from, `this` the FROM
-        named = node.args.get("tables") or []
-        if named:
-            # (T-SQL `DELETE t` names only the table: no FROM)
-            items = [target, *items] if isinstance(target, exp.Expression) else items
-            target = named[0]
-            if len(named) > 1:
-                ctx.problem(
-                    f"DELETE from several tables: only {target.sql(dialect=self.env.dialect)} is written"
-                )
-        tid, scope, joins = self._target_scope(target, items, ctx, ctes)
-        self._conditions(node, joins, scope, ctx)
-        return Write(tid, [], ctx)
-
-    def _merge_star(
-        self,
-        tid: str,
-        src: Source | None,
-        target_columns: list[str] | None,
-        star: exp.Star | None,
-        assigned: dict[str, list],
-        ctx: ReadContext,
-        by_position: bool = False,
-    ) -> None:
-        """`UPDATE SET *` / `INSERT *` [EXCEPT (…)]: every column of the target from the source
-        column of the same name (Delta's rule; by position for BigQuery's `INSERT ROW`). Without
-        the target's schema, the source's columns are the target's."""
-        if src is None:
-            ctx.problem(f"MERGE into {tid}: the USING source is not resolved")
-            return
-        excluded = {c.name.lower() for c in (star.args.get("except_") or [])} if star is not None else set()
-        known = src.relation.names if src.relation is not None else src.columns
-        if known is None and target_columns is None:
-            ctx.problem(f"{src.table}.*: columns unknown without a catalog")
-            return
-        if by_position:
-            if known is not None and target_columns is not None and len(known) != len(target_columns):
-                ctx.problem(
-                    f"MERGE into {tid}: INSERT ROW gives {len(known)} columns for {len(target_columns)}"
-                )
-            pairs = list(zip(target_columns or known or [], known or target_columns or [], strict=False))
-        elif target_columns is None:
-            pairs = [(name, name) for name in known or []]
-        else:
-            pairs = [(name, name) for name in target_columns]
-            if known is not None:
-                present = set(known)
-                missing = [name for name in target_columns if name not in present and name not in excluded]
-                if missing:
-                    ctx.problem(f"MERGE into {tid}: * finds no source column for {', '.join(missing)}")
-                pairs = [(name, name) for name in target_columns if name in present]
-        for target, name in pairs:
-            if target in excluded:
-                continue
-            assigned.setdefault(target, []).extend(self.resolver._source_column(src, name, ctx, name))
-
     # ------------------------------------------------------------- assembly
 
     def _finish(self, statement: dict, writes: list[Write]) -> None:
@@ -899,13 +570,6 @@ class StatementExtractor(PathStatements):
         return window_days(intersect(occurrence.ranges), self.run_date)
 
 
-def _is_default(node: exp.Expression) -> bool:
-    """`DEFAULT` as an assigned or inserted value (sqlglot reads it as a column or a variable)."""
-    if isinstance(node, exp.Column) and node.table == "" and not node.this.quoted:
-        return node.name.upper() == "DEFAULT"
-    return isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"
-
-
 def _database_of(table: str) -> str:
     return ids.split_last(table)[0]
 
@@ -918,18 +582,6 @@ def _into(node: exp.Expression) -> exp.Into | None:
     # `INTO @var` / `INTO :var` (MySQL, embedded SQL) fills variables: a plain SELECT
     target = into.this if isinstance(into, exp.Into) else None
     return into if isinstance(target, exp.Table) and isinstance(target.this, exp.Identifier) else None
-
-
-def _sources(contribs: list) -> list[SourceColumn]:
-    # Column ids are interned: the same source recurs in statement after
-    # statement, and a large script's results are mostly these strings.
-    seen: dict[tuple, None] = {}
-    for column_id, key, kind, funcs, _occurrence in contribs:
-        seen[(column_id, key, kind, funcs)] = None
-    return [
-        SourceColumn(column=intern(column_id), key=key, kind=KINDS[kind], functions=list(funcs))
-        for column_id, key, kind, funcs in seen
-    ]
 
 
 def _table_entry(tid: str, columns: list[CatalogColumn], partitioned: list[CatalogColumn]) -> CatalogTable:
