@@ -57,10 +57,11 @@ def apply_table_events(
 
 
 def _lifetime_start(statements: list[StatementLineage], table: str, end: int) -> int | None:
-    """Index of the first statement before `end` that writes `table` (its current incarnation:
-    earlier ones were dropped, and their writes are gone by now)."""
+    """Index of the first statement up to `end` that writes `table` (its current incarnation:
+    earlier ones were dropped, and their writes are gone by now). `end` itself is included: the
+    statements of one block may share an index, and the DROP/RENAME writes nothing it folds."""
     for statement in statements:
-        if statement.index >= end:
+        if statement.index > end:
             break
         if table in statement.writes:
             return statement.index
@@ -85,7 +86,7 @@ def _rename(statements: list[StatementLineage], event: Renamed) -> list[Statemen
 
     out = []
     for statement in statements:
-        if not start <= statement.index < event.index or not _mentions(statement, old):
+        if not start <= statement.index <= event.index or not _mentions(statement, old):
             out.append(statement)
             continue
         reads = [read if read.table != old else replace(read, table=new) for read in statement.reads]
@@ -136,7 +137,7 @@ def _fold(statements: list[StatementLineage], event: Dropped) -> list[StatementL
     written = False
     out = []
     for statement in statements:
-        if not start <= statement.index < event.index:
+        if not start <= statement.index <= event.index:
             out.append(statement)
             continue
         writes_it = dropped in statement.writes
