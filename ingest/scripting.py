@@ -79,13 +79,21 @@ _TSQL_STARTS = frozenset(
         "BEGIN", "END", "GO", "USE", "BREAK", "CONTINUE", "RAISERROR", "THROW", "COMMIT",
         "ROLLBACK", "SAVE", "OPEN", "CLOSE", "FETCH", "DEALLOCATE", "GRANT", "REVOKE", "DENY",
         "DBCC", "WAITFOR", "GOTO", "BULK", "CHECKPOINT", "RECONFIGURE", "KILL", "BACKUP",
-        "RESTORE", "UPDATE STATISTICS",
+        "RESTORE", "UPDATE STATISTICS", "REVERT",
     }
 )  # fmt: skip
 #: `WITH <option> AS` in a T-SQL view or routine header is no CTE.
 _ROUTINE_OPTIONS = frozenset(
     {"EXECUTE", "EXEC", "SCHEMABINDING", "ENCRYPTION", "VIEW_METADATA", "RECOMPILE", "NATIVE_COMPILATION"}
 )
+#: Object kinds after which `IF [NOT] EXISTS` belongs to a DROP/CREATE.
+_OBJECT_KINDS = frozenset(
+    {
+        "TABLE", "VIEW", "PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "INDEX", "SCHEMA", "DATABASE",
+        "TYPE", "SEQUENCE", "SYNONYM", "USER", "ROLE", "ASSEMBLY", "DEFAULT", "RULE", "STATISTICS",
+        "KEY", "CONSTRAINT", "COLUMN",
+    }
+)  # fmt: skip
 _SET_OPERATORS = frozenset({"UNION", "ALL", "EXCEPT", "INTERSECT", "DISTINCT"})
 _GRANTS = frozenset({"ON", "OF", "AFTER", "FOR", "GRANT", "REVOKE", "DENY", ","})
 _TRANSACTION = frozenset({"TRAN", "TRANSACTION", "DISTRIBUTED", "WORK"})
@@ -269,6 +277,10 @@ class ScriptSplitter:
                 continue
             if word == "DO":
                 i += 1
+                continue
+            if self._tsql and (word == "REVERT" or (word in ("EXECUTE", "EXEC") and following == "AS")):
+                # impersonation (`EXECUTE AS USER = '…'`, `REVERT`): no lineage
+                i = self._end_of_statement(tokens, i + 1)
                 continue
             if self._tsql and word in ("EXECUTE", "EXEC"):
                 literal = self._tsql_dynamic_sql(tokens, i + 1)
@@ -456,11 +468,11 @@ class ScriptSplitter:
         return i
 
     def _after_end(self, tokens: list[Token], i: int) -> int:
-        """Past `END [IF|WHILE|…] [label]`."""
+        """Past `END [IF|WHILE|…] [label]` (T-SQL: `END [TRY|CATCH]`; an IF after END starts a statement)."""
+        if self._tsql:
+            return i + 1 if i < len(tokens) and _word(tokens[i]) in ("TRY", "CATCH") else i
         if i < len(tokens) and _word(tokens[i]) in _END_OF:
             i += 1
-        if self._tsql:
-            return i
         if (
             i < len(tokens)
             and tokens[i].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
@@ -529,6 +541,8 @@ class ScriptSplitter:
                 continue  # table hints, WITH TIES, WITH EXECUTE AS …
             if condition:
                 return j
+            if word == "IF" and previous in _OBJECT_KINDS:
+                continue  # DROP TABLE IF EXISTS, CREATE TABLE IF NOT EXISTS
             if word in ("SELECT", "VALUES", "WITH", "EXEC", "EXECUTE") and kind == "INSERT" and not body:
                 body = True
                 continue

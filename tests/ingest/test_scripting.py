@@ -149,6 +149,15 @@ def test_tsql_statements_on_consecutive_lines_are_two_statements() -> None:
             [["d.t"], ["d.u"]],
         ),
         ("BEGIN TRY INSERT INTO d.t SELECT a FROM d.s END TRY BEGIN CATCH THROW END CATCH", [["d.t"]]),
+        # END then IF: two statements in T-SQL (there is no END IF); DROP ... IF EXISTS is one
+        (
+            "IF @a = 1 BEGIN INSERT INTO d.t SELECT a FROM d.s END\nIF (SELECT 1) < 2 INSERT INTO d.u SELECT a FROM d.s",
+            [["d.t"], ["d.u"]],
+        ),
+        (
+            "DROP TABLE IF EXISTS d.x\nINSERT INTO d.t SELECT a FROM d.s\nEXECUTE AS USER = 'u'\nREVERT",
+            [["d.t"]],
+        ),
         (
             "SELECT a INTO #tmp FROM d.s WITH (NOLOCK) WHERE CASE WHEN a > 0 THEN 1 END = 1\nINSERT INTO d.t SELECT a FROM #tmp",
             None,
