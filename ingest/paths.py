@@ -170,6 +170,10 @@ class PathStatements:
     def reparse(self, text: str) -> exp.Expression | None:
         """A statement sqlglot could not parse, in a form it parses (Spark's `INSERT OVERWRITE
         DIRECTORY … USING fmt`); None when there is none. Never raises."""
+        for keyword, pattern in (("EXPORT", _EXPORT), ("IMPORT", _IMPORT)):
+            if pattern.match(text) is not None:
+                # handled by `_export_import`, from the text
+                return exp.Command(this=keyword, expression=exp.Literal.string(text))
         rewritten = rewrite_directory_using(text)
         if rewritten is None:
             return None
@@ -178,6 +182,47 @@ class PathStatements:
         except SqlglotError:
             return None
 
+    def _export_import(self, keyword: str, text: str, statement: dict):
+        """Hive `EXPORT TABLE t [PARTITION (…)] TO '/p'` writes the files from t (a copy: every
+        column direct, the spec a filter); `IMPORT [TABLE t [PARTITION (…)]] FROM '/p'` writes t
+        from them — the table the files were exported from when the statement names none and this
+        script exported them."""
+        dialect = self.env.dialect
+        if keyword == "EXPORT":
+            match = _EXPORT.match(text)
+            statement["kind"] = "unload"
+            source = exp.to_table(match["table"], dialect=dialect)
+            tid = path_id(_unquote(match["path"]))
+            partition = self._partition_items(match["spec"])
+            write = self._copy_of(tid, source, None, partition, register=False)
+            name = table_id(source, self.env.default_database, self.env.default_catalog)
+            self.exported[tid] = (ids.name(name), self.catalog.get(name))
+            return write
+        match = _IMPORT.match(text)
+        statement["kind"] = "load"
+        path = path_id(_unquote(match["path"]))
+        exported = self.exported.get(path)
+        if match["table"] is not None:
+            target = exp.to_table(match["table"], dialect=dialect)
+        elif exported is not None:
+            target = exp.to_table(exported[0], dialect=dialect)
+        else:
+            raise StatementError(
+                f"IMPORT FROM {match['path']}: the table is named by the export's metadata, unknown here"
+            )
+        tid = table_id(target, self.env.default_database, self.env.default_catalog)
+        if exported is not None and exported[1] is not None and self.catalog.get(tid) is None:
+            self.catalog.put(tid, exported[1].model_copy(update={"name": tid}))
+        static = {item.this.name.lower() for item in self._partition_items(match["spec"])}
+        return self._file_load(target, [path], None, static)
+
+    def _partition_items(self, spec: str | None) -> list[exp.EQ]:
+        if not spec:
+            return []
+        parsed = sqlglot.parse_one(f"({spec})", read=self.env.dialect)
+        items = parsed.expressions if isinstance(parsed, exp.Tuple) else [parsed.unnest()]
+        return [item for item in items if isinstance(item, exp.EQ) and isinstance(item.this, exp.Column)]
+
     def _unload_command(self, text: str):
         """Redshift `UNLOAD ('select …') TO 's3://…'`: the query is a string literal."""
         match = _UNLOAD.match(text)
@@ -185,6 +230,23 @@ class PathStatements:
             raise StatementError("UNLOAD: expected ('query') TO 'location'")
         query = sqlglot.parse_one(match[1].replace("''", "'"), read=self.env.dialect)
         return self._unload(path_id(match[2].replace("''", "'")), query)
+
+
+# Hive's EXPORT / IMPORT, which sqlglot does not parse (see `reparse`).
+_EXPORT = re.compile(
+    r"\s*EXPORT\s+TABLE\s+(?P<table>[^\s(]+)\s*(?:PARTITION\s*\((?P<spec>[^)]*)\))?\s*"
+    r"TO\s+(?P<path>'(?:[^']|'')*'|\"[^\"]*\")(?:\s+FOR\s+.*)?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_IMPORT = re.compile(
+    r"\s*IMPORT\s+(?:(?:EXTERNAL\s+)?TABLE\s+(?P<table>[^\s(]+)\s*(?:PARTITION\s*\((?P<spec>[^)]*)\))?\s*)?"
+    r"FROM\s+(?P<path>'(?:[^']|'')*'|\"[^\"]*\")(?:\s+LOCATION\s+(?:'(?:[^']|'')*'|\"[^\"]*\"))?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _unquote(text: str) -> str:
+    return text[1:-1].replace("''", "'") if text[:1] == "'" else text[1:-1]
 
 
 _DIRECTORY_USING = re.compile(

@@ -104,6 +104,8 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         #: tables the script has written in their current incarnation, with the position in
         #: `results` of the first statement that wrote them
         self.written: dict[str, int] = {}
+        #: files written by EXPORT TABLE: the table name and schema an IMPORT of them restores
+        self.exported: dict[str, tuple[str, CatalogTable | None]] = {}
 
     # ---------------------------------------------------------------- entry
 
@@ -176,6 +178,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         elif isinstance(node, exp.Copy):
             write = self._copy(node, statement)
             self._finish(statement, [write])
+        elif isinstance(node, exp.Command) and str(node.this).upper() in ("EXPORT", "IMPORT"):
+            text = node.expression.name if isinstance(node.expression, exp.Literal) else ""
+            self._finish(statement, [self._export_import(str(node.this).upper(), text, statement)])
         elif isinstance(node, exp.Command) and str(node.this).upper() == "UNLOAD":
             statement["kind"] = "unload"
             text = (
