@@ -8,6 +8,8 @@ does not know keep the name they were written with.
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 _HIVE_NAMES: dict[type[exp.Expression], str] = {
@@ -108,16 +110,39 @@ class _TooDeep(Exception):
     pass
 
 
-def spark_column_name(node: exp.Expression) -> str | None:
+def spark_column_name(node: exp.Expression, sql: str | None = None) -> str | None:
     """The name Spark gives an unaliased select item (`upper(name)`, `(a + 1)`, `count(1)`), the
-    text of its analysed expression; None when the expression is too deep to name that way."""
+    text of its analysed expression; None when the expression is too deep to name that way.
+
+    `sql`, the text the statement was parsed from, gives functions the name they were written
+    with, as Spark keeps it (`nvl(a, b)`, `ucase(n)`, which sqlglot parses as `coalesce`/`upper`).
+    """
     try:
-        return _spark_text(node, 0)
+        return _spark_text(node, 0, sql)
     except _TooDeep:
         return None
 
 
-def _spark_args(node: exp.Expression, depth: int) -> str:
+_WRITTEN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _written_name(node: exp.Expression, sql: str | None) -> str | None:
+    """The function name as written, from the parser's position of its name token in `sql`."""
+    if sql is None:
+        return None
+    meta = node.meta
+    start, end = meta.get("start"), meta.get("end")
+    if start is None or end is None or end >= len(sql):
+        return None
+    name = sql[start : end + 1]
+    # a node parsed from another text (a temporary view of an earlier batch) must not borrow
+    # whatever stands at its offsets here: only a name followed by its parenthesis counts
+    if _WRITTEN_NAME.fullmatch(name) is None or not sql[end + 1 :].lstrip().startswith("("):
+        return None
+    return name.lower()
+
+
+def _spark_args(node: exp.Expression, depth: int, sql: str | None) -> str:
     parts: list[str] = []
     for key in node.arg_types:
         value = node.args.get(key)
@@ -125,11 +150,11 @@ def _spark_args(node: exp.Expression, depth: int) -> str:
             continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, exp.Expression):
-                parts.append(_spark_text(item, depth))
+                parts.append(_spark_text(item, depth, sql))
     return ", ".join(parts)
 
 
-def _spark_text(node: exp.Expression, depth: int) -> str:
+def _spark_text(node: exp.Expression, depth: int, sql: str | None) -> str:
     depth += 1
     if depth > _MAX_NAME_DEPTH:
         raise _TooDeep
@@ -150,84 +175,90 @@ def _spark_text(node: exp.Expression, depth: int) -> str:
         return "*"
     operator = _SPARK_OPERATORS.get(cls)
     if operator is not None:
-        return f"({_spark_text(node.this, depth)} {operator} {_spark_text(node.expression, depth)})"
+        return f"({_spark_text(node.this, depth, sql)} {operator} {_spark_text(node.expression, depth, sql)})"
     if cls is exp.NEQ:
-        return f"(NOT ({_spark_text(node.this, depth)} = {_spark_text(node.expression, depth)}))"
+        return f"(NOT ({_spark_text(node.this, depth, sql)} = {_spark_text(node.expression, depth, sql)}))"
     if cls is exp.DPipe:
-        return f"concat({_spark_text(node.this, depth)}, {_spark_text(node.expression, depth)})"
+        return f"concat({_spark_text(node.this, depth, sql)}, {_spark_text(node.expression, depth, sql)})"
     if cls is exp.Neg:
-        return f"(- {_spark_text(node.this, depth)})"
+        return f"(- {_spark_text(node.this, depth, sql)})"
     if cls is exp.Not:
         inner = node.this
         if type(inner) is exp.Is:
-            return f"({_spark_text(inner.this, depth)} IS NOT NULL)"
-        return f"(NOT {_spark_text(inner, depth)})"
+            return f"({_spark_text(inner.this, depth, sql)} IS NOT NULL)"
+        return f"(NOT {_spark_text(inner, depth, sql)})"
     if cls is exp.Is:
-        return f"({_spark_text(node.this, depth)} IS NULL)"
+        return f"({_spark_text(node.this, depth, sql)} IS NULL)"
     if cls is exp.Like:
-        return f"{_spark_text(node.this, depth)} LIKE {_spark_text(node.expression, depth)}"
+        return f"{_spark_text(node.this, depth, sql)} LIKE {_spark_text(node.expression, depth, sql)}"
     if cls is exp.In:
-        values = ", ".join(_spark_text(v, depth) for v in node.expressions)
-        return f"({_spark_text(node.this, depth)} IN ({values}))"
+        values = ", ".join(_spark_text(v, depth, sql) for v in node.expressions)
+        return f"({_spark_text(node.this, depth, sql)} IN ({values}))"
     if cls is exp.Between:
-        return f"between({_spark_text(node.this, depth)}, {_spark_text(node.args['low'], depth)}, {_spark_text(node.args['high'], depth)})"
+        return f"between({_spark_text(node.this, depth, sql)}, {_spark_text(node.args['low'], depth, sql)}, {_spark_text(node.args['high'], depth, sql)})"
     if cls is exp.Cast or cls is exp.TryCast:
         # a cast is named after what it casts
-        return _spark_text(node.this, depth)
+        return _spark_text(node.this, depth, sql)
     if cls is exp.Bracket:
-        index = ", ".join(_spark_text(i, depth) for i in node.expressions)
-        return f"{_spark_text(node.this, depth)}[{index}]"
+        index = ", ".join(_spark_text(i, depth, sql) for i in node.expressions)
+        return f"{_spark_text(node.this, depth, sql)}[{index}]"
     if cls is exp.Case:
         operand = node.args.get("this")
         parts = ["CASE"]
         for branch in node.args.get("ifs") or []:
-            condition = _spark_text(branch.this, depth)
+            condition = _spark_text(branch.this, depth, sql)
             if operand is not None:
                 # `CASE x WHEN v` is analysed as `CASE WHEN (x = v)`
-                condition = f"({_spark_text(operand, depth)} = {condition})"
-            parts.append(f"WHEN {condition} THEN {_spark_text(branch.args['true'], depth)}")
+                condition = f"({_spark_text(operand, depth, sql)} = {condition})"
+            parts.append(f"WHEN {condition} THEN {_spark_text(branch.args['true'], depth, sql)}")
         default = node.args.get("default")
         if default is not None:
-            parts.append(f"ELSE {_spark_text(default, depth)}")
+            parts.append(f"ELSE {_spark_text(default, depth, sql)}")
         parts.append("END")
         return " ".join(parts)
     if cls is exp.If:
         false = node.args.get("false")
-        false_text = _spark_text(false, depth) if false is not None else "NULL"
-        return f"(IF({_spark_text(node.this, depth)}, {_spark_text(node.args['true'], depth)}, {false_text}))"
+        false_text = _spark_text(false, depth, sql) if false is not None else "NULL"
+        return f"(IF({_spark_text(node.this, depth, sql)}, {_spark_text(node.args['true'], depth, sql)}, {false_text}))"
     if cls is exp.Count:
         inner = node.this
         if inner is None or type(inner) is exp.Star:
             return "count(1)"
-        return f"count({_spark_text(inner, depth)})"
+        return f"count({_spark_text(inner, depth, sql)})"
     if cls is exp.Distinct:
-        return "DISTINCT " + ", ".join(_spark_text(e, depth) for e in node.expressions)
+        return "DISTINCT " + ", ".join(_spark_text(e, depth, sql) for e in node.expressions)
     if cls is exp.TsOrDsAdd:
         days = node.expression
         if type(days) is exp.Mul and type(days.expression) is exp.Neg:
             # `date_sub(dt, n)` parses as a date_add of n * -1
-            return f"date_sub({_spark_text(node.this, depth)}, {_spark_text(days.this, depth)})"
-        return f"date_add({_spark_text(node.this, depth)}, {_spark_text(days, depth)})"
+            return f"date_sub({_spark_text(node.this, depth, sql)}, {_spark_text(days.this, depth, sql)})"
+        return f"date_add({_spark_text(node.this, depth, sql)}, {_spark_text(days, depth, sql)})"
     if cls is exp.JSONExtractScalar or cls is exp.JSONExtract:
         path = node.expression
         path_text = path.this if isinstance(path, exp.Literal) else path.sql().strip("'")
-        return f"get_json_object({_spark_text(node.this, depth)}, {path_text})"
+        return f"get_json_object({_spark_text(node.this, depth, sql)}, {path_text})"
     if cls is exp.Window:
-        return _spark_window(node, depth)
+        return _spark_window(node, depth, sql)
+    if cls is exp.TsOrDsToDate and sql is not None and "start" not in node.meta:
+        # a to_date sqlglot wrapped around a date function's argument (`dayofmonth(dt)`): not written
+        return _spark_text(node.this, depth, sql)
     if isinstance(node, exp.Func):
         if cls is exp.Anonymous:
-            return f"{str(node.this).lower()}({', '.join(_spark_text(e, depth) for e in node.expressions)})"
-        return f"{function_name(node)}({_spark_args(node, depth)})"
+            return (
+                f"{str(node.this).lower()}({', '.join(_spark_text(e, depth, sql) for e in node.expressions)})"
+            )
+        name = _written_name(node, sql) or function_name(node)
+        return f"{name}({_spark_args(node, depth, sql)})"
     raise _TooDeep  # a form this naming does not know
 
 
-def _spark_window(node: exp.Window, depth: int) -> str:
+def _spark_window(node: exp.Window, depth: int, sql: str | None) -> str:
     function = node.this
-    text = _spark_text(function, depth)
+    text = _spark_text(function, depth, sql)
     spec: list[str] = []
     partition = node.args.get("partition_by") or []
     if partition:
-        spec.append("PARTITION BY " + ", ".join(_spark_text(p, depth) for p in partition))
+        spec.append("PARTITION BY " + ", ".join(_spark_text(p, depth, sql) for p in partition))
     order = node.args.get("order")
     if order is not None:
         items = []
@@ -237,7 +268,7 @@ def _spark_window(node: exp.Window, depth: int) -> str:
             nulls = ("NULLS FIRST" if nulls_first else "NULLS LAST") if nulls_first is not None else ""
             if not nulls:
                 nulls = "NULLS LAST" if desc else "NULLS FIRST"
-            items.append(f"{_spark_text(item.this, depth)} {'DESC' if desc else 'ASC'} {nulls}")
+            items.append(f"{_spark_text(item.this, depth, sql)} {'DESC' if desc else 'ASC'} {nulls}")
         spec.append("ORDER BY " + ", ".join(items))
     if node.args.get("spec") is not None:
         raise _TooDeep  # an explicit frame: its text is not reproduced

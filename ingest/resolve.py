@@ -147,6 +147,9 @@ class ResolverEnv:
         self.temp_views = temp_views
         #: the session's catalog: a three-part name in it reads as `db.table`
         self.default_catalog = default_catalog
+        #: the text the current statement was parsed from, when the caller gives it: unaliased
+        #: Spark items are then named with their functions' written names (`nvl`, not `coalesce`)
+        self.sql_text: str | None = None
         #: CASE/IF conditions and window PARTITION BY/ORDER BY columns are value sources too
         #: (IngestSettings.conditions_as_lineage; None reads it from the environment)
         self.conditions_as_lineage = (
@@ -385,7 +388,7 @@ class QueryResolver:
         `(a + 1)`), Hive and the others `_c<n>` by position in the select list as written (a
         star counts one: `SELECT *, key + 1` names `_c1`)."""
         if self.env.dialect in _SPARK_NAMING_DIALECTS:
-            name = spark_column_name(proj)
+            name = spark_column_name(proj, self.env.sql_text)
             if name is not None:
                 return name.lower()
         return f"_c{position}"

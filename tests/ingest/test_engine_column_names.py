@@ -7,10 +7,13 @@ by position in the select list as written (tests/ingest/lineage_cases/engine_col
 from __future__ import annotations
 
 import pytest
+import sqlglot
 
 from watershed.graph import ids
+from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
+from watershed.ingest.statements import StatementExtractor
 
 #: select items without an alias, as Spark users write them
 EXPRESSIONS = [
@@ -70,6 +73,29 @@ EXPRESSIONS = [
     "sum(a) OVER (PARTITION BY b ORDER BY a)",
 ]
 
+#: functions sqlglot parses into another function's node: Spark keeps the name as written, which
+#: only the statement's text still holds (not for all: `substring` keeps no position, so it is
+#: named `substr`)
+WRITTEN_NAMES = [
+    "nvl(a, b)",
+    "ifnull(a, b)",
+    "ucase(name)",
+    "len(name)",
+    "char_length(name)",
+    "sha(name)",
+    "mean(a)",
+    "std(a)",
+    "cardinality(arr)",
+    "pow(a, 2)",
+    "dayofmonth(dt)",
+    "size(arr)",
+    "collect_list(a)",
+    "any_value(a)",
+    "greatest(a, b)",
+    "ltrim(name)",
+    "upper(nvl(name, 'x'))",
+]
+
 SOURCE = (
     "SELECT 1 AS a, 2 AS b, 'x' AS name, CAST('2024-01-01' AS DATE) AS dt, map('k', 'v') AS m,"
     " array(1, 2) AS arr, named_struct('f', 1) AS st"
@@ -92,6 +118,23 @@ def test_spark_names_unaliased_items_as_spark_does(spark) -> None:
     assert not mismatches, "\n".join(mismatches)
 
 
+@pytest.mark.spark
+def test_with_the_statement_text_functions_keep_their_written_names(spark) -> None:
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW src AS {SOURCE}")
+    mismatches = []
+    for expression in WRITTEN_NAMES:
+        engine = spark.sql(f"SELECT {expression} FROM src s").schema.names[0]
+        sql = f"CREATE TABLE out.t AS SELECT {expression} FROM ods.src s"
+        extractor = StatementExtractor(Catalog(), "default", frozenset(), frozenset(), "spark", None)
+        # what extract_lineage would hand the resolver for the statement it parses
+        extractor.env.sql_text = sql
+        statement = extractor.extract(sqlglot.parse_one(sql, read="spark"), 0, 1)
+        written = [ids.name(c.target) for c in statement.columns]
+        if written != [engine.lower()]:
+            mismatches.append(f"{expression}: Spark {engine!r}, extractor {written}")
+    assert not mismatches, "\n".join(mismatches)
+
+
 @pytest.mark.parametrize("dialect", ["spark", "databricks"])
 def test_a_view_column_takes_the_spark_name(dialect: str) -> None:
     sql = "CREATE VIEW dw.v AS SELECT upper(name), a + 1, count(*) FROM ods.src GROUP BY name, a"
@@ -106,3 +149,13 @@ def test_a_sum_too_long_to_name_by_its_text_keeps_a_position_name() -> None:
     assert result.errors == []
     assert [c.target for c in result.columns] == ["out.t._c0"]
     assert len(result.columns[0].sources) == 500
+
+
+def test_a_name_is_not_borrowed_from_another_text() -> None:
+    from watershed.ingest.functions import spark_column_name
+
+    node = sqlglot.parse_one("SELECT nvl(a, b) FROM t", read="spark").expressions[0]
+    assert spark_column_name(node, "SELECT nvl(a, b) FROM t") == "nvl(a, b)"
+    # a node of an earlier batch (a temporary view's definition) met with this batch's text
+    assert spark_column_name(node, "SELECT x + 1, y FROM t") == "coalesce(a, b)"
+    assert spark_column_name(node) == "coalesce(a, b)"
