@@ -37,6 +37,7 @@ from watershed.ingest.resolve import (
     Relation,
     ResolverEnv,
     Scope,
+    Source,
     table_id,
 )
 from watershed.ingest.script_tables import Dropped, Renamed, TableEvent, apply_table_events
@@ -119,7 +120,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             statement["kind"] = "multi-insert"
             self._finish(
                 statement,
-                [
+                self._conditional_inserts(node)
+                if any(isinstance(branch, exp.ConditionalInsert) for branch in node.expressions)
+                else [
                     self._insert(insert, node.args.get("source"), node.args.get("with_"))
                     for insert in node.expressions
                 ],
@@ -329,6 +332,61 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         columns = self._column_lineage(tid, names, relation)
         columns.extend(ColumnLineage(target=ids.child(tid, name), sources=[]) for name in static)
         return Write(tid, columns, ctx)
+
+    def _conditional_inserts(self, node: exp.MultitableInserts) -> list[Write]:
+        """Snowflake's `INSERT ALL|FIRST [WHEN cond THEN] INTO … [ELSE INTO …] SELECT …`: each INTO
+        with the conditions that decide its rows (its WHEN's; every WHEN's for ELSE)."""
+        branches = [b for b in node.expressions if isinstance(b, exp.ConditionalInsert)]
+        conditions = [b.args.get("expression") for b in branches if b.args.get("expression") is not None]
+        writes = []
+        current: list[exp.Expression] = []
+        for branch in branches:
+            condition = branch.args.get("expression")
+            if branch.args.get("else_"):
+                current = conditions
+            elif condition is not None:
+                current = [condition]
+            # else: sqlglot keeps a WHEN's condition on its first INTO only; the next ones share it
+            writes.append(self._conditional_insert(branch, node, current))
+        return writes
+
+    def _conditional_insert(
+        self, branch: exp.ConditionalInsert, node: exp.MultitableInserts, conditions: list[exp.Expression]
+    ) -> Write:
+        """One `INTO t [(cols)] [VALUES (…)]`: the VALUES (else the query's columns, in order)
+        name the query's columns; the conditions are `condition` weak references of t."""
+        insert = branch.this
+        target = insert.this
+        explicit = None
+        if isinstance(target, exp.Schema):
+            explicit = [c.name.lower() for c in target.expressions]
+            target = target.this
+        if not isinstance(target, exp.Table):
+            raise StatementError(
+                f"INSERT ALL into unsupported target {target.sql(dialect=self.env.dialect)[:80]}"
+            )
+        tid = table_id(target, self.env.default_database, self.env.default_catalog)
+        ctx = ReadContext()
+        source = node.args.get("source")
+        query = source.this if isinstance(source, exp.Subquery) else source
+        relation = self._query_with(node, query, ctx)
+        scope = Scope()
+        scope.add("_source", Source("_source", relation=relation))
+        for condition in conditions:
+            self.resolver.weak(condition, scope, ctx, "condition")
+        values = insert.expression
+        if isinstance(values, exp.Values) and values.expressions:
+            row = values.expressions[0]
+            items = row.expressions if isinstance(row, exp.Tuple) else [row]
+            contribs: list[list] = []
+            for item in items:
+                out: list = []
+                if not isinstance(item, exp.Literal | exp.Null | exp.Boolean) and not is_default(item):
+                    self.resolver.value(item, scope, ctx, 0, (), None, out)
+                contribs.append(out)
+            relation = Relation([f"col{i + 1}" for i in range(len(items))], contribs)
+        names = self._target_columns(tid, relation, explicit, {}, [], False, ctx)
+        return Write(tid, self._column_lineage(tid, names, relation), ctx)
 
     def _query_with(
         self,
