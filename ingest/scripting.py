@@ -161,6 +161,29 @@ def _without_into_variables(statement: list[Token]) -> list[Token]:
     return statement
 
 
+def _bind_pseudo_tables(statement: list[Token], table: list[Token]) -> list[Token]:
+    """In a T-SQL trigger, `FROM inserted` / `JOIN deleted` read the trigger's table: the
+    pseudo-table becomes that table, aliased with its own name so `inserted.col` still resolves."""
+    bound: list[Token] = []
+    n = len(statement)
+    for k, token in enumerate(statement):
+        if (
+            k
+            and token.token_type is TokenType.VAR
+            and _word(token) in ("INSERTED", "DELETED")
+            and statement[k - 1].token_type in (TokenType.FROM, TokenType.JOIN)
+            and not (k + 1 < n and statement[k + 1].token_type is TokenType.DOT)
+        ):
+            at = (token.line, token.col, token.start, token.end)
+            bound.extend(Token(t.token_type, t.text, *at) for t in table)
+            aliased = k + 1 < n and statement[k + 1].token_type in (TokenType.ALIAS, TokenType.VAR)
+            if not aliased:
+                bound.extend((Token(TokenType.ALIAS, "AS", *at), token))
+            continue
+        bound.append(token)
+    return bound
+
+
 class ScriptSplitter:
     """Splits the pieces of one task's script; holds the script's state (MySQL's delimiter)."""
 
@@ -175,6 +198,8 @@ class ScriptSplitter:
         #: Open compound blocks (not T-SQL): their pieces are always split, and their
         #: `SELECT … INTO name` fills variables.
         self._depth = 0
+        #: T-SQL: the table of the trigger whose body is being split (its `inserted`/`deleted`).
+        self._trigger_table: list[Token] | None = None
 
     def statements(self, tokens: list[Token], sql: str) -> list[Piece] | None:
         """The statements of one piece (tokens without a semicolon), or None when it is one plain statement."""
@@ -260,6 +285,7 @@ class ScriptSplitter:
                     i += 1
                 continue
             if word == "GO" and self._tsql:
+                self._trigger_table = None  # a trigger's body ends with its batch
                 i += 1
                 if i < n and tokens[i].token_type is TokenType.NUMBER and tokens[i].line == token.line:
                     i += 1
@@ -380,6 +406,8 @@ class ScriptSplitter:
         first = statement[0]
         if self._depth and _word(first) in ("SELECT", "WITH"):
             statement = _without_into_variables(statement)
+        if self._trigger_table is not None:
+            statement = _bind_pseudo_tables(statement, self._trigger_table)
         if first.token_type in self._commands and len(statement) > 1:
             # A command keeps its arguments as one string, as the tokenizer gives it to the parser.
             last = statement[-1]
@@ -609,9 +637,27 @@ class ScriptSplitter:
                 return ""
         return ""
 
+    @staticmethod
+    def _trigger_on(tokens: list[Token], i: int) -> list[Token] | None:
+        """The table of `CREATE TRIGGER name ON table {AFTER|FOR|INSTEAD OF} …` (None: a DDL trigger)."""
+        on = next((j for j in range(i + 2, len(tokens)) if _word(tokens[j]) == "ON"), None)
+        if on is None:
+            return None
+        end = on + 1
+        while end < len(tokens) and _word(tokens[end]) not in ("AFTER", "FOR", "INSTEAD", "WITH"):
+            end += 1
+        table = tokens[on + 1 : end]
+        if not table or _word(table[0]) in ("DATABASE", "ALL"):
+            return None
+        return table
+
     def _routine(self, tokens: list[Token], i: int, sql: str, out: list[Piece]) -> int:
         """`CREATE [OR REPLACE] PROCEDURE|FUNCTION|TRIGGER …`: its body's statements, no statement of its own."""
         n = len(tokens)
+        if self._tsql:
+            self._trigger_table = (
+                self._trigger_on(tokens, i) if self._routine_kind(tokens, i) == "TRIGGER" else None
+            )
         language = ""
         depth = 0
         for j in range(i + 2, n):

@@ -283,3 +283,19 @@ def test_tsql_dynamic_sql_literals_keep_their_lines() -> None:
     # EXEC ('…') with one literal too; a built string stays opaque
     result = _run("EXEC ('INSERT INTO d.t SELECT a FROM d.s')\nEXEC (@sql)", "tsql")
     assert [s.writes for s in result.statements if s.writes] == [["d.t"]]
+
+
+def test_tsql_trigger_pseudo_tables_read_the_trigger_table_until_go() -> None:
+    sql = (
+        "CREATE TRIGGER d.trg ON d.t AFTER UPDATE AS\n"
+        "INSERT INTO d.log (a, b) SELECT i.a, x.b FROM inserted i JOIN deleted AS x ON i.id = x.id\n"
+        "GO\n"
+        "CREATE TRIGGER d.trg2 ON d.u AFTER DELETE AS\n"
+        "BEGIN\n  INSERT INTO d.log (a, b) SELECT a, b FROM deleted\nEND\n"
+        "GO\n"
+    )
+    result = _run(sql, "tsql")
+    assert result.errors == []
+    sources = {c.target: sorted(s.id for s in c.sources) for c in result.columns}
+    assert sources == {"d.log.a": ["d.t.a", "d.u.a"], "d.log.b": ["d.t.b", "d.u.b"]}
+    assert {r.table for r in result.reads} == {"d.t", "d.u"}
