@@ -184,6 +184,39 @@ def _bind_pseudo_tables(statement: list[Token], table: list[Token]) -> list[Toke
     return bound
 
 
+def _bind_row_values(statement: list[Token], table: list[Token]) -> list[Token]:
+    """In a row trigger (MySQL), `NEW.col` / `OLD.col` are the triggering row's columns: each is
+    read as `(SELECT new.col FROM <table> AS new)`, so values and conditions trace to the table."""
+    bound: list[Token] = []
+    n = len(statement)
+    k = 0
+    while k < n:
+        token = statement[k]
+        if (
+            _word(token) in ("NEW", "OLD")
+            and k + 2 < n
+            and statement[k + 1].token_type is TokenType.DOT
+            and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
+        ):
+            place = (token.line, token.col, token.start, token.end)
+            alias = Token(TokenType.VAR, token.text, *place)
+            bound += [
+                Token(TokenType.L_PAREN, "(", *place),
+                Token(TokenType.SELECT, "SELECT", *place),
+                *statement[k : k + 3],
+                Token(TokenType.FROM, "FROM", *place),
+                *(Token(t.token_type, t.text, *place) for t in table),
+                Token(TokenType.ALIAS, "AS", *place),
+                alias,
+                Token(TokenType.R_PAREN, ")", *place),
+            ]
+            k += 3
+            continue
+        bound.append(token)
+        k += 1
+    return bound
+
+
 class ScriptSplitter:
     """Splits the pieces of one task's script; holds the script's state (MySQL's delimiter)."""
 
@@ -200,6 +233,9 @@ class ScriptSplitter:
         self._depth = 0
         #: T-SQL: the table of the trigger whose body is being split (its `inserted`/`deleted`).
         self._trigger_table: list[Token] | None = None
+        #: MySQL-style row triggers: (the trigger's table, the block depth its body opens at),
+        #: while a `BEGIN … END` body is split (its NEW/OLD rows).
+        self._row_table: tuple[list[Token], int] | None = None
 
     def statements(self, tokens: list[Token], sql: str) -> list[Piece] | None:
         """The statements of one piece (tokens without a semicolon), or None when it is one plain statement."""
@@ -257,6 +293,8 @@ class ScriptSplitter:
             if word == "END":
                 if not self._tsql and (i + 1 >= n or _word(tokens[i + 1]) not in _END_OF):
                     self._depth = max(0, self._depth - 1)
+                    if self._row_table is not None and self._depth <= self._row_table[1]:
+                        self._row_table = None  # the trigger's body ended
                 i = self._after_end(tokens, i + 1)
                 continue
             if word in ("ELSE", "LOOP", "REPEAT", "EXCEPTION"):
@@ -408,6 +446,8 @@ class ScriptSplitter:
             statement = _without_into_variables(statement)
         if self._trigger_table is not None:
             statement = _bind_pseudo_tables(statement, self._trigger_table)
+        if self._row_table is not None and _word(first) != "SET":  # SET NEW.x = …: an assignment
+            statement = _bind_row_values(statement, self._row_table[0])
         if first.token_type in self._commands and len(statement) > 1:
             # A command keeps its arguments as one string, as the tokenizer gives it to the parser.
             last = statement[-1]
@@ -699,7 +739,14 @@ class ScriptSplitter:
                 if kind is TokenType.ALIAS and previous not in ("EXECUTE", "EXEC"):
                     return j + 1
             elif word == "BEGIN" or word == "RETURN":
+                if word == "BEGIN" and self._routine_kind(tokens, i) == "TRIGGER":
+                    table = self._trigger_on(tokens, i)
+                    self._row_table = (table, self._depth) if table else None
                 return j  # a label before BEGIN is part of the header
+            elif word == "ROW" and previous == "EACH" and j + 1 < n and _word(tokens[j + 1]) == "BEGIN":
+                table = self._trigger_on(tokens, i)
+                self._row_table = (table, self._depth) if table else None
+                return j + 1
             elif (word == "ROW" and previous == "EACH") or (
                 kind is TokenType.ALIAS and j + 1 < n and _word(tokens[j + 1]) in _HANDLER_BODY
             ):

@@ -299,3 +299,18 @@ def test_tsql_trigger_pseudo_tables_read_the_trigger_table_until_go() -> None:
     sources = {c.target: sorted(s.id for s in c.sources) for c in result.columns}
     assert sources == {"d.log.a": ["d.t.a", "d.u.a"], "d.log.b": ["d.t.b", "d.u.b"]}
     assert {r.table for r in result.reads} == {"d.t", "d.u"}
+
+
+def test_mysql_row_trigger_new_and_old_read_the_trigger_table() -> None:
+    sql = (
+        "CREATE TRIGGER trg BEFORE UPDATE ON d.t FOR EACH ROW BEGIN\n"
+        "  SET NEW.changed = NOW();\n"
+        "  INSERT INTO d.audit (id, before_a, after_a) VALUES (OLD.id, OLD.a, NEW.a);\n"
+        "END;\n"
+        "INSERT INTO d.u (a) VALUES (1);\n"
+    )
+    result = _run(sql, "mysql")
+    assert result.errors == []
+    sources = {c.target: sorted(s.id for s in c.sources) for c in result.columns}
+    assert sources["d.audit.before_a"] == ["d.t.a"] and sources["d.audit.after_a"] == ["d.t.a"]
+    assert sources["d.u.a"] == []  # after the trigger's END nothing is rebound
