@@ -331,7 +331,71 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         names = self._target_columns(tid, relation, explicit, static, dynamic, partition is not None, ctx)
         columns = self._column_lineage(tid, names, relation)
         columns.extend(ColumnLineage(target=ids.child(tid, name), sources=[]) for name in static)
+        conflict = node.args.get("conflict")
+        if isinstance(conflict, exp.OnConflict) and conflict.expressions:
+            self._upsert(conflict, target, tid, names, relation, query, columns, ctx)
         return Write(tid, columns, ctx)
+
+    def _upsert(
+        self,
+        conflict: exp.OnConflict,
+        target: exp.Table,
+        tid: str,
+        names: list[str],
+        relation: Relation,
+        query: exp.Expression,
+        columns: list[ColumnLineage],
+        ctx: ReadContext,
+    ) -> None:
+        """Postgres `ON CONFLICT (k) DO UPDATE SET c = EXCLUDED.c [WHERE …]`, MySQL `ON DUPLICATE
+        KEY UPDATE c = VALUES(c)` / `= new.c`: the assignments write target columns too. The
+        proposed row (`EXCLUDED`, `VALUES(c)`, the VALUES alias) is the insert's own row; the
+        target's columns are matched, not read; the conflict keys are `join` and the WHERE
+        `condition` weak references."""
+        entry = self.catalog.get(tid)
+        # Unqualified names are the target's columns first, then the query's own (MySQL's
+        # `… SELECT * FROM (…) AS dt ON DUPLICATE KEY UPDATE b = b + c`): the target in an inner
+        # scope, the proposed row and the query in its parent.
+        rows = Scope()
+        proposed = Relation(
+            list(names), [relation.contribs[i] for i in range(min(len(names), len(relation.contribs)))]
+        )
+        values_alias = query.args.get("alias") if isinstance(query, exp.Values) else None
+        for alias in ("excluded", values_alias.name.lower() if values_alias is not None else ""):
+            if alias:
+                rows.add(alias, Source(alias, relation=proposed))
+        if isinstance(query, exp.Query) and not isinstance(query, exp.Values):
+            rows.add("_query", Source("_query", relation=relation))
+        scope = Scope(parent=rows)
+        target_alias = (target.alias or target.name).lower()
+        source = Source(target_alias, table=tid, columns=entry.all_columns if entry is not None else None)
+        if entry is not None:
+            source._column_set = entry.column_set
+        scope.add(target_alias, source)
+        for key in conflict.args.get("conflict_keys") or []:
+            self.resolver.weak(key, scope, ctx, "join")
+        where = conflict.args.get("where")
+        if where is not None:
+            self.resolver.weak(where.this, scope, ctx, "condition")
+        by_target = {column.target: column for column in columns}
+        for assignment in conflict.expressions:
+            if not isinstance(assignment, exp.EQ):
+                continue
+            value = assignment.expression.transform(_values_function_as_excluded)
+            out: list = []
+            if not is_default(value):
+                self.resolver.value(value, scope, ctx, 0, (), None, out)
+            column_id = ids.child(tid, assignment.this.name.lower())
+            sources = sources_of(out)
+            existing = by_target.get(column_id)
+            if existing is None:
+                by_target[column_id] = ColumnLineage(target=column_id, sources=sources)
+                columns.append(by_target[column_id])
+            else:
+                known = {(s.column, s.key, s.kind, tuple(s.functions)) for s in existing.sources}
+                existing.sources.extend(
+                    s for s in sources if (s.column, s.key, s.kind, tuple(s.functions)) not in known
+                )
 
     def _conditional_inserts(self, node: exp.MultitableInserts) -> list[Write]:
         """Snowflake's `INSERT ALL|FIRST [WHEN cond THEN] INTO … [ELSE INTO …] SELECT …`: each INTO
@@ -631,6 +695,13 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         if not occurrence.ranges or any(r is None for r in occurrence.ranges):
             return None
         return window_days(intersect(occurrence.ranges), self.run_date)
+
+
+def _values_function_as_excluded(node: exp.Expression) -> exp.Expression:
+    """MySQL's `VALUES(c)` in ON DUPLICATE KEY UPDATE: the proposed row's c, as `excluded.c`."""
+    if isinstance(node, exp.Anonymous) and str(node.this).upper() == "VALUES" and len(node.expressions) == 1:
+        return exp.column(node.expressions[0].name, table="excluded")
+    return node
 
 
 def _database_of(table: str) -> str:
