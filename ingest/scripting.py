@@ -184,6 +184,41 @@ def _bind_pseudo_tables(statement: list[Token], table: list[Token]) -> list[Toke
     return bound
 
 
+def _bind_loop_variable(statement: list[Token], variable: str, query: list[Token]) -> list[Token]:
+    """In a `FOR v AS query DO … END FOR` body, `v.col` is the current row's column: read as
+    `(SELECT v.col FROM (query) AS v)`, so the body's values trace to the query's sources."""
+    bound: list[Token] = []
+    n = len(statement)
+    k = 0
+    while k < n:
+        token = statement[k]
+        if (
+            k + 2 < n
+            and token.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+            and token.text.lower() == variable
+            and statement[k + 1].token_type is TokenType.DOT
+            and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
+        ):
+            place = (token.line, token.col, token.start, token.end)
+            bound += [
+                Token(TokenType.L_PAREN, "(", *place),
+                Token(TokenType.SELECT, "SELECT", *place),
+                *statement[k : k + 3],
+                Token(TokenType.FROM, "FROM", *place),
+                Token(TokenType.L_PAREN, "(", *place),
+                *(Token(t.token_type, t.text, *place) for t in query),
+                Token(TokenType.R_PAREN, ")", *place),
+                Token(TokenType.ALIAS, "AS", *place),
+                Token(token.token_type, token.text, *place),
+                Token(TokenType.R_PAREN, ")", *place),
+            ]
+            k += 3
+            continue
+        bound.append(token)
+        k += 1
+    return bound
+
+
 def _bind_row_values(statement: list[Token], table: list[Token]) -> list[Token]:
     """In a row trigger (MySQL), `NEW.col` / `OLD.col` are the triggering row's columns: each is
     read as `(SELECT new.col FROM <table> AS new)`, so values and conditions trace to the table."""
@@ -233,6 +268,9 @@ class ScriptSplitter:
         self._depth = 0
         #: T-SQL: the table of the trigger whose body is being split (its `inserted`/`deleted`).
         self._trigger_table: list[Token] | None = None
+        #: Open FOR/LOOP loops (not T-SQL): (variable, query) of a `FOR v AS|IN query` loop, None
+        #: for other loops; `v.col` in the body reads the query's column.
+        self._loops: list[tuple[str, list[Token]] | None] = []
         #: MySQL-style row triggers: (the trigger's table, the block depth its body opens at),
         #: while a `BEGIN … END` body is split (its NEW/OLD rows).
         self._row_table: tuple[list[Token], int] | None = None
@@ -291,6 +329,8 @@ class ScriptSplitter:
                 i = after
                 continue
             if word == "END":
+                if self._loops and following in ("FOR", "LOOP"):
+                    self._loops.pop()
                 if not self._tsql and (i + 1 >= n or _word(tokens[i + 1]) not in _END_OF):
                     self._depth = max(0, self._depth - 1)
                     if self._row_table is not None and self._depth <= self._row_table[1]:
@@ -298,10 +338,14 @@ class ScriptSplitter:
                 i = self._after_end(tokens, i + 1)
                 continue
             if word in ("ELSE", "LOOP", "REPEAT", "EXCEPTION"):
+                if word == "LOOP" and not self._tsql:
+                    self._loops.append(None)
                 i += 1
                 continue
             if word in ("IF", "ELSEIF", "ELSIF", "WHILE", "WHEN"):
                 i = self._after_condition(tokens, i + 1)
+                if not self._tsql and _word(tokens[i - 1]) == "LOOP":
+                    self._loops.append(None)  # PL/pgSQL WHILE … LOOP
                 continue
             if word == "CASE":
                 # a CASE statement (a CASE expression never starts one): on to its first WHEN
@@ -383,6 +427,7 @@ class ScriptSplitter:
                 continue
             if word == "FOREACH":
                 i = self._find(tokens, i + 1, lambda t: _word(t) == "LOOP") + 1
+                self._loops.append(None)
                 continue
             if word == "OPEN" and self._tsql is False:
                 # `OPEN c FOR query` (PL/pgSQL): the query reads
@@ -446,6 +491,10 @@ class ScriptSplitter:
             statement = _without_into_variables(statement)
         if self._trigger_table is not None:
             statement = _bind_pseudo_tables(statement, self._trigger_table)
+        if any(self._loops) and _word(first) != "SET":
+            for loop in self._loops:
+                if loop is not None:
+                    statement = _bind_loop_variable(statement, *loop)
         if self._row_table is not None and _word(first) != "SET":  # SET NEW.x = …: an assignment
             statement = _bind_row_values(statement, self._row_table[0])
         if first.token_type in self._commands and len(statement) > 1:
@@ -643,13 +692,18 @@ class ScriptSplitter:
         """`FOR [v AS|IN] query DO|LOOP`: the query is a statement of its own; the loop body follows."""
         end = self._find(tokens, i + 1, lambda t: _word(t) in ("DO", "LOOP"))
         start = i + 1
+        variable = ""
         if start + 1 < end and _word(tokens[start + 1]) in ("AS", "IN"):
+            variable = tokens[start].text.lower()
             start += 2
         query = tokens[start:end]
         if query and query[0].token_type is TokenType.L_PAREN and query[-1].token_type is TokenType.R_PAREN:
             query = query[1:-1]
         if query and _word(query[0]) in _QUERY_STARTS:
             out.append(query)
+            self._loops.append((variable, query) if variable else None)
+        else:
+            self._loops.append(None)
         return end + 1
 
     def _declare(self, tokens: list[Token], i: int, sql: str, out: list[Piece]) -> int:
@@ -820,7 +874,8 @@ class ScriptSplitter:
         part: list[Token] = []
         skipping = declarations and bool(tokens) and _word(tokens[0]) == "DECLARE"
         saved, self._delimiter = self._delimiter, None
-        depth = self._depth
+        depth, loops = self._depth, self._loops
+        self._loops = []
         if not self._tsql:
             self._depth += 1  # a body is a block even without BEGIN (a LANGUAGE sql function)
         try:
@@ -841,7 +896,7 @@ class ScriptSplitter:
                 part = []
         finally:
             self._delimiter = saved
-            self._depth = depth
+            self._depth, self._loops = depth, loops
 
 
 __all__ = ["NO_SEMICOLON_DIALECTS", "BodyError", "Piece", "ScriptSplitter"]

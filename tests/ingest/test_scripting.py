@@ -314,3 +314,24 @@ def test_mysql_row_trigger_new_and_old_read_the_trigger_table() -> None:
     sources = {c.target: sorted(s.id for s in c.sources) for c in result.columns}
     assert sources["d.audit.before_a"] == ["d.t.a"] and sources["d.audit.after_a"] == ["d.t.a"]
     assert sources["d.u.a"] == []  # after the trigger's END nothing is rebound
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql"),
+    [
+        (
+            "databricks",
+            "BEGIN\n  FOR r AS SELECT a FROM d.s DO\n    INSERT INTO d.t (a) VALUES (r.a);\n  END FOR;\nEND;",
+        ),
+        ("bigquery", "FOR r IN (SELECT a FROM d.s) DO\n  INSERT INTO d.t (a) VALUES (r.a);\nEND FOR;"),
+        (
+            "postgres",
+            "DO $$\nDECLARE r record;\nBEGIN\n  FOR r IN SELECT a FROM d.s LOOP\n"
+            "    LOOP EXIT; END LOOP;\n    INSERT INTO d.t (a) VALUES (r.a);\n  END LOOP;\nEND\n$$;",
+        ),
+    ],
+)
+def test_a_for_loop_variable_reads_the_loop_query(dialect: str, sql: str) -> None:
+    result = _run(sql, dialect)
+    assert result.errors == []
+    assert [(c.target, [s.id for s in c.sources]) for c in result.columns] == [("d.t.a", ["d.s.a"])]
