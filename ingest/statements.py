@@ -175,6 +175,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             write = self._rename(node.this, rename.this, index)
             if write is not None:
                 self._finish(statement, [write])
+        elif isinstance(node, exp.Alter) and str(node.args.get("kind") or "").upper() == "TABLE":
+            statement["kind"] = "ddl"
+            self._alter_columns(node)
         elif isinstance(node, exp.LoadData):
             statement["kind"] = "load"
             self._finish(statement, [self._load_data(node)])
@@ -226,6 +229,40 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         start = self.written.pop(tid, None)
         if start is not None:
             self._apply(start, Dropped(index, tid))
+
+    def _alter_columns(self, node: exp.Alter) -> None:
+        """ADD COLUMNS / ADD COLUMN / DROP COLUMN / RENAME COLUMN / CHANGE / REPLACE COLUMNS on a
+        table whose schema is known: later statements see the new columns (no lineage)."""
+        if not isinstance(node.this, exp.Table):
+            return
+        tid = table_id(node.this, self.env.default_database, self.env.default_catalog)
+        entry = self.catalog.get(tid)
+        if entry is None:
+            return
+        columns = list(entry.columns)
+        for action in node.args.get("actions") or []:
+            if isinstance(action, exp.Schema | exp.ReplaceColumns):
+                added = [
+                    CatalogColumn(name=c.name, type=_type_sql(c))
+                    for c in action.expressions
+                    if isinstance(c, exp.ColumnDef)
+                ]
+                columns = added if isinstance(action, exp.ReplaceColumns) else columns + added
+            elif isinstance(action, exp.ColumnDef):
+                columns.append(CatalogColumn(name=action.name, type=_type_sql(action)))
+            elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
+                gone = {c.name.lower() for c in action.args.get("tables") or []}
+                columns = [c for c in columns if c.name.lower() not in gone]
+            elif isinstance(action, exp.RenameColumn | exp.AlterColumn):
+                old = action.this.name.lower()
+                new = action.args.get("to") or action.args.get("rename_to")
+                if new is not None:
+                    columns = [
+                        c.model_copy(update={"name": new.name}) if c.name.lower() == old else c
+                        for c in columns
+                    ]
+        if columns != entry.columns:
+            self.catalog.put(tid, entry.model_copy(update={"columns": columns}))
 
     def _apply(self, start: int, event: TableEvent) -> None:
         before = self.results[start:]
