@@ -184,6 +184,40 @@ def _bind_pseudo_tables(statement: list[Token], table: list[Token]) -> list[Toke
     return bound
 
 
+def _split_commas(tokens: list[Token]) -> list[list[Token]]:
+    """`tokens` cut at the commas outside parentheses."""
+    items: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens:
+        kind = token.token_type
+        if kind is TokenType.L_PAREN:
+            depth += 1
+        elif kind is TokenType.R_PAREN:
+            depth -= 1
+        elif kind is TokenType.COMMA and depth == 0:
+            items.append([])
+            continue
+        items[-1].append(token)
+    return items
+
+
+def _is_assignment(statement: list[Token], k: int) -> bool:
+    """`@v =` at `k` in a select list or a SET clause (not a comparison in WHERE/ON/…)."""
+    if not (
+        k + 2 < len(statement)
+        and statement[k].token_type is TokenType.PARAMETER
+        and statement[k + 2].token_type is TokenType.EQ
+    ):
+        return False
+    previous = statement[k - 1] if k else None
+    if previous is None:
+        return True
+    if previous.token_type in (TokenType.SELECT, TokenType.SET, TokenType.COMMA, TokenType.DISTINCT):
+        return True
+    # SELECT TOP (1) @v = … / SELECT TOP 1 @v = …
+    return any(_word(t) == "TOP" for t in statement[max(0, k - 4) : k])
+
+
 def _bind_loop_variable(statement: list[Token], variable: str, query: list[Token]) -> list[Token]:
     """In a `FOR v AS query DO … END FOR` body, `v.col` is the current row's column: read as
     `(SELECT v.col FROM (query) AS v)`, so the body's values trace to the query's sources."""
@@ -268,6 +302,9 @@ class ScriptSplitter:
         self._depth = 0
         #: T-SQL: the table of the trigger whose body is being split (its `inserted`/`deleted`).
         self._trigger_table: list[Token] | None = None
+        #: T-SQL: the query last assigned to each `@variable` of the batch (`SET @v = (SELECT …)`,
+        #: `DECLARE @v t = (SELECT …)`, `SELECT @v = col FROM …`): a later use reads it.
+        self._values: dict[str, list[Token]] = {}
         #: Open FOR/LOOP loops (not T-SQL): (variable, query) of a `FOR v AS|IN query` loop, None
         #: for other loops; `v.col` in the body reads the query's column.
         self._loops: list[tuple[str, list[Token]] | None] = []
@@ -368,6 +405,7 @@ class ScriptSplitter:
                 continue
             if word == "GO" and self._tsql:
                 self._trigger_table = None  # a trigger's body ends with its batch
+                self._values = {}  # and variables with it
                 i += 1
                 if i < n and tokens[i].token_type is TokenType.NUMBER and tokens[i].line == token.line:
                     i += 1
@@ -472,6 +510,68 @@ class ScriptSplitter:
             j += 3
         return j if j < n and tokens[j].token_type in _STRINGS else None
 
+    def _track_variables(self, statement: list[Token]) -> list[Token]:
+        """Record the queries assigned to T-SQL variables; put them in place of later uses."""
+        word = _word(statement[0])
+        if word == "DECLARE":
+            for item in _split_commas(statement[1:]):
+                self._assign(item)
+            return statement
+        if word == "SET" and len(statement) > 4 and statement[1].token_type is TokenType.PARAMETER:
+            self._assign(statement[1:])
+            return statement
+        if word == "SELECT":
+            targets = [k for k in range(len(statement)) if _is_assignment(statement, k)]
+            if len(targets) == 1 and len(_split_commas(statement[1:])) == 1:
+                # `SELECT [TOP (n)] @v = expr FROM …`: @v holds the query without the assignment
+                k = targets[0]
+                self._values[statement[k + 1].text.lower()] = self._substitute(
+                    [*statement[:k], *statement[k + 3 :]]
+                )
+                return statement
+            for k in targets:
+                self._values.pop(statement[k + 1].text.lower(), None)
+            return statement
+        return self._substitute(statement)
+
+    def _assign(self, item: list[Token]) -> None:
+        """`@v [type] [=] expr`: remember expr when it holds a query, else forget @v."""
+        if not (len(item) > 1 and item[0].token_type is TokenType.PARAMETER):
+            return
+        name = item[1].text.lower()
+        equals = next((j for j, t in enumerate(item) if t.token_type is TokenType.EQ), None)
+        expression = self._substitute(item[equals + 1 :]) if equals is not None else []
+        if any(t.token_type is TokenType.SELECT for t in expression):
+            self._values[name] = expression
+        else:
+            self._values.pop(name, None)
+
+    def _substitute(self, statement: list[Token]) -> list[Token]:
+        if not self._values:
+            return statement
+        bound: list[Token] = []
+        n = len(statement)
+        k = 0
+        while k < n:
+            token = statement[k]
+            value = (
+                self._values.get(statement[k + 1].text.lower())
+                if token.token_type is TokenType.PARAMETER and k + 1 < n
+                else None
+            )
+            if value is not None and not _is_assignment(statement, k):
+                place = (token.line, token.col, token.start, token.end)
+                bound += [
+                    Token(TokenType.L_PAREN, "(", *place),
+                    *(Token(t.token_type, t.text, *place) for t in value),
+                    Token(TokenType.R_PAREN, ")", *place),
+                ]
+                k += 2
+                continue
+            bound.append(token)
+            k += 1
+        return bound
+
     def _compound_set(self, tokens: list[Token], i: int) -> bool:
         """T-SQL `SET @v += 1`: a variable assignment sqlglot does not parse (no lineage either way)."""
         return (
@@ -486,6 +586,8 @@ class ScriptSplitter:
     def _emit(self, statement: list[Token], sql: str, out: list[Piece]) -> None:
         if not statement:
             return
+        if self._tsql:
+            statement = self._track_variables(statement)
         first = statement[0]
         if self._depth and _word(first) in ("SELECT", "WITH"):
             statement = _without_into_variables(statement)
@@ -717,6 +819,8 @@ class ScriptSplitter:
             if query < end:
                 self._emit(tokens[query:end], sql, out)
             return end
+        if self._tsql:
+            self._track_variables(tokens[i:end])
         if any(_word(t) == "SELECT" for t in tokens[i:end]):
             self._emit(tokens[i:end], sql, out)  # a default read from a query
         # a plain declaration has no lineage (and MySQL's does not parse)
@@ -752,6 +856,7 @@ class ScriptSplitter:
             self._trigger_table = (
                 self._trigger_on(tokens, i) if self._routine_kind(tokens, i) == "TRIGGER" else None
             )
+            self._values = {}
         language = ""
         depth = 0
         for j in range(i + 2, n):

@@ -335,3 +335,25 @@ def test_a_for_loop_variable_reads_the_loop_query(dialect: str, sql: str) -> Non
     result = _run(sql, dialect)
     assert result.errors == []
     assert [(c.target, [s.id for s in c.sources]) for c in result.columns] == [("d.t.a", ["d.s.a"])]
+
+
+def test_tsql_variables_carry_the_query_assigned_to_them() -> None:
+    sql, dialect = _case_sql("procedures", "tsql-procedure-body")
+    result = _run(sql, dialect)
+    sources = {c.target: [s.id for s in c.sources] for c in result.columns}
+    # DECLARE @LineageKey int = (SELECT TOP(1) [Lineage Key] FROM Integration.Lineage …), then
+    # INSERT … SELECT …, @LineageKey FROM Integration.PaymentMethod_Staging
+    assert sources["dimension.payment method.lineage key"] == ["integration.lineage.lineage key"]
+    # SELECT @v = … assigns too; a literal assignment forgets the query; GO ends the batch's variables
+    result = _run(
+        "SELECT TOP 1 @v = a FROM d.s ORDER BY a\nINSERT INTO d.t (a, b) SELECT @v, b FROM d.u\n"
+        "SET @v = 1\nINSERT INTO d.t (a, b) SELECT @v, b FROM d.u\nGO\n"
+        "INSERT INTO d.t (a, b) SELECT @v, b FROM d.u",
+        "tsql",
+    )
+    assert result.errors == []
+    per_statement = [
+        [(c.target, [s.id for s in c.sources]) for c in st.columns] for st in result.statements if st.writes
+    ]
+    assert per_statement[0] == [("d.t.a", ["d.s.a"]), ("d.t.b", ["d.u.b"])]
+    assert per_statement[1] == per_statement[2] == [("d.t.a", []), ("d.t.b", ["d.u.b"])]
