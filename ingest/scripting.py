@@ -22,7 +22,10 @@ with the control flow around them left out:
   (a statement keyword outside parentheses that does not continue the current one),
   and `GO` separates batches.
 
-Every token keeps its line in the task's text, so errors point at the right line. The
+Names that only exist inside a block (a routine's `SELECT … INTO v`, a trigger's
+`inserted`/`NEW`, a `FOR` loop's row, a T-SQL `@variable`) are bound by the rewrites of
+`ingest/script_bindings.py`. Every token keeps its line in the task's text, so errors
+point at the right line. The
 common case — a piece that starts with none of these words — costs one set lookup.
 """
 
@@ -32,6 +35,16 @@ from dataclasses import dataclass
 
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
+
+from watershed.ingest.script_bindings import (
+    STRINGS,
+    TsqlVariables,
+    bind_loop_variable,
+    bind_pseudo_tables,
+    bind_row_values,
+    keyword,
+    without_into_variables,
+)
 
 #: Dialects whose statements need no semicolon between them.
 NO_SEMICOLON_DIALECTS = frozenset({"tsql", "fabric"})
@@ -60,9 +73,7 @@ _LABELLED = frozenset({"BEGIN", "LOOP", "WHILE", "FOR", "REPEAT"})
 _ROUTINES = frozenset({"PROCEDURE", "PROC", "FUNCTION", "TRIGGER"})
 _BODY_LANGUAGES = frozenset({"SQL", "PLPGSQL"})
 _QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "TABLE"})
-_STRINGS = frozenset(
-    {TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_STRING, TokenType.NATIONAL_STRING}
-)
+
 #: Where a condition handler's body starts (after `DECLARE … HANDLER FOR <conditions>`).
 _HANDLER_BODY = frozenset(
     {
@@ -110,180 +121,9 @@ class BodyError:
 Piece = list[Token] | BodyError
 
 
-def _word(token: Token) -> str:
-    # A quoted identifier ([Insert], "END") is a name, never a keyword.
-    if token.token_type is TokenType.IDENTIFIER or token.token_type in _STRINGS:
-        return ""
-    return token.text.upper()
-
-
 def _line_at(token: Token, position: int, sql: str) -> int:
     """The line of `position` inside or just before `token` (whose `line` is that of its end)."""
     return token.line - sql.count("\n", position, token.end + 1)
-
-
-_INTO_TARGET = frozenset(
-    {
-        TokenType.VAR,
-        TokenType.IDENTIFIER,
-        TokenType.PARAMETER,
-        TokenType.COLON,
-        TokenType.DOT,
-        TokenType.COMMA,
-    }
-)
-
-
-def _without_into_variables(statement: list[Token]) -> list[Token]:
-    """A SELECT inside a procedural block (MySQL routine, PL/pgSQL, Snowflake Scripting):
-    `INTO [STRICT] v [, w]` assigns variables — there, tables are made with CREATE TABLE AS —
-    so the clause goes and the statement is the query it reads."""
-    depth = 0
-    for j, token in enumerate(statement):
-        kind = token.token_type
-        if kind is TokenType.L_PAREN:
-            depth += 1
-        elif kind is TokenType.R_PAREN:
-            depth -= 1
-        elif depth == 0 and kind is TokenType.INTO:
-            if any(_word(t) in ("INSERT", "MERGE") for t in statement[:j]):
-                return statement
-            end = j + 1
-            if end < len(statement) and _word(statement[end]) == "STRICT":
-                end += 1
-            while end < len(statement) and statement[end].token_type in _INTO_TARGET:
-                if statement[end].token_type is TokenType.VAR and _word(statement[end]) in (
-                    "FROM", "WHERE", "GROUP", "ORDER", "LIMIT", "HAVING", "UNION", "WINDOW",
-                ):  # fmt: skip
-                    break
-                end += 1
-            return statement[:j] + statement[end:]
-    return statement
-
-
-def _bind_pseudo_tables(statement: list[Token], table: list[Token]) -> list[Token]:
-    """In a T-SQL trigger, `FROM inserted` / `JOIN deleted` read the trigger's table: the
-    pseudo-table becomes that table, aliased with its own name so `inserted.col` still resolves."""
-    bound: list[Token] = []
-    n = len(statement)
-    for k, token in enumerate(statement):
-        if (
-            k
-            and token.token_type is TokenType.VAR
-            and _word(token) in ("INSERTED", "DELETED")
-            and statement[k - 1].token_type in (TokenType.FROM, TokenType.JOIN)
-            and not (k + 1 < n and statement[k + 1].token_type is TokenType.DOT)
-        ):
-            at = (token.line, token.col, token.start, token.end)
-            bound.extend(Token(t.token_type, t.text, *at) for t in table)
-            aliased = k + 1 < n and statement[k + 1].token_type in (TokenType.ALIAS, TokenType.VAR)
-            if not aliased:
-                bound.extend((Token(TokenType.ALIAS, "AS", *at), token))
-            continue
-        bound.append(token)
-    return bound
-
-
-def _split_commas(tokens: list[Token]) -> list[list[Token]]:
-    """`tokens` cut at the commas outside parentheses."""
-    items: list[list[Token]] = [[]]
-    depth = 0
-    for token in tokens:
-        kind = token.token_type
-        if kind is TokenType.L_PAREN:
-            depth += 1
-        elif kind is TokenType.R_PAREN:
-            depth -= 1
-        elif kind is TokenType.COMMA and depth == 0:
-            items.append([])
-            continue
-        items[-1].append(token)
-    return items
-
-
-def _is_assignment(statement: list[Token], k: int) -> bool:
-    """`@v =` at `k` in a select list or a SET clause (not a comparison in WHERE/ON/…)."""
-    if not (
-        k + 2 < len(statement)
-        and statement[k].token_type is TokenType.PARAMETER
-        and statement[k + 2].token_type is TokenType.EQ
-    ):
-        return False
-    previous = statement[k - 1] if k else None
-    if previous is None:
-        return True
-    if previous.token_type in (TokenType.SELECT, TokenType.SET, TokenType.COMMA, TokenType.DISTINCT):
-        return True
-    # SELECT TOP (1) @v = … / SELECT TOP 1 @v = …
-    return any(_word(t) == "TOP" for t in statement[max(0, k - 4) : k])
-
-
-def _bind_loop_variable(statement: list[Token], variable: str, query: list[Token]) -> list[Token]:
-    """In a `FOR v AS query DO … END FOR` body, `v.col` is the current row's column: read as
-    `(SELECT v.col FROM (query) AS v)`, so the body's values trace to the query's sources."""
-    bound: list[Token] = []
-    n = len(statement)
-    k = 0
-    while k < n:
-        token = statement[k]
-        if (
-            k + 2 < n
-            and token.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
-            and token.text.lower() == variable
-            and statement[k + 1].token_type is TokenType.DOT
-            and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
-        ):
-            place = (token.line, token.col, token.start, token.end)
-            bound += [
-                Token(TokenType.L_PAREN, "(", *place),
-                Token(TokenType.SELECT, "SELECT", *place),
-                *statement[k : k + 3],
-                Token(TokenType.FROM, "FROM", *place),
-                Token(TokenType.L_PAREN, "(", *place),
-                *(Token(t.token_type, t.text, *place) for t in query),
-                Token(TokenType.R_PAREN, ")", *place),
-                Token(TokenType.ALIAS, "AS", *place),
-                Token(token.token_type, token.text, *place),
-                Token(TokenType.R_PAREN, ")", *place),
-            ]
-            k += 3
-            continue
-        bound.append(token)
-        k += 1
-    return bound
-
-
-def _bind_row_values(statement: list[Token], table: list[Token]) -> list[Token]:
-    """In a row trigger (MySQL), `NEW.col` / `OLD.col` are the triggering row's columns: each is
-    read as `(SELECT new.col FROM <table> AS new)`, so values and conditions trace to the table."""
-    bound: list[Token] = []
-    n = len(statement)
-    k = 0
-    while k < n:
-        token = statement[k]
-        if (
-            _word(token) in ("NEW", "OLD")
-            and k + 2 < n
-            and statement[k + 1].token_type is TokenType.DOT
-            and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
-        ):
-            place = (token.line, token.col, token.start, token.end)
-            alias = Token(TokenType.VAR, token.text, *place)
-            bound += [
-                Token(TokenType.L_PAREN, "(", *place),
-                Token(TokenType.SELECT, "SELECT", *place),
-                *statement[k : k + 3],
-                Token(TokenType.FROM, "FROM", *place),
-                *(Token(t.token_type, t.text, *place) for t in table),
-                Token(TokenType.ALIAS, "AS", *place),
-                alias,
-                Token(TokenType.R_PAREN, ")", *place),
-            ]
-            k += 3
-            continue
-        bound.append(token)
-        k += 1
-    return bound
 
 
 class ScriptSplitter:
@@ -304,7 +144,7 @@ class ScriptSplitter:
         self._trigger_table: list[Token] | None = None
         #: T-SQL: the query last assigned to each `@variable` of the batch (`SET @v = (SELECT …)`,
         #: `DECLARE @v t = (SELECT …)`, `SELECT @v = col FROM …`): a later use reads it.
-        self._values: dict[str, list[Token]] = {}
+        self._variables = TsqlVariables()
         #: Open FOR/LOOP loops (not T-SQL): (variable, query) of a `FOR v AS|IN query` loop, None
         #: for other loops; `v.col` in the body reads the query's column.
         self._loops: list[tuple[str, list[Token]] | None] = []
@@ -316,7 +156,7 @@ class ScriptSplitter:
         """The statements of one piece (tokens without a semicolon), or None when it is one plain statement."""
         if not self._tsql and self._delimiter is None and not self._depth:
             first = tokens[0]
-            word = _word(first)
+            word = keyword(first)
             if word not in _SCRIPT_WORDS and not (
                 (word == "CREATE" or word == "ALTER") and self._routine_kind(tokens, 0)
             ):
@@ -339,8 +179,8 @@ class ScriptSplitter:
             self._unslurp(tokens, i, sql)
             n = len(tokens)
             token = tokens[i]
-            word = _word(token)
-            following = _word(tokens[i + 1]) if i + 1 < n else ""
+            word = keyword(token)
+            following = keyword(tokens[i + 1]) if i + 1 < n else ""
             if self._delimiters and word == "DELIMITER":
                 i = self._set_delimiter(tokens, i)
                 continue
@@ -351,7 +191,7 @@ class ScriptSplitter:
             if (
                 i + 2 < n
                 and tokens[i + 1].token_type is TokenType.COLON
-                and _word(tokens[i + 2]) in _LABELLED
+                and keyword(tokens[i + 2]) in _LABELLED
             ):
                 i += 2
                 continue
@@ -368,7 +208,7 @@ class ScriptSplitter:
             if word == "END":
                 if self._loops and following in ("FOR", "LOOP"):
                     self._loops.pop()
-                if not self._tsql and (i + 1 >= n or _word(tokens[i + 1]) not in _END_OF):
+                if not self._tsql and (i + 1 >= n or keyword(tokens[i + 1]) not in _END_OF):
                     self._depth = max(0, self._depth - 1)
                     if self._row_table is not None and self._depth <= self._row_table[1]:
                         self._row_table = None  # the trigger's body ended
@@ -381,15 +221,15 @@ class ScriptSplitter:
                 continue
             if word in ("IF", "ELSEIF", "ELSIF", "WHILE", "WHEN"):
                 i = self._after_condition(tokens, i + 1)
-                if not self._tsql and _word(tokens[i - 1]) == "LOOP":
+                if not self._tsql and keyword(tokens[i - 1]) == "LOOP":
                     self._loops.append(None)  # PL/pgSQL WHILE … LOOP
                 continue
             if word == "CASE":
                 # a CASE statement (a CASE expression never starts one): on to its first WHEN
-                i = self._find(tokens, i + 1, lambda t: _word(t) == "WHEN")
+                i = self._find(tokens, i + 1, lambda t: keyword(t) == "WHEN")
                 continue
             if word == "UNTIL":
-                i = self._after_end(tokens, self._find(tokens, i + 1, lambda t: _word(t) == "END") + 1)
+                i = self._after_end(tokens, self._find(tokens, i + 1, lambda t: keyword(t) == "END") + 1)
                 continue
             if (
                 self._tsql
@@ -405,7 +245,7 @@ class ScriptSplitter:
                 continue
             if word == "GO" and self._tsql:
                 self._trigger_table = None  # a trigger's body ends with its batch
-                self._values = {}  # and variables with it
+                self._variables.clear()  # and variables with it
                 i += 1
                 if i < n and tokens[i].token_type is TokenType.NUMBER and tokens[i].line == token.line:
                     i += 1
@@ -436,7 +276,7 @@ class ScriptSplitter:
                     i = self._end_of_statement(tokens, literal + 1)
                     continue
             if word in ("EXECUTE", "EXEC") and following == "IMMEDIATE":
-                if i + 2 < n and tokens[i + 2].token_type in _STRINGS:
+                if i + 2 < n and tokens[i + 2].token_type in STRINGS:
                     self._body(tokens[i + 2], sql, out)
                 i = self._end_of_statement(tokens, i + 2)
                 continue
@@ -450,7 +290,7 @@ class ScriptSplitter:
                 word == "RETURN"
                 and following == "("
                 and i + 2 < n
-                and _word(tokens[i + 2]) in ("SELECT", "WITH")
+                and keyword(tokens[i + 2]) in ("SELECT", "WITH")
             ):
                 close = self._closing(tokens, i + 1)
                 self._emit(tokens[i + 2 : close], sql, out)
@@ -464,13 +304,13 @@ class ScriptSplitter:
                 i = end
                 continue
             if word == "FOREACH":
-                i = self._find(tokens, i + 1, lambda t: _word(t) == "LOOP") + 1
+                i = self._find(tokens, i + 1, lambda t: keyword(t) == "LOOP") + 1
                 self._loops.append(None)
                 continue
             if word == "OPEN" and self._tsql is False:
                 # `OPEN c FOR query` (PL/pgSQL): the query reads
-                query = self._find(tokens, i + 1, lambda t: _word(t) == "FOR") + 1
-                if query < n and _word(tokens[query]) in _QUERY_STARTS:
+                query = self._find(tokens, i + 1, lambda t: keyword(t) == "FOR") + 1
+                if query < n and keyword(tokens[query]) in _QUERY_STARTS:
                     end = self._end_of_statement(tokens, query)
                     self._emit(tokens[query:end], sql, out)
                     i = end
@@ -492,14 +332,14 @@ class ScriptSplitter:
         if (
             i + 2 < n
             and tokens[i].token_type is TokenType.L_PAREN
-            and tokens[i + 1].token_type in _STRINGS
+            and tokens[i + 1].token_type in STRINGS
             and tokens[i + 2].token_type is TokenType.R_PAREN
         ):
             return i + 1
         j = i
         while j + 1 < n and tokens[j + 1].token_type is TokenType.DOT:
             j += 2
-        if j >= n or _word(tokens[j]) != "SP_EXECUTESQL":
+        if j >= n or keyword(tokens[j]) != "SP_EXECUTESQL":
             return None
         j += 1
         if (
@@ -508,76 +348,14 @@ class ScriptSplitter:
             and tokens[j + 2].token_type is TokenType.EQ
         ):
             j += 3
-        return j if j < n and tokens[j].token_type in _STRINGS else None
-
-    def _track_variables(self, statement: list[Token]) -> list[Token]:
-        """Record the queries assigned to T-SQL variables; put them in place of later uses."""
-        word = _word(statement[0])
-        if word == "DECLARE":
-            for item in _split_commas(statement[1:]):
-                self._assign(item)
-            return statement
-        if word == "SET" and len(statement) > 4 and statement[1].token_type is TokenType.PARAMETER:
-            self._assign(statement[1:])
-            return statement
-        if word == "SELECT":
-            targets = [k for k in range(len(statement)) if _is_assignment(statement, k)]
-            if len(targets) == 1 and len(_split_commas(statement[1:])) == 1:
-                # `SELECT [TOP (n)] @v = expr FROM …`: @v holds the query without the assignment
-                k = targets[0]
-                self._values[statement[k + 1].text.lower()] = self._substitute(
-                    [*statement[:k], *statement[k + 3 :]]
-                )
-                return statement
-            for k in targets:
-                self._values.pop(statement[k + 1].text.lower(), None)
-            return statement
-        return self._substitute(statement)
-
-    def _assign(self, item: list[Token]) -> None:
-        """`@v [type] [=] expr`: remember expr when it holds a query, else forget @v."""
-        if not (len(item) > 1 and item[0].token_type is TokenType.PARAMETER):
-            return
-        name = item[1].text.lower()
-        equals = next((j for j, t in enumerate(item) if t.token_type is TokenType.EQ), None)
-        expression = self._substitute(item[equals + 1 :]) if equals is not None else []
-        if any(t.token_type is TokenType.SELECT for t in expression):
-            self._values[name] = expression
-        else:
-            self._values.pop(name, None)
-
-    def _substitute(self, statement: list[Token]) -> list[Token]:
-        if not self._values:
-            return statement
-        bound: list[Token] = []
-        n = len(statement)
-        k = 0
-        while k < n:
-            token = statement[k]
-            value = (
-                self._values.get(statement[k + 1].text.lower())
-                if token.token_type is TokenType.PARAMETER and k + 1 < n
-                else None
-            )
-            if value is not None and not _is_assignment(statement, k):
-                place = (token.line, token.col, token.start, token.end)
-                bound += [
-                    Token(TokenType.L_PAREN, "(", *place),
-                    *(Token(t.token_type, t.text, *place) for t in value),
-                    Token(TokenType.R_PAREN, ")", *place),
-                ]
-                k += 2
-                continue
-            bound.append(token)
-            k += 1
-        return bound
+        return j if j < n and tokens[j].token_type in STRINGS else None
 
     def _compound_set(self, tokens: list[Token], i: int) -> bool:
         """T-SQL `SET @v += 1`: a variable assignment sqlglot does not parse (no lineage either way)."""
         return (
             self._tsql
             and i + 4 < len(tokens)
-            and _word(tokens[i]) == "SET"
+            and keyword(tokens[i]) == "SET"
             and tokens[i + 1].token_type is TokenType.PARAMETER
             and tokens[i + 4].token_type is TokenType.EQ
             and tokens[i + 3].text in ("+", "-", "*", "/", "%", "&", "|", "^")
@@ -587,18 +365,18 @@ class ScriptSplitter:
         if not statement:
             return
         if self._tsql:
-            statement = self._track_variables(statement)
+            statement = self._variables.track(statement)
         first = statement[0]
-        if self._depth and _word(first) in ("SELECT", "WITH"):
-            statement = _without_into_variables(statement)
+        if self._depth and keyword(first) in ("SELECT", "WITH"):
+            statement = without_into_variables(statement)
         if self._trigger_table is not None:
-            statement = _bind_pseudo_tables(statement, self._trigger_table)
-        if any(self._loops) and _word(first) != "SET":
+            statement = bind_pseudo_tables(statement, self._trigger_table)
+        if any(self._loops) and keyword(first) != "SET":
             for loop in self._loops:
                 if loop is not None:
-                    statement = _bind_loop_variable(statement, *loop)
-        if self._row_table is not None and _word(first) != "SET":  # SET NEW.x = …: an assignment
-            statement = _bind_row_values(statement, self._row_table[0])
+                    statement = bind_loop_variable(statement, *loop)
+        if self._row_table is not None and keyword(first) != "SET":  # SET NEW.x = …: an assignment
+            statement = bind_row_values(statement, self._row_table[0])
         if first.token_type in self._commands and len(statement) > 1:
             # A command keeps its arguments as one string, as the tokenizer gives it to the parser.
             last = statement[-1]
@@ -646,7 +424,7 @@ class ScriptSplitter:
         if self._delimiters:
             for j in range(start, len(tokens)):
                 if self._at_delimiter(tokens, j) or (
-                    _word(tokens[j]) == "DELIMITER" and tokens[j].line != tokens[j - 1].line
+                    keyword(tokens[j]) == "DELIMITER" and tokens[j].line != tokens[j - 1].line
                 ):
                     return j
         return len(tokens)
@@ -668,20 +446,20 @@ class ScriptSplitter:
         return j
 
     def _after_begin(self, tokens: list[Token], i: int) -> int:
-        following = _word(tokens[i]) if i < len(tokens) else ""
+        following = keyword(tokens[i]) if i < len(tokens) else ""
         if following in ("TRY", "CATCH", "ATOMIC"):
             return i + 1
-        if following == "NOT" and i + 1 < len(tokens) and _word(tokens[i + 1]) == "ATOMIC":
+        if following == "NOT" and i + 1 < len(tokens) and keyword(tokens[i + 1]) == "ATOMIC":
             return i + 2
         if following in _TRANSACTION:
             # `BEGIN [DISTRIBUTED] TRAN[SACTION] [name]`: a transaction, no lineage
-            while i < len(tokens) and _word(tokens[i]) in _TRANSACTION:
+            while i < len(tokens) and keyword(tokens[i]) in _TRANSACTION:
                 i += 1
             if (
                 self._tsql
                 and i < len(tokens)
                 and tokens[i].line == tokens[i - 1].line
-                and _word(tokens[i]) not in _TSQL_STARTS
+                and keyword(tokens[i]) not in _TSQL_STARTS
             ):
                 i += 1
         return i
@@ -689,13 +467,13 @@ class ScriptSplitter:
     def _after_end(self, tokens: list[Token], i: int) -> int:
         """Past `END [IF|WHILE|…] [label]` (T-SQL: `END [TRY|CATCH]`; an IF after END starts a statement)."""
         if self._tsql:
-            return i + 1 if i < len(tokens) and _word(tokens[i]) in ("TRY", "CATCH") else i
-        if i < len(tokens) and _word(tokens[i]) in _END_OF:
+            return i + 1 if i < len(tokens) and keyword(tokens[i]) in ("TRY", "CATCH") else i
+        if i < len(tokens) and keyword(tokens[i]) in _END_OF:
             i += 1
         if (
             i < len(tokens)
             and tokens[i].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
-            and (not self._delimiters or _word(tokens[i]) != "DELIMITER")
+            and (not self._delimiters or keyword(tokens[i]) != "DELIMITER")
         ):
             i += 1  # the block's label
         return i
@@ -706,7 +484,7 @@ class ScriptSplitter:
             return self._tsql_end(tokens, i, condition=True)
         depth = 0  # CASE … END inside the condition holds THENs of its own
         for j in range(i, len(tokens)):
-            word = _word(tokens[j])
+            word = keyword(tokens[j])
             if word == "CASE":
                 depth += 1
             elif word == "END" and depth:
@@ -717,7 +495,7 @@ class ScriptSplitter:
 
     def _tsql_end(self, tokens: list[Token], start: int, condition: bool = False) -> int:
         """The index of the T-SQL statement word that starts the next statement after `start`."""
-        kind = "IF" if condition else _word(tokens[start - 1])
+        kind = "IF" if condition else keyword(tokens[start - 1])
         if kind == "MERGE":
             return len(tokens)  # T-SQL requires MERGE to end with a semicolon
         body = False  # INSERT's query, UPDATE's SET, the statement after WITH's CTEs has begun
@@ -735,7 +513,7 @@ class ScriptSplitter:
                 continue
             if depth > 0:
                 continue
-            word = _word(token)
+            word = keyword(token)
             if word == "CASE":
                 cases += 1
                 continue
@@ -755,7 +533,7 @@ class ScriptSplitter:
                 j + 2 < n
                 and tokens[j + 1].token_type is not TokenType.L_PAREN
                 and tokens[j + 2].token_type in (TokenType.ALIAS, TokenType.L_PAREN)
-                and _word(tokens[j + 1]) not in _ROUTINE_OPTIONS
+                and keyword(tokens[j + 1]) not in _ROUTINE_OPTIONS
             ):
                 continue  # table hints, WITH TIES, WITH EXECUTE AS …
             if condition:
@@ -792,16 +570,16 @@ class ScriptSplitter:
 
     def _for_loop(self, tokens: list[Token], i: int, out: list[Piece]) -> int:
         """`FOR [v AS|IN] query DO|LOOP`: the query is a statement of its own; the loop body follows."""
-        end = self._find(tokens, i + 1, lambda t: _word(t) in ("DO", "LOOP"))
+        end = self._find(tokens, i + 1, lambda t: keyword(t) in ("DO", "LOOP"))
         start = i + 1
         variable = ""
-        if start + 1 < end and _word(tokens[start + 1]) in ("AS", "IN"):
+        if start + 1 < end and keyword(tokens[start + 1]) in ("AS", "IN"):
             variable = tokens[start].text.lower()
             start += 2
         query = tokens[start:end]
         if query and query[0].token_type is TokenType.L_PAREN and query[-1].token_type is TokenType.R_PAREN:
             query = query[1:-1]
-        if query and _word(query[0]) in _QUERY_STARTS:
+        if query and keyword(query[0]) in _QUERY_STARTS:
             out.append(query)
             self._loops.append((variable, query) if variable else None)
         else:
@@ -810,25 +588,25 @@ class ScriptSplitter:
 
     def _declare(self, tokens: list[Token], i: int, sql: str, out: list[Piece]) -> int:
         end = self._end_of_statement(tokens, i + 1)
-        words = [_word(t) for t in tokens[i + 1 : min(end, i + 8)]]
+        words = [keyword(t) for t in tokens[i + 1 : min(end, i + 8)]]
         if "HANDLER" in words:
             # `DECLARE {EXIT|CONTINUE} HANDLER FOR <conditions> <statement|BEGIN …>`: the body stays
-            return self._find(tokens, i + 2 + words.index("HANDLER"), lambda t: _word(t) in _HANDLER_BODY)
+            return self._find(tokens, i + 2 + words.index("HANDLER"), lambda t: keyword(t) in _HANDLER_BODY)
         if "CURSOR" in words:
-            query = self._find(tokens, i + 1, lambda t: _word(t) == "FOR") + 1
+            query = self._find(tokens, i + 1, lambda t: keyword(t) == "FOR") + 1
             if query < end:
                 self._emit(tokens[query:end], sql, out)
             return end
         if self._tsql:
-            self._track_variables(tokens[i:end])
-        if any(_word(t) == "SELECT" for t in tokens[i:end]):
+            self._variables.track(tokens[i:end])
+        if any(keyword(t) == "SELECT" for t in tokens[i:end]):
             self._emit(tokens[i:end], sql, out)  # a default read from a query
         # a plain declaration has no lineage (and MySQL's does not parse)
         return end
 
     def _routine_kind(self, tokens: list[Token], i: int) -> str:
         for token in tokens[i + 1 : i + 8]:
-            word = _word(token)
+            word = keyword(token)
             if word in _ROUTINES:
                 return word
             if word in ("TABLE", "VIEW", "INDEX", "SCHEMA", "DATABASE", "AS", "SELECT"):
@@ -838,14 +616,14 @@ class ScriptSplitter:
     @staticmethod
     def _trigger_on(tokens: list[Token], i: int) -> list[Token] | None:
         """The table of `CREATE TRIGGER name ON table {AFTER|FOR|INSTEAD OF} …` (None: a DDL trigger)."""
-        on = next((j for j in range(i + 2, len(tokens)) if _word(tokens[j]) == "ON"), None)
+        on = next((j for j in range(i + 2, len(tokens)) if keyword(tokens[j]) == "ON"), None)
         if on is None:
             return None
         end = on + 1
-        while end < len(tokens) and _word(tokens[end]) not in ("AFTER", "FOR", "INSTEAD", "WITH"):
+        while end < len(tokens) and keyword(tokens[end]) not in ("AFTER", "FOR", "INSTEAD", "WITH"):
             end += 1
         table = tokens[on + 1 : end]
-        if not table or _word(table[0]) in ("DATABASE", "ALL"):
+        if not table or keyword(table[0]) in ("DATABASE", "ALL"):
             return None
         return table
 
@@ -856,7 +634,7 @@ class ScriptSplitter:
             self._trigger_table = (
                 self._trigger_on(tokens, i) if self._routine_kind(tokens, i) == "TRIGGER" else None
             )
-            self._values = {}
+            self._variables.clear()
         language = ""
         depth = 0
         for j in range(i + 2, n):
@@ -868,11 +646,11 @@ class ScriptSplitter:
                 depth -= 1
             if depth:
                 continue
-            word = _word(token)
+            word = keyword(token)
             if word == "LANGUAGE" and j + 1 < n:
                 language = tokens[j + 1].text.upper()
-            previous = _word(tokens[j - 1])
-            if kind in _STRINGS and previous == "AS":
+            previous = keyword(tokens[j - 1])
+            if kind in STRINGS and previous == "AS":
                 quoted = kind is not TokenType.STRING
                 if language in _BODY_LANGUAGES or (quoted and not language):
                     self._body(token, sql, out, declarations=True)
@@ -882,7 +660,7 @@ class ScriptSplitter:
                         (
                             tokens[k + 1].text.upper()
                             for k in range(j + 1, n - 1)
-                            if _word(tokens[k]) == "LANGUAGE"
+                            if keyword(tokens[k]) == "LANGUAGE"
                         ),
                         "",
                     )
@@ -902,12 +680,12 @@ class ScriptSplitter:
                     table = self._trigger_on(tokens, i)
                     self._row_table = (table, self._depth) if table else None
                 return j  # a label before BEGIN is part of the header
-            elif word == "ROW" and previous == "EACH" and j + 1 < n and _word(tokens[j + 1]) == "BEGIN":
+            elif word == "ROW" and previous == "EACH" and j + 1 < n and keyword(tokens[j + 1]) == "BEGIN":
                 table = self._trigger_on(tokens, i)
                 self._row_table = (table, self._depth) if table else None
                 return j + 1
             elif (word == "ROW" and previous == "EACH") or (
-                kind is TokenType.ALIAS and j + 1 < n and _word(tokens[j + 1]) in _HANDLER_BODY
+                kind is TokenType.ALIAS and j + 1 < n and keyword(tokens[j + 1]) in _HANDLER_BODY
             ):
                 return j + 1  # a trigger's FOR EACH ROW, Databricks' LANGUAGE SQL AS BEGIN
         # no body found: the statement as the parser sees it
@@ -920,7 +698,7 @@ class ScriptSplitter:
     @staticmethod
     def _string_after(tokens: list[Token], i: int) -> int | None:
         for j in range(i, min(i + 3, len(tokens))):
-            if tokens[j].token_type in _STRINGS:
+            if tokens[j].token_type in STRINGS:
                 return j
         return None
 
@@ -945,7 +723,7 @@ class ScriptSplitter:
         rest = tokens[i + 1]
         if command.token_type not in self._commands or rest.token_type is not TokenType.STRING:
             return
-        if not self._tsql and _word(command) not in _SCRIPT_WORDS:
+        if not self._tsql and keyword(command) not in _SCRIPT_WORDS:
             return
         start = command.end + 1
         if sql[start : rest.end + 1].strip() != rest.text:
@@ -977,7 +755,7 @@ class ScriptSplitter:
             out.append(BodyError(_line_at(string, string.start, sql), f"cannot tokenize the body: {tokens}"))
             return
         part: list[Token] = []
-        skipping = declarations and bool(tokens) and _word(tokens[0]) == "DECLARE"
+        skipping = declarations and bool(tokens) and keyword(tokens[0]) == "DECLARE"
         saved, self._delimiter = self._delimiter, None
         depth, loops = self._depth, self._loops
         self._loops = []
@@ -991,7 +769,7 @@ class ScriptSplitter:
                 if skipping and part:
                     # PL/pgSQL and Snowflake Scripting: `DECLARE a int; b text; BEGIN …` —
                     # declarations up to the BEGIN that opens the body
-                    begin = next((k for k, t in enumerate(part) if _word(t) == "BEGIN"), None)
+                    begin = next((k for k, t in enumerate(part) if keyword(t) == "BEGIN"), None)
                     if begin is None:
                         part = []
                         continue

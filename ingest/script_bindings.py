@@ -1,0 +1,276 @@
+"""How names inside scripting blocks are bound, as rewrites of a statement's tokens.
+
+The statements `ingest/scripting.py` cuts out of blocks and routine bodies name things
+that only exist there: a MySQL/PL/pgSQL `SELECT … INTO v` fills a variable, a trigger's
+`inserted`/`NEW.col` is a row of the trigger's table, `v.col` in a `FOR v AS query` loop
+is a row of the query, a T-SQL `@v` holds the query last assigned to it. Each rewrite
+turns such a name into SQL the extractor already reads (the table, a scalar subquery),
+so the lineage reaches the real sources. New tokens take the position of the name they
+replace, so errors still point at the right line.
+"""
+
+from __future__ import annotations
+
+from sqlglot.tokens import Token, TokenType
+
+#: Token types of string literals (a routine body, dynamic SQL text).
+STRINGS = frozenset(
+    {TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_STRING, TokenType.NATIONAL_STRING}
+)
+
+
+def keyword(token: Token) -> str:
+    """The token's text in upper case, to compare with keywords; "" for a string or a quoted
+    identifier (`[Insert]`, `"END"` are names, never keywords)."""
+    if token.token_type is TokenType.IDENTIFIER or token.token_type in STRINGS:
+        return ""
+    return token.text.upper()
+
+
+_INTO_TARGET = frozenset(
+    {
+        TokenType.VAR,
+        TokenType.IDENTIFIER,
+        TokenType.PARAMETER,
+        TokenType.COLON,
+        TokenType.DOT,
+        TokenType.COMMA,
+    }
+)
+
+
+def without_into_variables(statement: list[Token]) -> list[Token]:
+    """A SELECT inside a procedural block (MySQL routine, PL/pgSQL, Snowflake Scripting):
+    `INTO [STRICT] v [, w]` assigns variables — there, tables are made with CREATE TABLE AS —
+    so the clause goes and the statement is the query it reads."""
+    depth = 0
+    for j, token in enumerate(statement):
+        kind = token.token_type
+        if kind is TokenType.L_PAREN:
+            depth += 1
+        elif kind is TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and kind is TokenType.INTO:
+            if any(keyword(t) in ("INSERT", "MERGE") for t in statement[:j]):
+                return statement
+            end = j + 1
+            if end < len(statement) and keyword(statement[end]) == "STRICT":
+                end += 1
+            while end < len(statement) and statement[end].token_type in _INTO_TARGET:
+                if statement[end].token_type is TokenType.VAR and keyword(statement[end]) in (
+                    "FROM", "WHERE", "GROUP", "ORDER", "LIMIT", "HAVING", "UNION", "WINDOW",
+                ):  # fmt: skip
+                    break
+                end += 1
+            return statement[:j] + statement[end:]
+    return statement
+
+
+def bind_pseudo_tables(statement: list[Token], table: list[Token]) -> list[Token]:
+    """In a T-SQL trigger, `FROM inserted` / `JOIN deleted` read the trigger's table: the
+    pseudo-table becomes that table, aliased with its own name so `inserted.col` still resolves."""
+    bound: list[Token] = []
+    n = len(statement)
+    for k, token in enumerate(statement):
+        if (
+            k
+            and token.token_type is TokenType.VAR
+            and keyword(token) in ("INSERTED", "DELETED")
+            and statement[k - 1].token_type in (TokenType.FROM, TokenType.JOIN)
+            and not (k + 1 < n and statement[k + 1].token_type is TokenType.DOT)
+        ):
+            at = (token.line, token.col, token.start, token.end)
+            bound.extend(Token(t.token_type, t.text, *at) for t in table)
+            aliased = k + 1 < n and statement[k + 1].token_type in (TokenType.ALIAS, TokenType.VAR)
+            if not aliased:
+                bound.extend((Token(TokenType.ALIAS, "AS", *at), token))
+            continue
+        bound.append(token)
+    return bound
+
+
+def _split_commas(tokens: list[Token]) -> list[list[Token]]:
+    """`tokens` cut at the commas outside parentheses."""
+    items: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens:
+        kind = token.token_type
+        if kind is TokenType.L_PAREN:
+            depth += 1
+        elif kind is TokenType.R_PAREN:
+            depth -= 1
+        elif kind is TokenType.COMMA and depth == 0:
+            items.append([])
+            continue
+        items[-1].append(token)
+    return items
+
+
+def _is_assignment(statement: list[Token], k: int) -> bool:
+    """`@v =` at `k` in a select list or a SET clause (not a comparison in WHERE/ON/…)."""
+    if not (
+        k + 2 < len(statement)
+        and statement[k].token_type is TokenType.PARAMETER
+        and statement[k + 2].token_type is TokenType.EQ
+    ):
+        return False
+    previous = statement[k - 1] if k else None
+    if previous is None:
+        return True
+    if previous.token_type in (TokenType.SELECT, TokenType.SET, TokenType.COMMA, TokenType.DISTINCT):
+        return True
+    # SELECT TOP (1) @v = … / SELECT TOP 1 @v = …
+    return any(keyword(t) == "TOP" for t in statement[max(0, k - 4) : k])
+
+
+def bind_loop_variable(statement: list[Token], variable: str, query: list[Token]) -> list[Token]:
+    """In a `FOR v AS query DO … END FOR` body, `v.col` is the current row's column: read as
+    `(SELECT v.col FROM (query) AS v)`, so the body's values trace to the query's sources."""
+    bound: list[Token] = []
+    n = len(statement)
+    k = 0
+    while k < n:
+        token = statement[k]
+        if (
+            k + 2 < n
+            and token.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+            and token.text.lower() == variable
+            and statement[k + 1].token_type is TokenType.DOT
+            and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
+        ):
+            place = (token.line, token.col, token.start, token.end)
+            bound += [
+                Token(TokenType.L_PAREN, "(", *place),
+                Token(TokenType.SELECT, "SELECT", *place),
+                *statement[k : k + 3],
+                Token(TokenType.FROM, "FROM", *place),
+                Token(TokenType.L_PAREN, "(", *place),
+                *(Token(t.token_type, t.text, *place) for t in query),
+                Token(TokenType.R_PAREN, ")", *place),
+                Token(TokenType.ALIAS, "AS", *place),
+                Token(token.token_type, token.text, *place),
+                Token(TokenType.R_PAREN, ")", *place),
+            ]
+            k += 3
+            continue
+        bound.append(token)
+        k += 1
+    return bound
+
+
+def bind_row_values(statement: list[Token], table: list[Token]) -> list[Token]:
+    """In a row trigger (MySQL), `NEW.col` / `OLD.col` are the triggering row's columns: each is
+    read as `(SELECT new.col FROM <table> AS new)`, so values and conditions trace to the table."""
+    bound: list[Token] = []
+    n = len(statement)
+    k = 0
+    while k < n:
+        token = statement[k]
+        if (
+            keyword(token) in ("NEW", "OLD")
+            and k + 2 < n
+            and statement[k + 1].token_type is TokenType.DOT
+            and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
+        ):
+            place = (token.line, token.col, token.start, token.end)
+            alias = Token(TokenType.VAR, token.text, *place)
+            bound += [
+                Token(TokenType.L_PAREN, "(", *place),
+                Token(TokenType.SELECT, "SELECT", *place),
+                *statement[k : k + 3],
+                Token(TokenType.FROM, "FROM", *place),
+                *(Token(t.token_type, t.text, *place) for t in table),
+                Token(TokenType.ALIAS, "AS", *place),
+                alias,
+                Token(TokenType.R_PAREN, ")", *place),
+            ]
+            k += 3
+            continue
+        bound.append(token)
+        k += 1
+    return bound
+
+
+class TsqlVariables:
+    """T-SQL's `@variables` of one batch that were assigned a query (`DECLARE @v t = (SELECT …)`,
+    `SET @v = (SELECT …)`, `SELECT [TOP n] @v = col FROM …`): a later use reads that query."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[Token]] = {}
+
+    def clear(self) -> None:
+        """A new batch (`GO`) or routine: its variables are new."""
+        self.values = {}
+
+    def track(self, statement: list[Token]) -> list[Token]:
+        """Record the queries assigned to T-SQL variables; put them in place of later uses."""
+        word = keyword(statement[0])
+        if word == "DECLARE":
+            for item in _split_commas(statement[1:]):
+                self._assign(item)
+            return statement
+        if word == "SET" and len(statement) > 4 and statement[1].token_type is TokenType.PARAMETER:
+            self._assign(statement[1:])
+            return statement
+        if word == "SELECT":
+            targets = [k for k in range(len(statement)) if _is_assignment(statement, k)]
+            if len(targets) == 1 and len(_split_commas(statement[1:])) == 1:
+                # `SELECT [TOP (n)] @v = expr FROM …`: @v holds the query without the assignment
+                k = targets[0]
+                self.values[statement[k + 1].text.lower()] = self._substitute(
+                    [*statement[:k], *statement[k + 3 :]]
+                )
+                return statement
+            for k in targets:
+                self.values.pop(statement[k + 1].text.lower(), None)
+            return statement
+        return self._substitute(statement)
+
+    def _assign(self, item: list[Token]) -> None:
+        """`@v [type] [=] expr`: remember expr when it holds a query, else forget @v."""
+        if not (len(item) > 1 and item[0].token_type is TokenType.PARAMETER):
+            return
+        name = item[1].text.lower()
+        equals = next((j for j, t in enumerate(item) if t.token_type is TokenType.EQ), None)
+        expression = self._substitute(item[equals + 1 :]) if equals is not None else []
+        if any(t.token_type is TokenType.SELECT for t in expression):
+            self.values[name] = expression
+        else:
+            self.values.pop(name, None)
+
+    def _substitute(self, statement: list[Token]) -> list[Token]:
+        if not self.values:
+            return statement
+        bound: list[Token] = []
+        n = len(statement)
+        k = 0
+        while k < n:
+            token = statement[k]
+            value = (
+                self.values.get(statement[k + 1].text.lower())
+                if token.token_type is TokenType.PARAMETER and k + 1 < n
+                else None
+            )
+            if value is not None and not _is_assignment(statement, k):
+                place = (token.line, token.col, token.start, token.end)
+                bound += [
+                    Token(TokenType.L_PAREN, "(", *place),
+                    *(Token(t.token_type, t.text, *place) for t in value),
+                    Token(TokenType.R_PAREN, ")", *place),
+                ]
+                k += 2
+                continue
+            bound.append(token)
+            k += 1
+        return bound
+
+
+__all__ = [
+    "STRINGS",
+    "TsqlVariables",
+    "bind_loop_variable",
+    "bind_pseudo_tables",
+    "bind_row_values",
+    "keyword",
+    "without_into_variables",
+]
