@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from sys import intern
 
+import sqlglot
 from sqlglot import exp
 
 from watershed.graph import ids
@@ -73,7 +74,21 @@ class LayeredCatalog:
 _COMMAND_KINDS = {"SET": "set", "USE": "use"}
 # MySQL's `RENAME TABLE a TO b [, c TO d]`, which sqlglot keeps as a Command.
 _RENAME_TABLES = re.compile(r"\s*TABLES?\s+(?P<pairs>.+?)\s*$", re.IGNORECASE | re.DOTALL)
-_LINEAGE_KEYWORDS = ("INSERT", "WITH", "SELECT", "FROM", "MERGE", "CREATE")
+# Commands named like a lineage statement that have none (T-SQL's statistics maintenance).
+_NO_LINEAGE_COMMANDS = frozenset({"UPDATE STATISTICS"})
+_LINEAGE_KEYWORDS = (
+    "INSERT",
+    "WITH",
+    "SELECT",
+    "FROM",
+    "MERGE",
+    "CREATE",
+    "UPDATE",
+    "DELETE",
+    "COPY",
+    "LOAD",
+    "UPSERT",
+)
 
 
 class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
@@ -195,6 +210,18 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
                 else str(node.expression or "")
             )
             self._finish(statement, [self._unload_command(text)])
+        elif isinstance(node, exp.Command) and str(node.this).upper() == "REPLACE":
+            # MySQL `REPLACE [INTO] t …`: an INSERT whose rows replace those with the same key
+            statement["kind"] = "insert"
+            text = (
+                node.expression.name
+                if isinstance(node.expression, exp.Literal)
+                else str(node.expression or "")
+            )
+            insert = sqlglot.parse_one(f"INSERT {text}", read=self.env.dialect)
+            if not isinstance(insert, exp.Insert):
+                raise StatementError("REPLACE: expected REPLACE [INTO] table … VALUES|SELECT …")
+            self._finish(statement, [self._insert(insert, None)])
         elif isinstance(node, exp.Command) and str(node.this).upper() == "RENAME":
             statement["kind"] = "alter"
             self._rename_command(node, index, statement)
@@ -206,7 +233,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
                 if exchange is not None:
                     statement["kind"] = "alter"
                     self._finish(statement, [self._exchange(exchange)])
-            if keyword.startswith(_LINEAGE_KEYWORDS):
+            if keyword.startswith(_LINEAGE_KEYWORDS) and keyword not in _NO_LINEAGE_COMMANDS:
                 raise StatementError(
                     f"{keyword} statement uses syntax the {self.env.dialect} parser does not support"
                 )
