@@ -105,6 +105,8 @@ _OBJECT_KINDS = frozenset(
         "KEY", "CONSTRAINT", "COLUMN",
     }
 )  # fmt: skip
+#: Between `CURSOR`/`RESULTSET` and the query of a declaration.
+_DECLARED_QUERY_PREFIX = frozenset({"FOR", "IS", "DEFAULT", ":", "=", ":="})
 _SET_OPERATORS = frozenset({"UNION", "ALL", "EXCEPT", "INTERSECT", "DISTINCT"})
 _GRANTS = frozenset({"ON", "OF", "AFTER", "FOR", "GRANT", "REVOKE", "DENY", ","})
 _TRANSACTION = frozenset({"TRAN", "TRANSACTION", "DISTRIBUTED", "WORK"})
@@ -316,7 +318,10 @@ class ScriptSplitter:
                     i = end
                     continue
             if word in _JUMPS or (i + 1 < n and tokens[i + 1].text == ":=") or self._compound_set(tokens, i):
-                i = self._end_of_statement(tokens, i + 1)
+                end = self._end_of_statement(tokens, i + 1)
+                if word == "LET":
+                    self._declared_query(tokens[i + 1 : end], out)
+                i = end
                 continue
             if (word == "CREATE" or word == "ALTER") and self._routine_kind(tokens, i):
                 i = self._routine(tokens, i, sql, out)
@@ -604,6 +609,26 @@ class ScriptSplitter:
         # a plain declaration has no lineage (and MySQL's does not parse)
         return end
 
+    def _declared_query(self, declaration: list[Token], out: list[Piece]) -> None:
+        """Snowflake Scripting / PL/pgSQL `c CURSOR FOR query`, `r RESULTSET [DEFAULT|:=] (query)`
+        (in a DECLARE section or a LET): the query reads."""
+        for k, token in enumerate(declaration):
+            word = keyword(token)
+            if word == "CURSOR" or word == "RESULTSET":
+                start = k + 1
+                while start < len(declaration) and keyword(declaration[start]) in _DECLARED_QUERY_PREFIX:
+                    start += 1
+                query = declaration[start:]
+                if (
+                    query
+                    and query[0].token_type is TokenType.L_PAREN
+                    and query[-1].token_type is TokenType.R_PAREN
+                ):
+                    query = query[1:-1]
+                if query and keyword(query[0]) in _QUERY_STARTS:
+                    out.append(query)
+                return
+
     def _routine_kind(self, tokens: list[Token], i: int) -> str:
         for token in tokens[i + 1 : i + 8]:
             word = keyword(token)
@@ -770,6 +795,7 @@ class ScriptSplitter:
                     # PL/pgSQL and Snowflake Scripting: `DECLARE a int; b text; BEGIN …` —
                     # declarations up to the BEGIN that opens the body
                     begin = next((k for k, t in enumerate(part) if keyword(t) == "BEGIN"), None)
+                    self._declared_query(part[:begin], out)
                     if begin is None:
                         part = []
                         continue

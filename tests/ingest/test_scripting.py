@@ -357,3 +357,21 @@ def test_tsql_variables_carry_the_query_assigned_to_them() -> None:
     ]
     assert per_statement[0] == [("d.t.a", ["d.s.a"]), ("d.t.b", ["d.u.b"])]
     assert per_statement[1] == per_statement[2] == [("d.t.a", []), ("d.t.b", ["d.u.b"])]
+
+
+def test_snowflake_cursor_and_resultset_queries_read() -> None:
+    sql = (
+        "CREATE OR REPLACE PROCEDURE p()\nRETURNS VARCHAR\nLANGUAGE SQL\nAS\n$$\nDECLARE\n"
+        "  c1 CURSOR FOR SELECT a FROM d.s;\n  res RESULTSET DEFAULT (SELECT b FROM d.u);\nBEGIN\n"
+        "  LET c2 CURSOR FOR SELECT c FROM d.v;\n  LET r2 RESULTSET := (SELECT e FROM d.w);\n"
+        "  INSERT INTO d.t SELECT a FROM d.s;\n  RETURN 'ok';\nEND;\n$$;"
+    )
+    result = _run(sql, "snowflake")
+    assert result.errors == []
+    assert [(s.line, s.writes, [r.table for r in s.reads]) for s in result.statements] == [
+        (7, [], ["d.s"]),
+        (8, [], ["d.u"]),
+        (10, [], ["d.v"]),
+        (11, [], ["d.w"]),
+        (12, ["d.t"], ["d.s"]),
+    ]
