@@ -110,6 +110,8 @@ _DECLARED_QUERY_PREFIX = frozenset({"FOR", "IS", "DEFAULT", ":", "=", ":="})
 _SET_OPERATORS = frozenset({"UNION", "ALL", "EXCEPT", "INTERSECT", "DISTINCT"})
 _GRANTS = frozenset({"ON", "OF", "AFTER", "FOR", "GRANT", "REVOKE", "DENY", ","})
 _TRANSACTION = frozenset({"TRAN", "TRANSACTION", "DISTRIBUTED", "WORK"})
+#: Postgres `BEGIN ISOLATION LEVEL …`, `BEGIN READ ONLY`, `BEGIN DEFERRABLE`: transactions.
+_TRANSACTION_MODES = frozenset({"ISOLATION", "READ", "DEFERRABLE"})
 
 
 @dataclass(frozen=True)
@@ -129,14 +131,14 @@ def _line_at(token: Token, position: int, sql: str) -> int:
 
 
 class ScriptSplitter:
-    """Splits the pieces of one task's script; holds the script's state (MySQL's delimiter)."""
+    """Splits the pieces of one task's script; holds the script's state across them: MySQL's
+    delimiter, open blocks and loops, the trigger being defined, T-SQL's variables."""
 
     def __init__(self, dialect: str, tokenizer) -> None:
         self._tokenizer = tokenizer
         self._commands = frozenset(getattr(type(tokenizer), "COMMANDS", ()))
         self._tsql = dialect in NO_SEMICOLON_DIALECTS
         self._delimiters = dialect in _DELIMITER_DIALECTS
-        self._body_dialect = dialect
         #: MySQL's current custom delimiter, as token texts (None: the semicolon).
         self._delimiter: tuple[str, ...] | None = None
         #: Open compound blocks (not T-SQL): their pieces are always split, and their
@@ -202,10 +204,9 @@ class ScriptSplitter:
                 i = close + 2 if close < n else n
                 continue
             if word == "BEGIN":
-                after = self._after_begin(tokens, i + 1)
-                if not self._tsql and after == i + 1 and after < n:
-                    self._depth += 1  # a block (`BEGIN;` alone is a transaction)
-                i = after
+                i, block = self._after_begin(tokens, i + 1)
+                if block and not self._tsql:
+                    self._depth += 1
                 continue
             if word == "END":
                 if self._loops and following in ("FOR", "LOOP"):
@@ -450,24 +451,31 @@ class ScriptSplitter:
         self._delimiter = texts or None
         return j
 
-    def _after_begin(self, tokens: list[Token], i: int) -> int:
-        following = keyword(tokens[i]) if i < len(tokens) else ""
-        if following in ("TRY", "CATCH", "ATOMIC"):
-            return i + 1
-        if following == "NOT" and i + 1 < len(tokens) and keyword(tokens[i + 1]) == "ATOMIC":
-            return i + 2
-        if following in _TRANSACTION:
-            # `BEGIN [DISTRIBUTED] TRAN[SACTION] [name]`: a transaction, no lineage
-            while i < len(tokens) and keyword(tokens[i]) in _TRANSACTION:
-                i += 1
-            if (
-                self._tsql
-                and i < len(tokens)
-                and tokens[i].line == tokens[i - 1].line
-                and keyword(tokens[i]) not in _TSQL_STARTS
-            ):
-                i += 1
-        return i
+    def _after_begin(self, tokens: list[Token], i: int) -> tuple[int, bool]:
+        """Past `BEGIN [ATOMIC|NOT ATOMIC|TRY|CATCH]` (a block), or past a whole transaction
+        statement (`BEGIN [DISTRIBUTED] TRAN[SACTION] [name]`, Postgres `BEGIN [WORK]
+        [ISOLATION LEVEL …] [READ ONLY]`, `BEGIN;`), which has no lineage: (index, is a block)."""
+        n = len(tokens)
+        following = keyword(tokens[i]) if i < n else ""
+        if following in ("TRY", "CATCH"):
+            return i + 1, False
+        if following == "ATOMIC":
+            return i + 1, i + 1 < n
+        if following == "NOT" and i + 1 < n and keyword(tokens[i + 1]) == "ATOMIC":
+            return i + 2, i + 2 < n
+        if (
+            following in _TRANSACTION
+            or following in _TRANSACTION_MODES
+            or (following == "NOT" and i + 1 < n and keyword(tokens[i + 1]) == "DEFERRABLE")
+        ):
+            if self._tsql:
+                while i < n and keyword(tokens[i]) in _TRANSACTION:
+                    i += 1
+                if i < n and tokens[i].line == tokens[i - 1].line and keyword(tokens[i]) not in _TSQL_STARTS:
+                    i += 1  # the transaction's name
+                return i, False
+            return self._end_of_statement(tokens, i), False
+        return i, i < n  # `BEGIN;` alone is a transaction too
 
     def _after_end(self, tokens: list[Token], i: int) -> int:
         """Past `END [IF|WHILE|…] [label]` (T-SQL: `END [TRY|CATCH]`; an IF after END starts a statement)."""

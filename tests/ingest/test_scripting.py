@@ -375,3 +375,20 @@ def test_snowflake_cursor_and_resultset_queries_read() -> None:
         (11, [], ["d.w"]),
         (12, ["d.t"], ["d.s"]),
     ]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql", "writes"),
+    [
+        # transactions are no blocks: SELECT INTO after them still creates its table
+        ("postgres", "BEGIN ISOLATION LEVEL SERIALIZABLE;\nSELECT a INTO d.t FROM d.s;\nCOMMIT;", [["d.t"]]),
+        ("postgres", "BEGIN TRANSACTION READ ONLY;\nINSERT INTO d.t SELECT a FROM d.s;\nEND;", [["d.t"]]),
+        ("tsql", "BEGIN TRAN t1\nINSERT INTO d.t SELECT a FROM d.s\nCOMMIT TRAN t1", [["d.t"]]),
+        # BEGIN ATOMIC is a block
+        ("databricks", "BEGIN ATOMIC\n  INSERT INTO d.t SELECT a FROM d.s;\nEND;", [["d.t"]]),
+    ],
+)
+def test_transactions_and_atomic_blocks(dialect: str, sql: str, writes: list[list[str]]) -> None:
+    result = _run(sql, dialect)
+    assert result.errors == []
+    assert [s.writes for s in result.statements if s.writes] == writes
