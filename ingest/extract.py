@@ -350,8 +350,29 @@ def _one(
         node = parsed[0] if parsed else None
         if node is None:
             return
+        # the text the tokens' offsets point into: unaliased Spark items are named with their
+        # functions' written names (`nvl`, not the `coalesce` sqlglot parses it as)
+        extractor.env.sql_text = sql
         statements.append(extractor.extract(node, index, line))
     except ParseError as exc:
+        # forms sqlglot does not parse but the extractor can rewrite (Spark's INSERT OVERWRITE
+        # DIRECTORY … USING fmt, Hive's EXPORT/IMPORT): else the parse error is reported below
+        fallback = extractor.reparse(sql[chunk.start : chunk.end + 1])
+        if fallback is not None:
+            extractor.env.sql_text = None  # parsed from another text
+            try:
+                statements.append(extractor.extract(fallback, index, line))
+                return
+            except (
+                StatementError,
+                SqlglotError,
+                ValueError,
+                TypeError,
+                AttributeError,
+                KeyError,
+                IndexError,
+            ):
+                pass
         detail = exc.errors[0] if exc.errors else {}
         message = _TOKEN_REPR.sub(r"'\1'", str(detail.get("description") or exc).split("\n")[0])
         pending = unresolved_references(sql[chunk.start : chunk.end + 1])
