@@ -310,7 +310,7 @@ class ScriptSplitter:
                 i = self._find(tokens, i + 1, lambda t: keyword(t) == "LOOP") + 1
                 self._loops.append(None)
                 continue
-            if word == "OPEN" and self._tsql is False:
+            if word == "OPEN" and not self._tsql:
                 # `OPEN c FOR query` (PL/pgSQL): the query reads
                 query = self._find(tokens, i + 1, lambda t: keyword(t) == "FOR") + 1
                 if query < n and keyword(tokens[query]) in _QUERY_STARTS:
