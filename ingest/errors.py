@@ -1,4 +1,5 @@
 """Errors the extractor turns into `LineageError` entries instead of raising."""
+
 from watershed.graph.errors import WatershedError
 
 

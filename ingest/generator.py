@@ -395,5 +395,6 @@ def seed_apps(tags, catalog: Catalog) -> int:
             seeded += 1
     return seeded
 
+
 if __name__ == "__main__":
     sys.exit(main())

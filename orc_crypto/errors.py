@@ -1,4 +1,5 @@
 """Errors of the ORC codec and of encryption/decryption; each names the file and the cause."""
+
 from __future__ import annotations
 
 from watershed.graph.errors import WatershedError

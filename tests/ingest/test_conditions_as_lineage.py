@@ -98,3 +98,15 @@ def test_hive_if(as_lineage: bool) -> None:
         expected.add(("ods.orders.status", "conditional-value", ("eq",)))
     assert columns == {"dw.t.paid": expected}
     assert weak == {("ods.orders.status", "condition")}
+
+
+def test_settings_given_to_extract_lineage_win_over_the_environment(monkeypatch) -> None:
+    """A caller's IngestSettings (the harvest job's, read once on the driver) decides, not the
+    environment of the process that happens to run the extraction."""
+    monkeypatch.setenv(ENV, "false")
+    result = extract_lineage(
+        SqlTask(task_id="conditions", sql=CASE_WHEN, dialect="hive"),
+        settings=IngestSettings(conditions_as_lineage=True),
+    )
+    sources = {(s.id, s.kind) for c in result.columns for s in c.sources}
+    assert sources == {("ods.tab2.col1", "conditional-value")}
