@@ -65,8 +65,12 @@ from watershed.ingest.sources import (
 )
 
 
-def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
+def _extract_partition(rows: Iterator, catalog_broadcast, settings_data: dict) -> Iterator[str]:
     """Runs in an executor: one JSON line per record, never an exception for a bad one.
+
+    The extraction settings are the driver's (`settings_data`, its IngestSettings dumped): an
+    executor on another machine has neither the driver's environment nor its settings file, and
+    one harvest must read every task the same way.
 
     A record that is no valid task (a field of the wrong type) comes back as a
     `problem`, skipped like a bad line of an export; a task whose extraction
@@ -79,6 +83,8 @@ def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
 
     data = catalog_broadcast.value if catalog_broadcast is not None else None
     catalog = Catalog.from_dict(data) if data else Catalog()
+    # validated on the driver; constructing them here must not read this machine's sources
+    settings = IngestSettings.model_construct(**settings_data)
     for row in rows:
         record = row.asDict(recursive=True) if hasattr(row, "asDict") else dict(row)
         try:
@@ -87,7 +93,7 @@ def _extract_partition(rows: Iterator, catalog_broadcast) -> Iterator[str]:
             yield json.dumps({"problem": describe_error(exc), "task_id": record_task_id(record)})
             continue
         try:
-            lineage = extract_lineage(task, catalog)
+            lineage = extract_lineage(task, catalog, settings)
         except Exception as exc:
             lineage = TaskLineage(
                 task_id=task.task_id,
@@ -234,6 +240,7 @@ def run_harvest(
     prune_force: bool = False,
     prune_max_fraction: float | None = None,
     progress: Callable[[str], None] = print,
+    settings: IngestSettings | None = None,
 ) -> HarvestReport:
     """Harvest a task corpus; with `prune`, tasks the graph has but the corpus lacks are deleted.
 
@@ -247,14 +254,17 @@ def run_harvest(
     written; an unusable `--out` or task table raises `HarvestError`. A run
     that fails later writes `run.json` with `status: failed` and the error,
     then raises the original exception (with a note naming the run record).
+    `settings` (else IngestSettings read here, on the driver) are the extraction settings every
+    executor uses.
     """
     began = time.monotonic()
     run_id = f"harvest-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     report = HarvestReport(
         run_id=run_id, inputs=[tasks or f"table:{tasks_table}"], spark_master=spark.sparkContext.master
     )
+    settings = settings or IngestSettings()
     if prune_max_fraction is None:
-        prune_max_fraction = IngestSettings().prune_max_fraction
+        prune_max_fraction = settings.prune_max_fraction
 
     # The corpus first: a source that cannot be read fails before a run directory exists.
     if tasks_table:
@@ -270,7 +280,7 @@ def run_harvest(
     try:
         # The safety limit is a share of what the graph held before this run loaded anything.
         tasks_before = len(store.task_ids()) if store is not None and prune else 0
-        seen = _extract_and_load(spark, rdd, out, catalog, store, batch_size, report, progress)
+        seen = _extract_and_load(spark, rdd, out, catalog, settings, store, batch_size, report, progress)
         if store is not None and prune:
             _prune(store, seen, tasks_before, report, prune_force, prune_max_fraction, progress)
         else:
@@ -306,11 +316,14 @@ def _write_run_record(out: Path, report: HarvestReport) -> None:
     (out / "run.json").write_text(json.dumps(report.summary(), indent=2) + "\n")
 
 
-def _extract_and_load(spark, rdd, out: Path, catalog, store, batch_size, report, progress) -> set[str]:
+def _extract_and_load(
+    spark, rdd, out: Path, catalog, settings: IngestSettings, store, batch_size, report, progress
+) -> set[str]:
     """Extract in the executors, stream the rows back, load them in batches; the ids of the tasks seen."""
     catalog_data = catalog.model_dump(mode="json") if catalog is not None and catalog.tables else None
     broadcast = spark.sparkContext.broadcast(catalog_data)
-    lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast))
+    settings_data = settings.model_dump()
+    lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast, settings_data))
 
     if store is not None and catalog is not None and catalog.tables:
         # With the catalog's nodes in place, task loads only match ids and create edges.
@@ -622,6 +635,7 @@ def _main(args: argparse.Namespace) -> int:
         prune=args.prune,
         prune_force=args.prune_force,
         prune_max_fraction=settings.prune_max_fraction,
+        settings=settings,
     )
     print(json.dumps(report.summary()))
     if report.status == "prune-refused":

@@ -10,6 +10,7 @@ import pytest
 from watershed.graph.catalog import Catalog
 from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.harvest import run_harvest
+from watershed.ingest.settings import IngestSettings
 
 pytestmark = pytest.mark.spark
 
@@ -133,3 +134,22 @@ def test_tasks_from_a_spark_table_with_the_spark_catalog(spark, graph_store, tmp
         "MATCH (:Task {id: 't_star'})-[r:READS]->(:Table {id: 'ods.visits'}) RETURN r.partition_window"
     )
     assert window == [[1]]
+
+
+def test_executors_extract_with_the_drivers_settings(spark, graph_store, tmp_path, monkeypatch):
+    """Settings given to the harvest reach the executors (which, on a cluster, have neither the
+    driver's environment nor its settings file): a session catalog named `cat2` is dropped."""
+    monkeypatch.delenv("WATERSHED_DEFAULT_CATALOG", raising=False)
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "t1.sql").write_text("insert into cat2.dw.t select a from cat2.ods.s;\n")
+    run_harvest(
+        spark,
+        tasks=str(tasks),
+        store=graph_store,
+        out_dir=tmp_path / "out",
+        progress=lambda _: None,
+        settings=IngestSettings(default_catalog="cat2"),
+    )
+    tables = {row[0] for row in graph_store.read("MATCH (t:Table) RETURN t.id", {})}
+    assert {"dw.t", "ods.s"} <= tables and not any(t.startswith("cat2:") for t in tables)
