@@ -197,10 +197,40 @@ class TsqlVariables:
 
     def __init__(self) -> None:
         self.values: dict[str, list[Token]] = {}
+        #: the batch's table variables (`DECLARE @t TABLE (…)`), by name without the `@`
+        self.tables: set[str] = set()
 
     def clear(self) -> None:
         """A new batch (`GO`) or routine: its variables are new."""
         self.values = {}
+        self.tables = set()
+
+    def table_declaration(self, statement: list[Token]) -> list[Token] | None:
+        """`DECLARE @t [AS] TABLE (…)` as `CREATE TABLE [@t] (…)`, None for any other DECLARE.
+
+        A table variable lives only in its batch: the extractor reads a table named `@…` as a
+        session table (declared columns its schema, lineage through it, never a written table
+        of the task), and later uses of `@t` in the batch are rewritten to that name."""
+        if not (len(statement) > 4 and statement[1].token_type is TokenType.PARAMETER):
+            return None
+        k = 3 + (keyword(statement[3]) == "AS")
+        if not (
+            k + 1 < len(statement)
+            and keyword(statement[k]) == "TABLE"
+            and statement[k + 1].token_type is TokenType.L_PAREN
+        ):
+            return None
+        name = statement[2].text.lower()
+        self.tables.add(name)
+        self.values.pop(name, None)
+        first = statement[0]
+        at = (first.line, first.col, first.start, first.end)
+        return [
+            Token(TokenType.CREATE, "CREATE", *at),
+            Token(TokenType.TABLE, "TABLE", *at),
+            _table_variable(statement[1], name),
+            *statement[k + 1 :],
+        ]
 
     def track(self, statement: list[Token]) -> list[Token]:
         """Record the queries assigned to T-SQL variables; put them in place of later uses."""
@@ -220,10 +250,10 @@ class TsqlVariables:
                 self.values[statement[k + 1].text.lower()] = self._substitute(
                     [*statement[:k], *statement[k + 3 :]]
                 )
-                return statement
+                return self._tables_only(statement)
             for k in targets:
                 self.values.pop(statement[k + 1].text.lower(), None)
-            return statement
+            return self._tables_only(statement)
         return self._substitute(statement)
 
     def _assign(self, item: list[Token]) -> None:
@@ -238,14 +268,63 @@ class TsqlVariables:
         else:
             self.values.pop(name, None)
 
+    def routine_header(self, header: list[Token]) -> list[list[Token]]:
+        """A T-SQL routine's table-valued parameters (`@p type READONLY`) and the table of a
+        multi-statement table function (`RETURNS @r TABLE (…)`) are table variables of its body;
+        the latter's declaration, as `table_declaration` gives it."""
+        created: list[list[Token]] = []
+        n = len(header)
+        for k in range(n - 2):
+            token = header[k]
+            if keyword(token) == "RETURNS" and header[k + 1].token_type is TokenType.PARAMETER:
+                # `RETURNS @r [AS] TABLE (…)`: up to the parenthesis closing the column list
+                opening = next(
+                    (m for m in range(k + 3, min(k + 6, n)) if header[m].token_type is TokenType.L_PAREN),
+                    None,
+                )
+                close = _closing(header, opening) if opening is not None else None
+                if close is not None:
+                    declaration = self.table_declaration([token, *header[k + 1 : close + 1]])
+                    if declaration is not None:
+                        created.append(declaration)
+            elif token.token_type is TokenType.PARAMETER:
+                for after in header[k + 2 :]:
+                    word = keyword(after)
+                    if word == "READONLY":
+                        self.tables.add(header[k + 1].text.lower())
+                    if (
+                        word == "READONLY"
+                        or after.token_type in (TokenType.COMMA, TokenType.R_PAREN)
+                        or (after.token_type is TokenType.PARAMETER)
+                    ):
+                        break
+        return created
+
+    def _tables_only(self, statement: list[Token]) -> list[Token]:
+        """The statement with its table variables named, its scalar variables left alone."""
+        values, self.values = self.values, {}
+        try:
+            return self._substitute(statement)
+        finally:
+            self.values = values
+
     def _substitute(self, statement: list[Token]) -> list[Token]:
-        if not self.values:
+        if not self.values and not self.tables:
             return statement
         bound: list[Token] = []
         n = len(statement)
         k = 0
         while k < n:
             token = statement[k]
+            if (
+                token.token_type is TokenType.PARAMETER
+                and k + 1 < n
+                and statement[k + 1].text.lower() in self.tables
+            ):
+                # a table variable (T-SQL has no scalar of the same name in the batch)
+                bound.append(_table_variable(token, statement[k + 1].text.lower()))
+                k += 2
+                continue
             value = (
                 self.values.get(statement[k + 1].text.lower())
                 if token.token_type is TokenType.PARAMETER and k + 1 < n
@@ -263,6 +342,22 @@ class TsqlVariables:
             bound.append(token)
             k += 1
         return bound
+
+
+def _closing(tokens: list[Token], opening: int) -> int | None:
+    """Index of the parenthesis closing the one at `opening`."""
+    depth = 0
+    for m in range(opening, len(tokens)):
+        kind = tokens[m].token_type
+        depth += (kind is TokenType.L_PAREN) - (kind is TokenType.R_PAREN)
+        if depth == 0:
+            return m
+    return None
+
+
+def _table_variable(at: Token, name: str) -> Token:
+    """The quoted name `[@name]` the extractor reads as the batch's table variable `@name`."""
+    return Token(TokenType.IDENTIFIER, f"@{name}", at.line, at.col, at.start, at.end)
 
 
 __all__ = [

@@ -460,6 +460,15 @@ class ScriptSplitter:
         if following in ("TRY", "CATCH"):
             return i + 1, False
         if following == "ATOMIC":
+            if (
+                self._tsql
+                and i + 2 < n
+                and keyword(tokens[i + 1]) == "WITH"
+                and tokens[i + 2].token_type is TokenType.L_PAREN
+            ):
+                # natively compiled: `BEGIN ATOMIC WITH (TRANSACTION ISOLATION LEVEL = …, LANGUAGE = …)`
+                close = self._closing(tokens, i + 2)
+                return close + 1, close + 1 < n
             return i + 1, i + 1 < n
         if following == "NOT" and i + 1 < n and keyword(tokens[i + 1]) == "ATOMIC":
             return i + 2, i + 2 < n
@@ -611,6 +620,10 @@ class ScriptSplitter:
                 self._emit(tokens[query:end], sql, out)
             return end
         if self._tsql:
+            created = self._variables.table_declaration(tokens[i:end])
+            if created is not None:
+                out.append(created)  # its schema, for the batch's later statements
+                return end
             self._variables.track(tokens[i:end])
         if any(keyword(t) == "SELECT" for t in tokens[i:end]):
             self._emit(tokens[i:end], sql, out)  # a default read from a query
@@ -706,7 +719,13 @@ class ScriptSplitter:
                 self._emit(tokens[i:end], sql, out)
                 return end
             if self._tsql:
-                if kind is TokenType.ALIAS and previous not in ("EXECUTE", "EXEC"):
+                if (
+                    kind is TokenType.ALIAS
+                    and previous not in ("EXECUTE", "EXEC")
+                    # `@p AS type`: a parameter's type, the body is further on
+                    and tokens[j - 2].token_type is not TokenType.PARAMETER
+                ):
+                    out.extend(self._variables.routine_header(tokens[i:j]))
                     return j + 1
             elif word == "BEGIN" or word == "RETURN":
                 if word == "BEGIN" and self._routine_kind(tokens, i) == "TRIGGER":

@@ -42,6 +42,7 @@ from watershed.ingest.resolve import (
     table_id,
 )
 from watershed.ingest.script_tables import Dropped, Renamed, TableEvent, apply_table_events
+from watershed.ingest.scripting import NO_SEMICOLON_DIALECTS
 from watershed.ingest.writes import Write, is_default, sources_of
 
 
@@ -122,6 +123,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         self.written: dict[str, int] = {}
         #: files written by EXPORT TABLE: the table name and schema an IMPORT of them restores
         self.exported: dict[str, tuple[str, CatalogTable | None]] = {}
+        #: session tables (T-SQL table variables and table-valued parameters, named `@t` by
+        #: `script_bindings`): the statements that wrote each in its current declaration
+        self.session_tables: dict[str, list[StatementLineage]] = {}
 
     # ---------------------------------------------------------------- entry
 
@@ -240,6 +244,8 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         else:
             statement["kind"] = "ddl"
         result = StatementLineage(**statement)
+        if self.env.dialect in NO_SEMICOLON_DIALECTS:
+            result = self._through_session_tables(result)
         for table in result.writes:
             self.written.setdefault(table, len(self.results))
         self.results.append(result)
@@ -290,6 +296,36 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
                     ]
         if columns != entry.columns:
             self.catalog.put(tid, entry.model_copy(update={"columns": columns}))
+
+    def _through_session_tables(self, result: StatementLineage) -> StatementLineage:
+        """The statement with the session tables it touches folded away, as a table the script
+        drops right after is: their writers' sources reach its targets. Each writer is kept as
+        extracted (with the other session tables folded) for the next statement reading it."""
+        touched = [
+            tid
+            for tid in dict.fromkeys([*result.writes, *(read.table for read in result.reads)])
+            if ids.split_last(tid)[1].startswith("@")
+        ]
+        if not touched:
+            return result
+        for tid in touched:
+            # a table-valued parameter is never declared in the script: its rows come from the caller
+            self.session_tables.setdefault(tid, [])
+
+        def folded(statement: StatementLineage, tables: list[str]) -> StatementLineage:
+            for tid in tables:
+                writers = self.session_tables[tid]
+                if not writers:
+                    statement = _without_table(statement, tid)  # read before any row went in
+                    continue
+                event = Dropped(statement.index, tid)
+                statement = apply_table_events([*writers, statement], [event])[-1]
+            return statement
+
+        for tid in touched:
+            if tid in result.writes:
+                self.session_tables[tid].append(folded(result, [t for t in touched if t != tid]))
+        return folded(result, touched)
 
     def _apply(self, start: int, event: TableEvent) -> None:
         before = self.results[start:]
@@ -625,6 +661,8 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             statement["unresolved"] = list(probe.unresolved)
             return
         tid = table_id(target, self.env.default_database, self.env.default_catalog)
+        if query is None and _is_session_table(target, self.env.dialect):
+            self.session_tables[tid] = []  # declared anew: rows of an earlier batch are gone
         partitioned = _partitioned_by(properties)
         clone = node.args.get("clone")
         if query is None and isinstance(clone, exp.Clone) and isinstance(clone.this, exp.Table):
@@ -766,6 +804,28 @@ def _values_function_as_excluded(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Anonymous) and str(node.this).upper() == "VALUES" and len(node.expressions) == 1:
         return exp.column(node.expressions[0].name, table="excluded")
     return node
+
+
+def _is_session_table(table: exp.Table, dialect: str) -> bool:
+    """A T-SQL table variable, as `script_bindings` names it (`[@t]`)."""
+    return dialect in NO_SEMICOLON_DIALECTS and table.args.get("db") is None and table.name.startswith("@")
+
+
+def _without_table(statement: StatementLineage, table: str) -> StatementLineage:
+    """The statement without what it read from an empty session table."""
+    return statement.model_copy(
+        update={
+            "reads": [read for read in statement.reads if read.table != table],
+            "columns": [
+                ColumnLineage(
+                    target=c.target, sources=[s for s in c.sources if ids.parent(s.column) != table]
+                )
+                for c in statement.columns
+            ],
+            "weak_references": [w for w in statement.weak_references if ids.parent(w.column) != table],
+            "table_edges": [e for e in statement.table_edges if e.source != table],
+        }
+    )
 
 
 def _database_of(table: str) -> str:

@@ -392,3 +392,48 @@ def test_transactions_and_atomic_blocks(dialect: str, sql: str, writes: list[lis
     result = _run(sql, dialect)
     assert result.errors == []
     assert [s.writes for s in result.statements if s.writes] == writes
+
+
+def test_tsql_table_variable_lives_in_its_batch() -> None:
+    sql = (
+        "DECLARE @t TABLE (id int, name varchar(10))\n"
+        "INSERT INTO d.x (id) SELECT id FROM @t\n"  # read before any row went in: no sources
+        "INSERT INTO @t SELECT id, name FROM d.s WHERE id > 3\n"
+        "INSERT INTO @t (id, name) SELECT id, label FROM d.u\n"
+        "UPDATE @t SET name = upper(name)\n"
+        "INSERT INTO d.x (id, name) SELECT t.id, t.name FROM @t AS t JOIN d.o AS o ON o.id = t.id\n"
+        "GO\n"
+        "INSERT INTO d.y SELECT id FROM @t"  # GO ended it: a variable again, not a table
+    )
+    result = _run(sql, "tsql")
+    assert result.errors == []
+    assert any("@t" in entry for entry in result.statements[-1].unresolved)
+    assert all("@" not in table for s in result.statements for table in s.writes)
+    assert all("@" not in r.table for s in result.statements for r in s.reads)
+    first, last = (s for s in result.statements if "d.x" in s.writes)
+    assert [(c.target, c.sources) for c in first.columns] == [("d.x.id", [])]
+    sources = {c.target: sorted((s.id, s.kind) for s in c.sources) for c in last.columns}
+    assert sources == {
+        "d.x.id": [("d.s.id", "direct"), ("d.u.id", "direct")],
+        # the inserted values, and the UPDATE's upper() of them (it may not touch every row)
+        "d.x.name": [
+            ("d.s.name", "direct"),
+            ("d.s.name", "expression"),
+            ("d.u.label", "direct"),
+            ("d.u.label", "expression"),
+        ],
+    }
+    weak = {(w.column, w.role) for w in last.weak_references}
+    assert ("d.s.id", "filter") in weak and ("d.o.id", "join") in weak
+    assert result.writes == ["d.x", "d.y"]
+
+
+def test_tsql_table_variable_redeclared_after_go_starts_empty() -> None:
+    sql = (
+        "DECLARE @t TABLE (a int)\nINSERT INTO @t SELECT a FROM d.s\nGO\n"
+        "DECLARE @t TABLE (a int)\nINSERT INTO @t SELECT a FROM d.u\n"
+        "INSERT INTO d.x SELECT a FROM @t"
+    )
+    result = _run(sql, "tsql")
+    assert result.errors == []
+    assert [(c.target, [s.id for s in c.sources]) for c in result.columns] == [("d.x.a", ["d.u.a"])]
