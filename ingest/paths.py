@@ -16,6 +16,7 @@ import re
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
 
 from watershed.graph import ids
 from watershed.graph.errors import WatershedError
@@ -174,6 +175,8 @@ class PathStatements:
             if pattern.match(text) is not None:
                 # handled by `_export_import`, from the text
                 return exp.Command(this=keyword, expression=exp.Literal.string(text))
+        if self.env.dialect in VARIABLE_INTO_DIALECTS:
+            return _without_mysql_into(text, self.env.dialect)
         rewritten = rewrite_directory_using(text)
         if rewritten is None:
             return None
@@ -223,6 +226,14 @@ class PathStatements:
         items = parsed.expressions if isinstance(parsed, exp.Tuple) else [parsed.unnest()]
         return [item for item in items if isinstance(item, exp.EQ) and isinstance(item.this, exp.Column)]
 
+    def _outfile(self, node: exp.Query):
+        """MySQL `SELECT … INTO OUTFILE|DUMPFILE '/p' …`: the query's rows written to the file on
+        the server, columns named by the select list."""
+        location = outfile_of(node)
+        query = node.copy()
+        _first_select(query).set("into", None)
+        return self._unload(path_id(location or ""), query)
+
     def _unload_command(self, text: str):
         """Redshift `UNLOAD ('select …') TO 's3://…'`: the query is a string literal."""
         match = _UNLOAD.match(text)
@@ -243,6 +254,73 @@ _IMPORT = re.compile(
     r"FROM\s+(?P<path>'(?:[^']|'')*'|\"[^\"]*\")(?:\s+LOCATION\s+(?:'(?:[^']|'')*'|\"[^\"]*\"))?\s*$",
     re.IGNORECASE | re.DOTALL,
 )
+
+
+#: Dialects where `SELECT … INTO name` fills variables and never creates a table.
+VARIABLE_INTO_DIALECTS = frozenset({"mysql"})
+# Where the clause after MySQL's `INTO` ends: the rest of the query, or its end.
+_AFTER_INTO = frozenset(
+    {"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "WINDOW", "FOR", "LOCK", "UNION"}
+)
+
+
+def _first_select(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    return node
+
+
+def outfile_of(node: exp.Expression) -> str | None:
+    """The file a MySQL `SELECT … INTO OUTFILE|DUMPFILE` writes, as `_without_mysql_into` marks it."""
+    into = _first_select(node).args.get("into")
+    target = into.this if isinstance(into, exp.Into) else None
+    return target.name if isinstance(target, exp.Literal) and target.is_string else None
+
+
+def _without_mysql_into(text: str, dialect: str) -> exp.Expression | None:
+    """A MySQL SELECT whose INTO clause sqlglot does not parse — `INTO v1, v2`, `INTO OUTFILE '/p'
+    [CHARACTER SET …] [FIELDS …] [LINES …]`, `INTO DUMPFILE '/p'`, or INTO after FROM … — as the
+    query without it; for a file, the query marked with an `Into` of the file's path (`outfile_of`).
+    None when there is no such clause or the rest does not parse."""
+    try:
+        tokens = sqlglot.tokenize(text, read=dialect)
+    except SqlglotError:
+        return None
+    if not tokens or tokens[0].token_type not in (TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN):
+        return None
+    depth, into = 0, None
+    for k, token in enumerate(tokens):
+        kind = token.token_type
+        depth += (kind is TokenType.L_PAREN) - (kind is TokenType.R_PAREN)
+        if depth == 0 and kind is TokenType.INTO:
+            into = k
+            break
+    if into is None or into + 1 >= len(tokens):
+        return None
+    end, location = into + 1, None
+    if tokens[end].text.upper() in ("OUTFILE", "DUMPFILE"):
+        if end + 1 >= len(tokens) or tokens[end + 1].token_type is not TokenType.STRING:
+            return None
+        location = tokens[end + 1].text
+        end += 2
+    while end < len(tokens):
+        token = tokens[end]
+        if token.token_type is TokenType.SEMICOLON or (
+            token.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)
+            and token.text.upper().split(" ")[0] in _AFTER_INTO
+        ):
+            break
+        end += 1
+    rest = text[: tokens[into].start] + (" " + text[tokens[end].start :] if end < len(tokens) else "")
+    try:
+        query = sqlglot.parse_one(rest, read=dialect)
+    except SqlglotError:
+        return None
+    if not isinstance(query, exp.Query):
+        return None
+    if location is not None:
+        _first_select(query).set("into", exp.Into(this=exp.Literal.string(location)))
+    return query
 
 
 def _unquote(text: str) -> str:

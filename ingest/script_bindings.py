@@ -54,6 +54,8 @@ def without_into_variables(statement: list[Token]) -> list[Token]:
             if any(keyword(t) in ("INSERT", "MERGE") for t in statement[:j]):
                 return statement
             end = j + 1
+            if end < len(statement) and keyword(statement[end]) in ("OUTFILE", "DUMPFILE"):
+                return statement  # MySQL writes a file: `PathStatements.reparse` reads it
             if end < len(statement) and keyword(statement[end]) == "STRICT":
                 end += 1
             while end < len(statement) and statement[end].token_type in _INTO_TARGET:

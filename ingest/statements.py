@@ -30,7 +30,7 @@ from watershed.ingest.copies import EXCHANGE, CopyStatements
 from watershed.ingest.dates import DatePoint, intersect, window_days
 from watershed.ingest.dml import DmlStatements
 from watershed.ingest.errors import StatementError
-from watershed.ingest.paths import PathStatements
+from watershed.ingest.paths import VARIABLE_INTO_DIALECTS, PathStatements, outfile_of
 from watershed.ingest.resolve import (
     Occurrence,
     QueryResolver,
@@ -157,8 +157,12 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         elif isinstance(node, exp.Delete):
             statement["kind"] = "delete"
             self._finish(statement, [self._delete(node)])
-        elif isinstance(node, exp.Query) and _into(node) is not None:
+        elif isinstance(node, exp.Query) and _into(node, self.env.dialect) is not None:
             self._select_into(node, statement)
+        elif isinstance(node, exp.Query) and outfile_of(node) is not None:
+            # MySQL `SELECT … INTO OUTFILE|DUMPFILE '/p'` (see `PathStatements.reparse`)
+            statement["kind"] = "unload"
+            self._finish(statement, [self._outfile(node)])
         elif isinstance(node, exp.Alter) and any(
             isinstance(a, exp.SwapTable) for a in node.args.get("actions") or []
         ):
@@ -708,7 +712,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
     def _select_into(self, node: exp.Query, statement: dict) -> None:
         """`SELECT … INTO t FROM …` (T-SQL, Postgres) creates `t` as CREATE TABLE AS would;
         `INTO TEMP t` and T-SQL's `#t` are temporary, as a temporary view."""
-        into = _into(node)
+        into = _into(node, self.env.dialect)
         target = into.this
         if not isinstance(target, exp.Table):
             raise StatementError(f"SELECT INTO {into.sql(dialect=self.env.dialect)[:80]}: unsupported target")
@@ -832,11 +836,17 @@ def _database_of(table: str) -> str:
     return ids.split_last(table)[0]
 
 
-def _into(node: exp.Expression) -> exp.Into | None:
-    """The INTO clause of a query: on its first SELECT (`SELECT * INTO t FROM a UNION ALL …`)."""
+def _into(node: exp.Expression, dialect: str) -> exp.Into | None:
+    """The INTO clause of a query that creates a table: on its first SELECT (`SELECT * INTO t
+    FROM a UNION ALL …`). MySQL has no such form: there `INTO v` fills variables."""
     while isinstance(node, exp.SetOperation):
         node = node.this
     into = node.args.get("into") if isinstance(node, exp.Select) else None
+    if dialect in VARIABLE_INTO_DIALECTS:
+        target = into.this if isinstance(into, exp.Into) else None
+        if isinstance(target, exp.Table) and target.name.upper() in ("OUTFILE", "DUMPFILE"):
+            raise StatementError(f"SELECT … INTO {target.name.upper()} without a file name")
+        return None
     # `INTO @var` / `INTO :var` (MySQL, embedded SQL) fills variables: a plain SELECT
     target = into.this if isinstance(into, exp.Into) else None
     return into if isinstance(target, exp.Table) and isinstance(target.this, exp.Identifier) else None

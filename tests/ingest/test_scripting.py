@@ -437,3 +437,30 @@ def test_tsql_table_variable_redeclared_after_go_starts_empty() -> None:
     result = _run(sql, "tsql")
     assert result.errors == []
     assert [(c.target, [s.id for s in c.sources]) for c in result.columns] == [("d.x.a", ["d.u.a"])]
+
+
+def test_mysql_select_into_never_creates_a_table() -> None:
+    # top level and inside a procedure: variables only read, a file is an unload
+    sql = (
+        "SELECT a INTO v FROM d.t;\nSELECT a, b INTO v1, v2 FROM d.t;\n"
+        "DELIMITER //\nCREATE PROCEDURE p()\nBEGIN\n"
+        "  SELECT a, b INTO OUTFILE '/tmp/p' FIELDS TERMINATED BY ',' FROM d.s;\n"
+        "  SELECT a INTO x FROM d.u LIMIT 1;\nEND //\nDELIMITER ;\n"
+        "SELECT a INTO OUTFILE FROM d.t;"
+    )
+    result = _run(sql, "mysql")
+    assert [(s.kind, s.writes, [r.table for r in s.reads]) for s in result.statements] == [
+        ("select", [], ["d.t"]),
+        ("select", [], ["d.t"]),
+        ("unload", ["path:fs./tmp/p"], ["d.s"]),
+        ("select", [], ["d.u"]),
+    ]
+    assert [(c.target, [s.id for s in c.sources]) for c in result.columns] == [
+        ("path:fs./tmp/p.a", ["d.s.a"]),
+        ("path:fs./tmp/p.b", ["d.s.b"]),
+    ]
+    assert [(e.statement_index, e.message) for e in result.errors] == [
+        (4, "SELECT … INTO OUTFILE without a file name")
+    ]
+    # T-SQL's SELECT … INTO t still creates t
+    assert _run("SELECT a INTO d.v FROM d.t", "tsql").writes == ["d.v"]
