@@ -41,10 +41,11 @@ def conjuncts(condition: exp.Expression) -> list[exp.Expression]:
     stack = [condition]
     while stack:
         node = stack.pop()
-        if isinstance(node, exp.And):
+        cls = type(node)
+        if cls is exp.And:
             stack.append(node.expression)
             stack.append(node.this)
-        elif isinstance(node, exp.Paren):
+        elif cls is exp.Paren:
             stack.append(node.this)
         else:
             out.append(node)
@@ -56,26 +57,35 @@ def disjuncts(condition: exp.Expression) -> list[exp.Expression]:
     stack = [condition]
     while stack:
         node = stack.pop()
-        if isinstance(node, exp.Or):
+        cls = type(node)
+        if cls is exp.Or:
             stack.append(node.expression)
             stack.append(node.this)
-        elif isinstance(node, exp.Paren):
+        elif cls is exp.Paren:
             stack.append(node.this)
         else:
             out.append(node)
     return out
 
 
+_CONSTANTS = frozenset({exp.Literal, exp.Null, exp.Boolean})
+#: `exp.Column` and its subclasses (`Pseudocolumn`)
+_COLUMNS = frozenset({exp.Column, *exp.Column.__subclasses__()})
+
+
 def _literalish(node: exp.Expression) -> bool:
-    if isinstance(node, exp.Literal | exp.Null | exp.Boolean):
+    cls = type(node)
+    if cls in _CONSTANTS:
         return True
-    return not isinstance(node, exp.Column) and node.find(exp.Column, exp.Select) is None
+    return cls not in _COLUMNS and node.find(exp.Column, exp.Select) is None
 
 
 def _bare_column(node: exp.Expression) -> exp.Column | None:
-    while isinstance(node, exp.Paren):
+    cls = type(node)
+    while cls is exp.Paren:
         node = node.this
-    return node if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star) else None
+        cls = type(node)
+    return node if cls in _COLUMNS and type(node.this) is not exp.Star else None
 
 
 def normalise(node: exp.Expression) -> RawPredicate | None:
@@ -201,8 +211,41 @@ def render_value(node: exp.Expression, dialect: str) -> tuple[str, str]:
     point = date_point(node)
     if point is not None:
         return point.value(), point.render()
-    sql = _dialect(dialect).generate(node)
+    sql = _arithmetic_text(node)
+    if sql is None:
+        sql = _dialect(dialect).generate(node)
     return sql, sql
+
+
+_ARITHMETIC = {exp.Add: " + ", exp.Sub: " - ", exp.Mul: " * "}
+
+
+def _arithmetic_text(node: exp.Expression) -> str | None:
+    """The text every dialect writes for `2001 + 1` or `-6` (TPC-DS's filters are full of them),
+    without the generator's copy of the tree; None for anything else."""
+    cls = type(node)
+    if cls is exp.Neg:
+        inner = node.this
+        if type(inner) is exp.Literal and not inner.is_string and str(inner.this).isdigit():
+            return f"-{inner.this}"
+        return None
+    operator = _ARITHMETIC.get(cls)
+    if operator is None:
+        return None
+    left, right = node.this, node.expression
+    if (
+        type(left) is exp.Literal
+        and type(right) is exp.Literal
+        and not left.is_string
+        and not right.is_string
+        and str(left.this).isdigit()
+        and str(right.this).isdigit()
+        and not node.comments
+        and not left.comments
+        and not right.comments
+    ):
+        return f"{left.this}{operator}{right.this}"
+    return None
 
 
 _DIALECTS: dict[str, Dialect] = {}

@@ -91,6 +91,26 @@ class Source:
     occurrence: Occurrence | None = None
     relation: Relation | None = None
     _column_set: frozenset[str] | None = None
+    #: a base table's contributions by column name (`base_column`), built once per name
+    _base: dict[str, list[Contribution]] | None = None
+
+    def base_column(self, name: str, ctx: ReadContext) -> list[Contribution]:
+        """The contributions of column `name` of this base table: itself, a direct copy."""
+        base = self._base
+        if base is None:
+            base = self._base = {}
+        found = base.get(name)
+        if found is not None:
+            return found
+        column_set = self._column_set
+        found = [(ids.child(self.table, name), None, DIRECT, _NO_FUNCS, self.occurrence)]
+        if column_set is not None:
+            # only a known column is kept: an unknown one is reported at every reference
+            if name in column_set:
+                base[name] = found
+            else:
+                ctx.problem(f"unknown column {name} (not in {self.table})")
+        return found
 
     def known_columns(self) -> frozenset[str] | None:
         if self._column_set is None:
@@ -103,22 +123,52 @@ class Source:
         return self._column_set
 
 
-@dataclass(slots=True)
 class Scope:
-    sources: dict[str, Source] = field(default_factory=dict)
-    parent: Scope | None = None
-    projections: dict[str, exp.Expression] | None = None
-    lambda_names: frozenset[str] = frozenset()
-    #: the CTEs visible here: a subquery in any clause of this SELECT sees them too
-    ctes: dict[str, exp.CTE] = field(default_factory=dict)
-    #: the aliases of the select list read so far, with their contributions: Spark 3.4's
-    #: lateral column aliases (`SELECT a + 1 AS b, b * 2 AS c`)
-    lateral: dict[str, list[Contribution]] | None = None
-    #: the named windows of the SELECT (`WINDOW w AS (...)`), used as `OVER w`
-    windows: dict[str, exp.Window] | None = None
-    #: `_find_unqualified` answers by column name; a TPC-DS scope joins many
-    #: tables and names the same column in several clauses. Cleared by `add`.
-    _unqualified: dict[str, Source | bool | None] = field(default_factory=dict)
+    """The names a SELECT sees: its FROM items, the scope around it, its select list's aliases.
+
+    A plain class rather than a dataclass: one is built for every SELECT, and the generated
+    `__init__` calls a factory for each of its dicts.
+    """
+
+    __slots__ = (
+        "_unqualified",
+        "_windowed",
+        "ctes",
+        "lambda_names",
+        "lateral",
+        "parent",
+        "projections",
+        "sources",
+        "windows",
+    )
+
+    def __init__(
+        self,
+        sources: dict[str, Source] | None = None,
+        parent: Scope | None = None,
+        projections: dict[str, exp.Expression] | None = None,
+        lambda_names: frozenset[str] = frozenset(),
+        ctes: dict[str, exp.CTE] | None = None,
+        lateral: dict[str, list[Contribution]] | None = None,
+        windows: dict[str, exp.Window] | None = None,
+    ) -> None:
+        self.sources: dict[str, Source] = {} if sources is None else sources
+        self.parent = parent
+        self.projections = projections
+        self.lambda_names = lambda_names
+        #: the CTEs visible here: a subquery in any clause of this SELECT sees them too
+        self.ctes: dict[str, exp.CTE] = {} if ctes is None else ctes
+        #: the aliases of the select list read so far, with their contributions: Spark 3.4's
+        #: lateral column aliases (`SELECT a + 1 AS b, b * 2 AS c`)
+        self.lateral = lateral
+        #: the named windows of the SELECT (`WINDOW w AS (...)`), used as `OVER w`
+        self.windows = windows
+        #: `_find_unqualified` answers by column name; a TPC-DS scope joins many
+        #: tables and names the same column in several clauses. Cleared by `add`.
+        self._unqualified: dict[str, Source | bool | None] = {}
+        #: whether the select item of a name computes a window (`_window_alias`), asked for
+        #: every unqualified column of GROUP BY, HAVING, QUALIFY and ORDER BY
+        self._windowed: dict[str, bool] = {}
 
     def add(self, alias: str, source: Source) -> None:
         self.sources[alias] = source
@@ -158,7 +208,22 @@ class ResolverEnv:
 
 
 def table_id(table: exp.Table, default_database: str, default_catalog: str = DEFAULT_CATALOG) -> str:
-    for part in (table.args.get("catalog"), table.args.get("db"), table.this):
+    args = table.args
+    this = args.get("this")
+    catalog = args.get("catalog")
+    db = args.get("db")
+    if catalog is None and type(this) is exp.Identifier and (db is None or type(db) is exp.Identifier):
+        # The common `db.t` or `t`: one dict lookup instead of building the id again.
+        key = (this.this, db.this if db is not None else None, default_database)
+        found = _TABLE_IDS.get(key)
+        if found is None:
+            if len(_TABLE_IDS) > 65536:
+                _TABLE_IDS.clear()
+            found = _TABLE_IDS[key] = ids.join(
+                key[1].lower() if db is not None else default_database, key[0].lower()
+            )
+        return found
+    for part in (catalog, db, this):
         if isinstance(part, exp.Parameter):
             # `${x}` left in a table name: the variable was never given.
             raise StatementError(f"unsubstituted variable ${{{part.name}}} in table name {table.sql()}")
@@ -171,6 +236,10 @@ def table_id(table: exp.Table, default_database: str, default_catalog: str = DEF
         if catalog_name != default_catalog:
             return ids.join(ids.qualify(catalog_name, database), name)
     return ids.join(database, name)
+
+
+#: `table_id` of the plain `db.t` and `t` forms, by (name, database as written, default database)
+_TABLE_IDS: dict[tuple[str, str | None, str], str] = {}
 
 
 def _join_key(inner: str | None, outer: str | None) -> str | None:
@@ -765,6 +834,8 @@ class QueryResolver:
                 return self._source_column(inner, name, ctx, shown)
             ctx.problem(f"unknown column {shown}")
             return []
+        if shown == name:
+            return source.base_column(name, ctx)
         column_set = source._column_set
         if column_set is not None and name not in column_set:
             ctx.problem(f"unknown column {shown} (not in {source.table})")
@@ -786,23 +857,22 @@ class QueryResolver:
             if known is None or name in known:
                 return only
             return None
-        having: list[Source] = []
-        unknown: list[Source] = []
+        # The first source having the column, False once a second has it; likewise for
+        # sources whose columns are unknown, which only count when none has it.
+        having: Source | bool | None = None
+        unknown: Source | bool | None = None
         for source in sources.values():
-            known = source.known_columns()
+            known = source._column_set
             if known is None:
-                unknown.append(source)
-            elif name in known:
-                having.append(source)
-        if len(having) == 1:
-            return having[0]
-        if len(having) > 1:
-            return False
-        if len(unknown) == 1:
-            return unknown[0]
-        if len(unknown) > 1:
-            return False
-        return None
+                known = source.known_columns()
+                if known is None:
+                    unknown = source if unknown is None else False
+                    continue
+            if name in known:
+                if having is not None:
+                    return False
+                having = source
+        return having if having is not None else unknown
 
     def resolve_column(
         self, node: exp.Column, scope: Scope, ctx: ReadContext, aliases: bool = False
@@ -819,12 +889,7 @@ class QueryResolver:
                 if source is not None:
                     name = args["this"].this.lower()
                     if source.relation is None:
-                        column_set = source._column_set
-                        if column_set is not None and name not in column_set:
-                            ctx.problem(f"unknown column {name} (not in {source.table})")
-                        return [
-                            (ids.child(source.table, name), None, DIRECT, _NO_FUNCS, source.occurrence)
-                        ], None
+                        return source.base_column(name, ctx), None
                     return self._source_column(source, name, ctx, name), None
                 current = current.parent
         if qualifier is None:
@@ -892,7 +957,12 @@ class QueryResolver:
     def _window_alias(self, name: str, scope: Scope, ctx: ReadContext) -> exp.Expression | None:
         """The select item `name` names when it computes a window and no FROM column has the name."""
         projection = scope.projections.get(name)
-        if projection is None or projection.find(exp.Window) is None:
+        if projection is None:
+            return None
+        windowed = scope._windowed.get(name)
+        if windowed is None:
+            windowed = scope._windowed[name] = projection.find(exp.Window) is not None
+        if not windowed:
             return None
         if isinstance(self._find_unqualified(name, scope, ctx), Source):
             return None
@@ -903,7 +973,11 @@ class QueryResolver:
     ) -> tuple[list[Contribution], str | None]:
         current: Scope | None = scope
         while current is not None:
-            found = self._find_unqualified(name, current, ctx)
+            memo = current._unqualified
+            if name in memo:
+                found = memo[name]
+            else:
+                found = memo[name] = self._find_unqualified_in(name, current.sources)
             lateral = current.lateral
             if (
                 lateral is not None
@@ -919,7 +993,15 @@ class QueryResolver:
             if found is False:
                 ctx.problem(f"ambiguous column {name}")
                 return [], None
-            if isinstance(found, Source):
+            if found is not None:
+                if not rest:
+                    base = found._base
+                    if base is not None:
+                        # a known column of a base table read before: the common case
+                        hit = base.get(name)
+                        if hit is not None:
+                            return hit, None
+                    return self._source_column(found, name, ctx, name), None
                 return self._source_column(found, name, ctx, name), _path(rest)
             current = current.parent
         bases = [source for source in scope.sources.values() if source.table is not None]
@@ -1204,7 +1286,7 @@ class QueryResolver:
                 # (PARTITION BY k ORDER BY t DESC) = 1` keeps rows by k and t: filter).
                 self._window_spec(current, scope, ctx, role, role)
                 stack.append(current.this)
-            elif cls is exp.Subquery or cls is exp.Lambda or isinstance(current, exp.Query):
+            elif cls in _SCOPED or (cls not in _UNSCOPED and _is_scoped(cls)):
                 out: list[Contribution] = []
                 saved = scope.projections
                 if not aliases:
@@ -1323,6 +1405,20 @@ _CHAIN_OPERATORS = frozenset(
 
 _LEAVES = (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Var, exp.Identifier, exp.DataType)
 _LEAF_SET = frozenset(_LEAVES)
+
+#: node classes `weak` hands to `value` because they need scoping (subqueries, lambdas),
+#: and those it walks itself; filled as classes are met
+_SCOPED: set[type] = {exp.Subquery, exp.Lambda}
+_UNSCOPED: set[type] = set()
+
+
+def _is_scoped(cls: type) -> bool:
+    if issubclass(cls, exp.Query):
+        _SCOPED.add(cls)
+        return True
+    _UNSCOPED.add(cls)
+    return False
+
 
 #: `QueryResolver.value` dispatch by exact class; anything else is a function or operator.
 _HANDLERS: dict[type, Callable[..., None]] = {
