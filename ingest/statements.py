@@ -21,6 +21,7 @@ from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.graph.lineage import (
     ColumnLineage,
     Predicate,
+    SourceColumn,
     StatementLineage,
     TableEdge,
     TableRead,
@@ -247,6 +248,8 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
                 )
         else:
             statement["kind"] = "ddl"
+        if isinstance(node, exp.Insert | exp.Update | exp.Merge | exp.Delete) and statement.get("writes"):
+            self._output_into(node, statement)
         result = StatementLineage(**statement)
         if self.env.dialect in NO_SEMICOLON_DIALECTS:
             result = self._through_session_tables(result)
@@ -300,6 +303,42 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
                     ]
         if columns != entry.columns:
             self.catalog.put(tid, entry.model_copy(update={"columns": columns}))
+
+    def _output_into(self, node: exp.Expression, statement: dict) -> None:
+        """T-SQL `OUTPUT inserted.c, deleted.d INTO @t [(cols)]`: the rows the statement wrote (or
+        removed) go into the table variable, each `inserted.c`/`deleted.c` direct from the written
+        table's column; anything else the clause computes has no source here."""
+        returning = node.args.get("returning")
+        into = returning.args.get("into") if isinstance(returning, exp.Returning) else None
+        names: list[str] = []
+        if isinstance(into, exp.Anonymous):  # `INTO @t (a, b)`
+            names = [c.name.lower() for c in into.expressions]
+            into = into.this
+        if isinstance(into, exp.Identifier):
+            into = exp.Table(this=into)
+        if not (isinstance(into, exp.Table) and _is_session_table(into, self.env.dialect)):
+            return
+        tid = table_id(into, self.env.default_database, self.env.default_catalog)
+        declared = self.catalog.get(tid)
+        if not names and declared is not None:
+            names = [c.name.lower() for c in declared.columns]  # filled in order, as INSERT does
+        target = statement["writes"][0]
+        for position, item in enumerate(returning.expressions):
+            value = item.unalias()
+            name = names[position] if position < len(names) else item.alias_or_name.lower()
+            if isinstance(value, exp.Column) and isinstance(value.this, exp.Star):
+                statement["unresolved"].append(f"OUTPUT {value.sql()} INTO {into.name}: columns not listed")
+                continue
+            kind = "direct" if isinstance(value, exp.Column) else "expression"
+            written = dict.fromkeys(
+                column.name.lower()
+                for column in value.find_all(exp.Column)
+                if column.table.lower() in ("inserted", "deleted")
+            )
+            sources = [SourceColumn(column=ids.child(target, c), kind=kind) for c in written]
+            statement["columns"].append(ColumnLineage(target=ids.child(tid, name), sources=sources))
+        statement["writes"].append(tid)
+        statement["table_edges"].append(TableEdge(source=target, target=tid))
 
     def _through_session_tables(self, result: StatementLineage) -> StatementLineage:
         """The statement with the session tables it touches folded away, as a table the script

@@ -464,3 +464,24 @@ def test_mysql_select_into_never_creates_a_table() -> None:
     ]
     # T-SQL's SELECT … INTO t still creates t
     assert _run("SELECT a INTO d.v FROM d.t", "tsql").writes == ["d.v"]
+
+
+def test_tsql_output_into_table_variable() -> None:
+    sql = (
+        "DECLARE @changes TABLE (id int, old_a int, new_a int, delta int)\n"
+        "UPDATE d.x SET a = s.a FROM d.x JOIN d.s s ON s.id = d.x.id\n"
+        "  OUTPUT inserted.id, deleted.a, inserted.a, inserted.a - deleted.a INTO @changes\n"
+        "INSERT INTO d.audit (id, old_a, new_a, delta) SELECT id, old_a, new_a, delta FROM @changes\n"
+        "DECLARE @ids TABLE (id int)\n"
+        "INSERT INTO d.y (id, b) OUTPUT inserted.id INTO @ids (id) SELECT id, b FROM d.u\n"
+        "INSERT INTO d.z SELECT id FROM @ids"
+    )
+    result = _run(sql, "tsql")
+    assert result.errors == []
+    assert result.writes == ["d.x", "d.audit", "d.y", "d.z"]
+    sources = {c.target: [(s.id, s.kind) for s in c.sources] for c in result.columns}
+    # declared columns in order; the written table's columns, the UPDATE's own sources not repeated
+    assert sources["d.audit.old_a"] == sources["d.audit.new_a"] == [("d.x.a", "direct")]
+    assert sources["d.audit.delta"] == [("d.x.a", "expression")]
+    assert sources["d.z.id"] == [("d.y.id", "direct")]
+    assert {(e.source, e.target) for e in result.table_edges} >= {("d.x", "d.audit"), ("d.y", "d.z")}
