@@ -91,22 +91,27 @@ def _bare_column(node: exp.Expression) -> exp.Column | None:
 def normalise(node: exp.Expression) -> RawPredicate | None:
     """The column-versus-literal predicate `node` is, or None."""
     negated = False
-    while isinstance(node, exp.Not | exp.Paren):
-        if isinstance(node, exp.Not):
+    cls = type(node)
+    while cls is exp.Not or cls is exp.Paren:
+        if cls is exp.Not:
             negated = not negated
         node = node.this
-    cls = type(node)
+        cls = type(node)
     op = _COMPARISONS.get(cls)
     if op is not None:
         if negated:
             return None
         left, right = node.this, node.expression
-        column = _bare_column(left)
-        if column is not None and _literalish(right):
-            return RawPredicate(column, op, [right])
-        column = _bare_column(right)
-        if column is not None and _literalish(left):
-            return RawPredicate(column, _FLIPPED[op], [left])
+        left_column = _bare_column(left)
+        right_column = _bare_column(right)
+        if left_column is not None:
+            if right_column is not None:
+                # `a.k = b.k`: a join key, never a filter (the common case in a WHERE)
+                return None
+            if _literalish(right):
+                return RawPredicate(left_column, op, [right])
+        if right_column is not None and _literalish(left):
+            return RawPredicate(right_column, _FLIPPED[op], [left])
         return _datediff(left, op, right) or _datediff(right, _FLIPPED[op], left)
     if cls is exp.In:
         column = _bare_column(node.this)

@@ -393,7 +393,7 @@ class QueryResolver:
 
         relation = self._projections(node.expressions, scope, ctx)
 
-        scope.projections = {name: proj for name, proj in zip(relation.names, node.expressions, strict=False)}
+        scope.projections = dict(zip(relation.names, node.expressions, strict=False))
         group = args.get("group")
         if group is not None:
             for item in group.expressions:
@@ -419,10 +419,10 @@ class QueryResolver:
         if projections and type(projections[0].unalias()) is exp.QueryTransform:
             return self._transform(projections, scope, ctx)
         for position, proj in enumerate(projections):
-            if isinstance(proj, exp.Star):
+            if type(proj) is exp.Star:
                 self._expand_star(scope.sources.values(), proj, ctx, names, contribs, passthrough)
                 continue
-            if isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star):
+            if isinstance(proj, exp.Column) and type(proj.this) is exp.Star:
                 alias = proj.table.lower()
                 source = scope.sources.get(alias)
                 if source is None:
@@ -431,8 +431,11 @@ class QueryResolver:
                 self._expand_star([source], proj.this, ctx, names, contribs, passthrough)
                 continue
             out: list[Contribution] = []
-            self.value(proj, scope, ctx, DIRECT, _NO_FUNCS, None, out)
             proj_type = type(proj)
+            if proj_type is exp.Column:
+                self._value_column(proj, scope, ctx, DIRECT, _NO_FUNCS, None, out)
+            else:
+                self.value(proj, scope, ctx, DIRECT, _NO_FUNCS, None, out)
             if proj_type is exp.Alias:
                 name = proj.args["alias"].this.lower()
             elif proj_type is exp.Column:
@@ -893,25 +896,10 @@ class QueryResolver:
                     return self._source_column(source, name, ctx, name), None
                 current = current.parent
         if qualifier is None:
-            name = args["this"].name.lower()
-            parts = [name]
-        else:
-            parts = [p.name.lower() for p in node.parts]
+            return self._resolve_name(args["this"].name.lower(), scope, ctx, aliases)
+        parts = [p.name.lower() for p in node.parts]
         if len(parts) == 1:
-            name = parts[0]
-            if name in scope.lambda_names:
-                return [], None
-            if aliases and scope.projections is not None and name in scope.projections:
-                found_in = self._find_unqualified(name, scope, ctx)
-                if not isinstance(found_in, Source):
-                    # The select list is evaluated in the FROM scope, where its own
-                    # aliases are not visible: resolving `c0 AS c0` (or an
-                    # ambiguous `c0`) must not come back to this alias.
-                    from_scope = self._from_scope(scope)
-                    out: list[Contribution] = []
-                    self.value(scope.projections[name], from_scope, ctx, DIRECT, _NO_FUNCS, None, out)
-                    return out, None
-            return self._unqualified(name, [], scope, ctx)
+            return self._resolve_name(parts[0], scope, ctx, aliases)
         # qualified: alias.col[.field...], db.table.col, or struct.field[...]
         current = scope
         while current is not None:
@@ -941,6 +929,24 @@ class QueryResolver:
             current = current.parent
         # not an alias: a struct column accessed by field
         return self._unqualified(parts[0], parts[1:], scope, ctx)
+
+    def _resolve_name(
+        self, name: str, scope: Scope, ctx: ReadContext, aliases: bool
+    ) -> tuple[list[Contribution], str | None]:
+        """An unqualified column: a lambda parameter, a select item's alias, or a FROM item's column."""
+        if scope.lambda_names and name in scope.lambda_names:
+            return [], None
+        if aliases and scope.projections is not None and name in scope.projections:
+            found_in = self._find_unqualified(name, scope, ctx)
+            if not isinstance(found_in, Source):
+                # The select list is evaluated in the FROM scope, where its own
+                # aliases are not visible: resolving `c0 AS c0` (or an
+                # ambiguous `c0`) must not come back to this alias.
+                from_scope = self._from_scope(scope)
+                out: list[Contribution] = []
+                self.value(scope.projections[name], from_scope, ctx, DIRECT, _NO_FUNCS, None, out)
+                return out, None
+        return self._unqualified(name, [], scope, ctx)
 
     @staticmethod
     def _from_scope(scope: Scope) -> Scope:
