@@ -11,6 +11,8 @@ replace, so errors still point at the right line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot.tokens import Token, TokenType
 
 #: Token types of string literals (a routine body, dynamic SQL text).
@@ -128,6 +130,47 @@ def _is_assignment(statement: list[Token], k: int) -> bool:
 def bind_loop_variable(statement: list[Token], variable: str, query: list[Token]) -> list[Token]:
     """In a `FOR v AS query DO … END FOR` body, `v.col` is the current row's column: read as
     `(SELECT v.col FROM (query) AS v)`, so the body's values trace to the query's sources."""
+
+    def is_row(token: Token) -> bool:
+        return token.token_type in (TokenType.VAR, TokenType.IDENTIFIER) and token.text.lower() == variable
+
+    def source(token: Token, place: tuple) -> list[Token]:
+        return [
+            Token(TokenType.L_PAREN, "(", *place),
+            *(Token(t.token_type, t.text, *place) for t in query),
+            Token(TokenType.R_PAREN, ")", *place),
+            Token(TokenType.ALIAS, "AS", *place),
+            Token(token.token_type, token.text, *place),
+        ]
+
+    return _bind_row_columns(statement, is_row, source)
+
+
+def bind_row_values(statement: list[Token], table: list[Token]) -> list[Token]:
+    """In a row trigger (MySQL), `NEW.col` / `OLD.col` are the triggering row's columns: each is
+    read as `(SELECT new.col FROM <table> AS new)`, so values and conditions trace to the table."""
+
+    def is_row(token: Token) -> bool:
+        return keyword(token) in ("NEW", "OLD")
+
+    def source(token: Token, place: tuple) -> list[Token]:
+        return [
+            *(Token(t.token_type, t.text, *place) for t in table),
+            Token(TokenType.ALIAS, "AS", *place),
+            Token(TokenType.VAR, token.text, *place),
+        ]
+
+    return _bind_row_columns(statement, is_row, source)
+
+
+def _bind_row_columns(
+    statement: list[Token],
+    is_row: Callable[[Token], bool],
+    source: Callable[[Token, tuple], list[Token]],
+) -> list[Token]:
+    """Every `row.col` whose `row` token `is_row` (and that is not itself the tail of a dotted
+    name) becomes the scalar subquery `(SELECT row.col FROM <source>)`, at the token's place so
+    errors still point at the statement's text."""
     bound: list[Token] = []
     n = len(statement)
     k = 0
@@ -135,8 +178,7 @@ def bind_loop_variable(statement: list[Token], variable: str, query: list[Token]
         token = statement[k]
         if (
             k + 2 < n
-            and token.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
-            and token.text.lower() == variable
+            and is_row(token)
             and statement[k + 1].token_type is TokenType.DOT
             and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
         ):
@@ -146,44 +188,7 @@ def bind_loop_variable(statement: list[Token], variable: str, query: list[Token]
                 Token(TokenType.SELECT, "SELECT", *place),
                 *statement[k : k + 3],
                 Token(TokenType.FROM, "FROM", *place),
-                Token(TokenType.L_PAREN, "(", *place),
-                *(Token(t.token_type, t.text, *place) for t in query),
-                Token(TokenType.R_PAREN, ")", *place),
-                Token(TokenType.ALIAS, "AS", *place),
-                Token(token.token_type, token.text, *place),
-                Token(TokenType.R_PAREN, ")", *place),
-            ]
-            k += 3
-            continue
-        bound.append(token)
-        k += 1
-    return bound
-
-
-def bind_row_values(statement: list[Token], table: list[Token]) -> list[Token]:
-    """In a row trigger (MySQL), `NEW.col` / `OLD.col` are the triggering row's columns: each is
-    read as `(SELECT new.col FROM <table> AS new)`, so values and conditions trace to the table."""
-    bound: list[Token] = []
-    n = len(statement)
-    k = 0
-    while k < n:
-        token = statement[k]
-        if (
-            keyword(token) in ("NEW", "OLD")
-            and k + 2 < n
-            and statement[k + 1].token_type is TokenType.DOT
-            and (k == 0 or statement[k - 1].token_type is not TokenType.DOT)
-        ):
-            place = (token.line, token.col, token.start, token.end)
-            alias = Token(TokenType.VAR, token.text, *place)
-            bound += [
-                Token(TokenType.L_PAREN, "(", *place),
-                Token(TokenType.SELECT, "SELECT", *place),
-                *statement[k : k + 3],
-                Token(TokenType.FROM, "FROM", *place),
-                *(Token(t.token_type, t.text, *place) for t in table),
-                Token(TokenType.ALIAS, "AS", *place),
-                alias,
+                *source(token, place),
                 Token(TokenType.R_PAREN, ")", *place),
             ]
             k += 3
