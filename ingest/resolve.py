@@ -430,11 +430,17 @@ class QueryResolver:
                     continue
                 self._expand_star([source], proj.this, ctx, names, contribs, passthrough)
                 continue
-            out: list[Contribution] = []
             proj_type = type(proj)
             if proj_type is exp.Column:
-                self._value_column(proj, scope, ctx, DIRECT, _NO_FUNCS, None, out)
+                # a plain column, the most common item: `_value_column` without the dispatch
+                found, column_key = self.resolve_column(proj, scope, ctx, scope.projections is not None)
+                if column_key is None:
+                    out = list(found)
+                else:
+                    out = []
+                    self._compose(found, DIRECT, _NO_FUNCS, column_key, out)
             else:
+                out = []
                 self.value(proj, scope, ctx, DIRECT, _NO_FUNCS, None, out)
             if proj_type is exp.Alias:
                 name = proj.args["alias"].this.lower()
@@ -892,6 +898,11 @@ class QueryResolver:
                 if source is not None:
                     name = args["this"].this.lower()
                     if source.relation is None:
+                        base = source._base
+                        if base is not None:
+                            hit = base.get(name)
+                            if hit is not None:
+                                return hit, None
                         return source.base_column(name, ctx), None
                     return self._source_column(source, name, ctx, name), None
                 current = current.parent
