@@ -213,21 +213,11 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             self._finish(statement, [self._export_import(str(node.this).upper(), text, statement)])
         elif isinstance(node, exp.Command) and str(node.this).upper() == "UNLOAD":
             statement["kind"] = "unload"
-            text = (
-                node.expression.name
-                if isinstance(node.expression, exp.Literal)
-                else str(node.expression or "")
-            )
-            self._finish(statement, [self._unload_command(text)])
+            self._finish(statement, [self._unload_command(_command_text(node))])
         elif isinstance(node, exp.Command) and str(node.this).upper() == "REPLACE":
             # MySQL `REPLACE [INTO] t …`: an INSERT whose rows replace those with the same key
             statement["kind"] = "insert"
-            text = (
-                node.expression.name
-                if isinstance(node.expression, exp.Literal)
-                else str(node.expression or "")
-            )
-            insert = sqlglot.parse_one(f"INSERT {text}", read=self.env.dialect)
+            insert = sqlglot.parse_one(f"INSERT {_command_text(node)}", read=self.env.dialect)
             if not isinstance(insert, exp.Insert):
                 raise StatementError("REPLACE: expected REPLACE [INTO] table … VALUES|SELECT …")
             self._finish(statement, [self._insert(insert, None)])
@@ -921,3 +911,10 @@ def _partitioned_by(properties: exp.Properties | None) -> list[CatalogColumn]:
 def _type_sql(column: exp.ColumnDef) -> str:
     kind = column.args.get("kind")
     return kind.sql(dialect="hive").lower() if kind is not None else "string"
+
+
+def _command_text(node: exp.Command) -> str:
+    """What follows an opaque command's keyword, as written (`UNLOAD ('…') TO …`, `REPLACE INTO …`)."""
+    if isinstance(node.expression, exp.Literal):
+        return node.expression.name
+    return str(node.expression or "")
