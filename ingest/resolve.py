@@ -578,9 +578,10 @@ class QueryResolver:
     def _add_item(
         self, scope: Scope, item: exp.Expression, ctx: ReadContext, ctes: dict[str, exp.CTE]
     ) -> None:
-        if isinstance(item, exp.Table):
-            if isinstance(item.this, exp.Expression) and not isinstance(item.this, exp.Identifier):
-                if isinstance(item.this, _GENERATORS):
+        if type(item) is exp.Table:
+            this = item.this
+            if type(this) is not exp.Identifier and isinstance(this, exp.Expression):
+                if isinstance(this, _GENERATORS):
                     # `FROM t, explode(arr) AS x(e)`: a generator in FROM, as a lateral view
                     self._add_lateral(scope, exp.Lateral(this=item.this, alias=item.args.get("alias")), ctx)
                     return
@@ -636,7 +637,7 @@ class QueryResolver:
                     ctx.problem(
                         f"{name} refers to itself; read as table {table_id(item, self.env.default_database, self.env.default_catalog)}"
                     )
-            location = _file_source(item)
+            location = _file_source(item) if item.args.get("db") is not None else None
             if location is not None:
                 try:
                     tid = ids.path_table(location)
@@ -1279,14 +1280,17 @@ class QueryResolver:
         and lambdas, which need scoping, go through `value`.
         """
         weak = ctx.weak
+        # select-list aliases are only looked at with `aliases` (restored by the scoped branch)
+        projections = scope.projections if aliases else None
         stack = [node]
         while stack:
             current = stack.pop()
             cls = type(current)
             if cls is exp.Column:
-                if type(current.args["this"]) is exp.Star:
+                args = current.args
+                if type(args["this"]) is exp.Star:
                     continue
-                if aliases and scope.projections is not None and current.args.get("table") is None:
+                if projections is not None and args.get("table") is None:
                     window = self._window_alias(current.name.lower(), scope, ctx)
                     if window is not None:
                         # `QUALIFY rn = 1` with `row_number() OVER (...) AS rn`: the window itself
