@@ -419,10 +419,13 @@ class QueryResolver:
         if projections and type(projections[0].unalias()) is exp.QueryTransform:
             return self._transform(projections, scope, ctx)
         for position, proj in enumerate(projections):
-            if type(proj) is exp.Star:
+            proj_type = type(proj)
+            if proj_type is exp.Alias:
+                pass  # the most common item: neither star form
+            elif proj_type is exp.Star:
                 self._expand_star(scope.sources.values(), proj, ctx, names, contribs, passthrough)
                 continue
-            if isinstance(proj, exp.Column) and type(proj.this) is exp.Star:
+            elif isinstance(proj, exp.Column) and type(proj.this) is exp.Star:
                 alias = proj.table.lower()
                 source = scope.sources.get(alias)
                 if source is None:
@@ -430,7 +433,6 @@ class QueryResolver:
                     continue
                 self._expand_star([source], proj.this, ctx, names, contribs, passthrough)
                 continue
-            proj_type = type(proj)
             if proj_type is exp.Column:
                 # a plain column, the most common item: `_value_column` without the dispatch
                 found, column_key = self.resolve_column(proj, scope, ctx, scope.projections is not None)
