@@ -1339,7 +1339,23 @@ class QueryResolver:
         """
         weak = ctx.weak
         for conjunct in conjuncts(condition):
-            branches = disjuncts(conjunct)
+            cls = type(conjunct)
+            if cls in _JOIN_KEY_OPERATORS:
+                left, right = conjunct.args.get("this"), conjunct.args.get("expression")
+                if (
+                    type(left) is exp.Column
+                    and type(right) is exp.Column
+                    and type(left.args["this"]) is not exp.Star
+                    and type(right.args["this"]) is not exp.Star
+                ):
+                    # `a.k = b.k`, most of a TPC-DS WHERE: both columns weak, never a filter
+                    # (what `weak` would do, in its order: the right side first)
+                    for column in (right, left):
+                        found, _key = self.resolve_column(column, scope, ctx)
+                        for contribution in found:
+                            weak[(contribution[0], role)] = None
+                    continue
+            branches = disjuncts(conjunct) if cls is exp.Or else [conjunct]
             if len(branches) == 1:
                 raw = normalise(conjunct)
                 if raw is None:
@@ -1428,6 +1444,10 @@ _CHAIN_OPERATORS = frozenset(
 
 _LEAVES = (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Var, exp.Identifier, exp.DataType)
 _LEAF_SET = frozenset(_LEAVES)
+
+#: comparisons whose two sides, when both plain columns, make a join key (`filters`)
+_JOIN_KEY_OPERATORS = frozenset({exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE})
+
 
 #: node classes `weak` hands to `value` because they need scoping (subqueries, lambdas),
 #: and those it walks itself; filled as classes are met
