@@ -1545,26 +1545,26 @@ def _is_join_group(item: exp.Subquery) -> bool:
         inner = inner.this
 
 
-def _snapshot(occurrences: list[Occurrence]) -> list[tuple[Occurrence, Occurrence]]:
-    """Each occurrence a CTE walk added, with a copy as the walk left it (filters outside the
-    CTE attach to the original later)."""
-    return [
-        (o, Occurrence(o.table, o.partition_columns, list(o.predicates), list(o.ranges), list(o.unparsed)))
-        for o in occurrences
-    ]
+def _snapshot(occurrences: list[Occurrence]) -> list[tuple[Occurrence, int, int, int]]:
+    """Each occurrence a CTE walk added, with how many predicates, ranges and unparsed texts it
+    had when the walk left it: filters outside the CTE attach to the original later, and its
+    lists are only ever appended to, so their prefixes are the state to replay."""
+    return [(o, len(o.predicates), len(o.ranges), len(o.unparsed)) for o in occurrences]
 
 
-def _replay(relation: Relation, snapshot: list[tuple[Occurrence, Occurrence]], ctx: ReadContext) -> Relation:
+def _replay(
+    relation: Relation, snapshot: list[tuple[Occurrence, int, int, int]], ctx: ReadContext
+) -> Relation:
     """What walking the CTE again adds: fresh occurrences (each read of a CTE is filtered on
     its own) and its relation pointing at them. Weak references and problems recur unchanged."""
     fresh: dict[int, Occurrence] = {}
-    for original, state in snapshot:
+    for original, predicates, ranges, unparsed in snapshot:
         copy = Occurrence(
-            state.table,
-            state.partition_columns,
-            list(state.predicates),
-            list(state.ranges),
-            list(state.unparsed),
+            original.table,
+            original.partition_columns,
+            original.predicates[:predicates],
+            original.ranges[:ranges],
+            original.unparsed[:unparsed],
         )
         fresh[id(original)] = copy
         ctx.occurrences.append(copy)
