@@ -207,12 +207,31 @@ class ResolverEnv:
         )
 
 
+def table_name(table: exp.Table) -> str:
+    """The table's own name, lower case; T-SQL's temporary `#t` and global `##t` keep their `#`
+    (sqlglot strips it into a flag), so a session's temporary table never reads as the table `t`."""
+    this = table.args.get("this")
+    name = table.name.lower()
+    if type(this) is exp.Identifier and this.args:
+        if this.args.get("temporary"):
+            return "#" + name
+        if this.args.get("global_"):
+            return "##" + name
+    return name
+
+
 def table_id(table: exp.Table, default_database: str, default_catalog: str = DEFAULT_CATALOG) -> str:
     args = table.args
     this = args.get("this")
     catalog = args.get("catalog")
     db = args.get("db")
-    if catalog is None and type(this) is exp.Identifier and (db is None or type(db) is exp.Identifier):
+    if (
+        catalog is None
+        and type(this) is exp.Identifier
+        and (db is None or type(db) is exp.Identifier)
+        and not this.args.get("temporary")
+        and not this.args.get("global_")
+    ):
         # The common `db.t` or `t`: one dict lookup instead of building the id again.
         key = (this.this, db.this if db is not None else None, default_database)
         found = _TABLE_IDS.get(key)
@@ -227,7 +246,7 @@ def table_id(table: exp.Table, default_database: str, default_catalog: str = DEF
         if isinstance(part, exp.Parameter):
             # `${x}` left in a table name: the variable was never given.
             raise StatementError(f"unsubstituted variable ${{{part.name}}} in table name {table.sql()}")
-    name = table.name.lower()
+    name = table_name(table)
     db = table.args.get("db")
     database = db.name.lower() if db is not None else default_database
     catalog = table.args.get("catalog")
@@ -592,7 +611,7 @@ class QueryResolver:
                 ctx.problem(f"table function {item.this.sql(dialect=self.env.dialect)} is not resolved")
                 scope.add(item.alias_or_name.lower(), Source(item.alias_or_name.lower(), relation=relation))
                 return
-            name = item.name.lower()
+            name = table_name(item)
             alias = (item.alias or item.name).lower()
             if item.args.get("db") is None:
                 cte = ctes.get(name)

@@ -41,6 +41,7 @@ from watershed.ingest.resolve import (
     Scope,
     Source,
     table_id,
+    table_name,
 )
 from watershed.ingest.script_tables import Dropped, Renamed, TableEvent, apply_table_events
 from watershed.ingest.scripting import NO_SEMICOLON_DIALECTS
@@ -337,7 +338,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         touched = [
             tid
             for tid in dict.fromkeys([*result.writes, *(read.table for read in result.reads)])
-            if ids.split_last(tid)[1].startswith("@")
+            if ids.split_last(tid)[1].startswith(_SESSION_PREFIXES)
         ]
         if not touched:
             return result
@@ -745,7 +746,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         target = into.this
         if not isinstance(target, exp.Table):
             raise StatementError(f"SELECT INTO {into.sql(dialect=self.env.dialect)[:80]}: unsupported target")
-        name = target.name.lower()
+        name = table_name(target)
         if into.args.get("temporary") or name.startswith("#"):
             statement["kind"] = "temporary-view"
             self.env.temp_views[name] = (node, self.env.default_database)
@@ -839,9 +840,14 @@ def _values_function_as_excluded(node: exp.Expression) -> exp.Expression:
     return node
 
 
+#: T-SQL names of tables that live only in the session: a table variable as `script_bindings`
+#: names it (`[@t]`), a temporary `#t` and a global temporary `##t` table
+_SESSION_PREFIXES = ("@", "#")
+
+
 def _is_session_table(table: exp.Table, dialect: str) -> bool:
-    """A T-SQL table variable, as `script_bindings` names it (`[@t]`)."""
-    return dialect in NO_SEMICOLON_DIALECTS and table.args.get("db") is None and table.name.startswith("@")
+    """A T-SQL table variable or temporary table, declared by the script."""
+    return dialect in NO_SEMICOLON_DIALECTS and table_name(table).startswith(_SESSION_PREFIXES)
 
 
 def _without_table(statement: StatementLineage, table: str) -> StatementLineage:
