@@ -1087,6 +1087,14 @@ class QueryResolver:
     def _value_leaf(self, node, scope, ctx, kind, funcs, key, out) -> None:
         return None
 
+    def _value_next_value_for(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        # T-SQL `NEXT VALUE FOR Sequences.InvoiceID`: a sequence's next number, read from no
+        # column (the dotted name is the sequence's); `OVER (ORDER BY c)` only orders the numbering.
+        order = node.args.get("order")
+        if isinstance(order, exp.Order):
+            for item in order.expressions:
+                self.weak(item, scope, ctx, "order")
+
     def _value_column(self, node, scope, ctx, kind, funcs, key, out) -> None:
         if type(node.args["this"]) is exp.Star:
             return
@@ -1468,9 +1476,9 @@ _LEAF_SET = frozenset(_LEAVES)
 _JOIN_KEY_OPERATORS = frozenset({exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE})
 
 
-#: node classes `weak` hands to `value` because they need scoping (subqueries, lambdas),
-#: and those it walks itself; filled as classes are met
-_SCOPED: set[type] = {exp.Subquery, exp.Lambda}
+#: node classes `weak` hands to `value`, because they need scoping (subqueries, lambdas) or
+#: name no column (`NEXT VALUE FOR seq`), and those it walks itself; filled as classes are met
+_SCOPED: set[type] = {exp.Subquery, exp.Lambda, exp.NextValueFor}
 _UNSCOPED: set[type] = set()
 
 
@@ -1499,6 +1507,7 @@ _HANDLERS: dict[type, Callable[..., None]] = {
     exp.If: QueryResolver._value_if,
     exp.Subquery: QueryResolver._value_subquery,
     exp.Lambda: QueryResolver._value_lambda,
+    exp.NextValueFor: QueryResolver._value_next_value_for,
     **dict.fromkeys(_LEAVES, QueryResolver._value_leaf),
 }
 
