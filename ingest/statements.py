@@ -813,7 +813,8 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         if entry is None:
             entry = reads[table] = ({}, [], [])
         predicates, partition_columns, unparsed = entry
-        unparsed.extend(text for text in occurrence.unparsed if text not in unparsed)
+        if occurrence.unparsed:
+            unparsed.extend(text for text in occurrence.unparsed if text not in unparsed)
         for column, op, values, text in occurrence.predicates:
             if text not in predicates:
                 predicates[text] = Predicate(column=column, op=op, values=values, text=text)
