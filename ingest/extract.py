@@ -443,8 +443,7 @@ def _aggregate(statements: list[StatementLineage]) -> dict:
                 or read.partition_window_days > merged.partition_window_days
             ):
                 merged.partition_window_days = read.partition_window_days
-        for table in statement.writes:
-            writes[table] = None
+        writes.update(dict.fromkeys(statement.writes))
         for column in statement.columns:
             existing = columns.get(column.target)
             if existing is None:
@@ -459,10 +458,9 @@ def _aggregate(statements: list[StatementLineage]) -> dict:
             existing.sources.extend(
                 s for s in column.sources if (s.column, s.key, s.kind, tuple(s.functions)) not in seen
             )
-        for ref in statement.weak_references:
-            weak.setdefault((ref.column, ref.role, ref.target_table), ref)
-        for edge in statement.table_edges:
-            edges.setdefault((edge.source, edge.target), edge)
+        # keyed by all their fields: a later equal record may replace an earlier one in place
+        weak.update({(r.column, r.role, r.target_table): r for r in statement.weak_references})
+        edges.update({(e.source, e.target): e for e in statement.table_edges})
         for problem in statement.unresolved:
             unresolved[f"statement {statement.index}: {problem}"] = None
     for table in unbounded:
