@@ -15,6 +15,7 @@ from pathlib import Path
 from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
 from watershed.ingest.harvest import _extract_partition
+from watershed.ingest.settings import IngestSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "INSERT INTO dw.a SELECT x FROM ods.s;\nINSERT INTO dw.b SELECT y FROM ods.s;\nSELECT 1;\n"
@@ -50,7 +51,8 @@ def test_harvest_records_one_task_error_for_an_unknown_dialect() -> None:
         {"task_id": "bad", "sql": SCRIPT, "dialect": "nosuch"},
         {"task_id": "good", "sql": SCRIPT, "dialect": "hive"},
     ]
-    lines = [json.loads(line) for line in _extract_partition(iter(records), None)]
+    settings = IngestSettings().model_dump()
+    lines = [json.loads(line) for line in _extract_partition(iter(records), None, settings)]
     by_task = {line["task"]["task_id"]: line["lineage"] for line in lines}
     assert len(by_task["bad"]["errors"]) == 1
     _names_the_dialect_and_the_known_ones(by_task["bad"]["errors"][0]["message"])
