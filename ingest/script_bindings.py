@@ -289,8 +289,8 @@ class TsqlVariables:
                     (m for m in range(k + 3, min(k + 6, n)) if header[m].token_type is TokenType.L_PAREN),
                     None,
                 )
-                close = _closing(header, opening) if opening is not None else None
-                if close is not None:
+                close = closing(header, opening) if opening is not None else len(header)
+                if close < len(header):
                     declaration = self.table_declaration([token, *header[k + 1 : close + 1]])
                     if declaration is not None:
                         created.append(declaration)
@@ -351,15 +351,15 @@ class TsqlVariables:
         return bound
 
 
-def _closing(tokens: list[Token], opening: int) -> int | None:
-    """Index of the parenthesis closing the one at `opening`."""
+def closing(tokens: list[Token], opening: int) -> int:
+    """Index of the parenthesis closing the one at `opening` (`len(tokens)` when it never closes)."""
     depth = 0
     for m in range(opening, len(tokens)):
         kind = tokens[m].token_type
         depth += (kind is TokenType.L_PAREN) - (kind is TokenType.R_PAREN)
         if depth == 0:
             return m
-    return None
+    return len(tokens)
 
 
 def _table_variable(at: Token, name: str) -> Token:
@@ -373,6 +373,7 @@ __all__ = [
     "bind_loop_variable",
     "bind_pseudo_tables",
     "bind_row_values",
+    "closing",
     "keyword",
     "without_into_variables",
 ]

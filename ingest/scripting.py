@@ -42,6 +42,7 @@ from watershed.ingest.script_bindings import (
     bind_loop_variable,
     bind_pseudo_tables,
     bind_row_values,
+    closing,
     keyword,
     without_into_variables,
 )
@@ -295,7 +296,7 @@ class ScriptSplitter:
                 and i + 2 < n
                 and keyword(tokens[i + 2]) in ("SELECT", "WITH")
             ):
-                close = self._closing(tokens, i + 1)
+                close = closing(tokens, i + 1)
                 self._emit(tokens[i + 2 : close], sql, out)
                 i = self._end_of_statement(tokens, close + 1)
                 continue
@@ -408,20 +409,6 @@ class ScriptSplitter:
                 return j
         return len(tokens)
 
-    @staticmethod
-    def _closing(tokens: list[Token], open_at: int) -> int:
-        """Index of the parenthesis closing the one at `open_at` (or len)."""
-        depth = 0
-        for j in range(open_at, len(tokens)):
-            kind = tokens[j].token_type
-            if kind is TokenType.L_PAREN:
-                depth += 1
-            elif kind is TokenType.R_PAREN:
-                depth -= 1
-                if depth == 0:
-                    return j
-        return len(tokens)
-
     def _end_of_statement(self, tokens: list[Token], start: int) -> int:
         """Where the statement that runs up to `start` ends: the piece's end, a custom delimiter,
         a `DELIMITER` line, or (T-SQL) the next statement's first word."""
@@ -467,7 +454,7 @@ class ScriptSplitter:
                 and tokens[i + 2].token_type is TokenType.L_PAREN
             ):
                 # natively compiled: `BEGIN ATOMIC WITH (TRANSACTION ISOLATION LEVEL = …, LANGUAGE = …)`
-                close = self._closing(tokens, i + 2)
+                close = closing(tokens, i + 2)
                 return close + 1, close + 1 < n
             return i + 1, i + 1 < n
         if following == "NOT" and i + 1 < n and keyword(tokens[i + 1]) == "ATOMIC":
