@@ -370,9 +370,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
 
     def _rename_command(self, node: exp.Command, index: int, statement: dict) -> None:
         """MySQL `RENAME TABLE a TO b [, c TO d]`, which sqlglot keeps as a Command."""
-        text = (
-            node.expression.name if isinstance(node.expression, exp.Literal) else str(node.expression or "")
-        )
+        text = _command_text(node)
         match = _RENAME_TABLES.match(text)
         if match is None:
             raise StatementError("RENAME: expected TABLE a TO b [, c TO d]")
