@@ -186,8 +186,8 @@ def extract_lineage(
         dialect,
         _run_date(variables, settings),
         (default_catalog or settings.default_catalog).strip().lower(),
+        settings.conditions_as_lineage,
     )
-    extractor.env.conditions_as_lineage = settings.conditions_as_lineage
 
     # The script is tokenized a batch of statements at a time: the tokens of a
     # whole multi-megabyte script would take tens of bytes per character.

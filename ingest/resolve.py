@@ -28,7 +28,6 @@ from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name, spark_column_name
 from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
-from watershed.ingest.settings import conditions_as_lineage_default
 
 DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW, SCRIPT = range(6)
 #: by strength: when several lie on one path the strongest wins. `script` (TRANSFORM ... USING)
@@ -187,7 +186,7 @@ class ResolverEnv:
         dialect: str,
         temp_views: dict[str, tuple[exp.Expression, str]],
         default_catalog: str = DEFAULT_CATALOG,
-        conditions_as_lineage: bool | None = None,
+        conditions_as_lineage: bool = False,
     ) -> None:
         self.catalog = catalog
         self.default_database = default_database
@@ -201,10 +200,8 @@ class ResolverEnv:
         #: Spark items are then named with their functions' written names (`nvl`, not `coalesce`)
         self.sql_text: str | None = None
         #: CASE/IF conditions and window PARTITION BY/ORDER BY columns are value sources too
-        #: (IngestSettings.conditions_as_lineage; None reads it from the environment)
-        self.conditions_as_lineage = (
-            conditions_as_lineage_default() if conditions_as_lineage is None else conditions_as_lineage
-        )
+        #: (IngestSettings.conditions_as_lineage)
+        self.conditions_as_lineage = conditions_as_lineage
 
 
 def table_name(table: exp.Table) -> str:

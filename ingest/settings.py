@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 from pydantic import Field
 
 from watershed.graph.catalog import DEFAULT_CATALOG
-from watershed.graph.settings import ENV_PREFIX, SETTINGS_FILE_ENV, WatershedSettings
+from watershed.graph.settings import WatershedSettings
 
 
 class IngestSettings(WatershedSettings):
@@ -33,17 +31,3 @@ class IngestSettings(WatershedSettings):
     #: unset, a job launched by spark-submit keeps the master spark-submit gave it, and anything
     #: else runs on local[*]
     spark_master: str | None = None
-
-
-_CONDITIONS_ENV = f"{ENV_PREFIX}CONDITIONS_AS_LINEAGE"
-_conditions_by_env: dict[tuple[str | None, str | None], bool] = {}
-
-
-def conditions_as_lineage_default() -> bool:
-    """`conditions_as_lineage` from the environment and the settings file, for a resolver built
-    without settings; read once per value of the two variables (building settings costs ~0.4 ms)."""
-    key = (os.environ.get(_CONDITIONS_ENV), os.environ.get(SETTINGS_FILE_ENV))
-    value = _conditions_by_env.get(key)
-    if value is None:
-        value = _conditions_by_env[key] = IngestSettings().conditions_as_lineage
-    return value

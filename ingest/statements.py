@@ -104,6 +104,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         dialect: str,
         run_date: DatePoint | None,
         default_catalog: str = "spark_catalog",
+        conditions_as_lineage: bool = False,
     ) -> None:
         self.catalog = LayeredCatalog(catalog)
         self.env = ResolverEnv(
@@ -114,6 +115,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             dialect,
             temp_views={},
             default_catalog=default_catalog,
+            conditions_as_lineage=conditions_as_lineage,
         )
         self.resolver = QueryResolver(self.env)
         self.run_date = run_date
