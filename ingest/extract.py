@@ -13,6 +13,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from sqlglot.dialects.dialect import Dialect, Dialects
 from sqlglot.errors import ParseError, SqlglotError, TokenError
@@ -165,7 +166,11 @@ def extract_lineage(
     catalog = catalog or _EMPTY_CATALOG
     statements: list[StatementLineage] = []
     errors: list[LineageError] = []
-    header = {"task_id": task.task_id, "dialect": task.dialect, "version": task.effective_version}
+    header: dict[str, Any] = {
+        "task_id": task.task_id,
+        "dialect": task.dialect,
+        "version": task.effective_version,
+    }
     dialect = task.dialect.strip().lower()
     try:
         check_dialect(dialect)

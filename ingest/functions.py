@@ -9,6 +9,7 @@ does not know keep the name they were written with.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from sqlglot import exp
 
@@ -238,7 +239,7 @@ def _spark_text(node: exp.Expression, depth: int, sql: str | None) -> str:
         path_text = path.this if isinstance(path, exp.Literal) else path.sql().strip("'")
         return f"get_json_object({_spark_text(node.this, depth, sql)}, {path_text})"
     if cls is exp.Window:
-        return _spark_window(node, depth, sql)
+        return _spark_window(cast(exp.Window, node), depth, sql)
     if cls is exp.TsOrDsToDate and sql is not None and "start" not in node.meta:
         # a to_date sqlglot wrapped around a date function's argument (`dayofmonth(dt)`): not written
         return _spark_text(node.this, depth, sql)

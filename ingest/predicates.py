@@ -10,6 +10,7 @@ column to the table occurrence it filters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -85,7 +86,7 @@ def _bare_column(node: exp.Expression) -> exp.Column | None:
     while cls is exp.Paren:
         node = node.this
         cls = type(node)
-    return node if cls in _COLUMNS and type(node.this) is not exp.Star else None
+    return cast(exp.Column, node) if cls in _COLUMNS and type(node.this) is not exp.Star else None
 
 
 def normalise(node: exp.Expression) -> RawPredicate | None:
@@ -180,8 +181,14 @@ def _unwrap_date(node: exp.Expression) -> exp.Expression:
 
 def day_range(raw: RawPredicate) -> DayRange | None:
     """The day bounds a predicate puts on a date partition column."""
-    points = raw.points if raw.points is not None else [date_point(v) for v in raw.values]
-    if not points or any(p is None for p in points):
+    if raw.points is not None:
+        points = raw.points
+    else:
+        maybe_points = [date_point(v) for v in raw.values]
+        points = [p for p in maybe_points if p is not None]
+        if len(points) != len(maybe_points):
+            return None
+    if not points:
         return None
     op = raw.op
     if op == "=":
@@ -222,7 +229,7 @@ def render_value(node: exp.Expression, dialect: str) -> tuple[str, str]:
     return sql, sql
 
 
-_ARITHMETIC = {exp.Add: " + ", exp.Sub: " - ", exp.Mul: " * "}
+_ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: " + ", exp.Sub: " - ", exp.Mul: " * "}
 
 
 def _arithmetic_text(node: exp.Expression) -> str | None:

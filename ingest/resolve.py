@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal, Protocol, cast
 
 from sqlglot import exp
 
 from watershed.graph import ids
-from watershed.graph.catalog import DEFAULT_CATALOG, Catalog
+from watershed.graph.catalog import DEFAULT_CATALOG, CatalogTable
 from watershed.graph.errors import WatershedError
+from watershed.graph.lineage import Kind
 from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name, spark_column_name
@@ -32,7 +34,7 @@ from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disj
 DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW, SCRIPT = range(6)
 #: by strength: when several lie on one path the strongest wins. `script` (TRANSFORM ... USING)
 #: is the strongest: what an opaque program does with its input is unknown.
-KINDS = ("direct", "expression", "conditional-value", "aggregate", "window", "script")
+KINDS: tuple[Kind, ...] = ("direct", "expression", "conditional-value", "aggregate", "window", "script")
 
 Contribution = tuple  # (column_id, key, kind, functions, occurrence)
 _NO_FUNCS: tuple[str, ...] = ()
@@ -76,8 +78,8 @@ class Relation:
             for position, column in enumerate(self.names):
                 index.setdefault(column, position)
             self._index = index
-        position = self._index.get(name)
-        return None if position is None else self.contribs[position]
+        found = self._index.get(name)
+        return None if found is None else self.contribs[found]
 
 
 @dataclass(slots=True)
@@ -102,7 +104,8 @@ class Source:
         if found is not None:
             return found
         column_set = self._column_set
-        found = [(ids.child(self.table, name), None, DIRECT, _NO_FUNCS, self.occurrence)]
+        # a base table's source always has its table
+        found = [(ids.child(self.table, name), None, DIRECT, _NO_FUNCS, self.occurrence)]  # type: ignore[arg-type]
         if column_set is not None:
             # only a known column is kept: an unknown one is reported at every reference
             if name in column_set:
@@ -164,7 +167,7 @@ class Scope:
         self.windows = windows
         #: `_find_unqualified` answers by column name; a TPC-DS scope joins many
         #: tables and names the same column in several clauses. Cleared by `add`.
-        self._unqualified: dict[str, Source | bool | None] = {}
+        self._unqualified: dict[str, Source | Literal[False] | None] = {}
         #: whether the select item of a name computes a window (`_window_alias`), asked for
         #: every unqualified column of GROUP BY, HAVING, QUALIFY and ORDER BY
         self._windowed: dict[str, bool] = {}
@@ -174,12 +177,18 @@ class Scope:
         self._unqualified.clear()
 
 
+class TableLookup(Protocol):
+    """What the resolver reads of a catalog: a `Catalog`, or a script's own tables laid over one."""
+
+    def get(self, name: str, /) -> CatalogTable | None: ...
+
+
 class ResolverEnv:
     """What the resolver needs from the script around the query."""
 
     def __init__(
         self,
-        catalog: Catalog,
+        catalog: TableLookup,
         default_database: str,
         partition_columns: frozenset[str],
         sub_day_columns: frozenset[str],
@@ -236,7 +245,7 @@ def table_id(table: exp.Table, default_database: str, default_catalog: str = DEF
             if len(_TABLE_IDS) > 65536:
                 _TABLE_IDS.clear()
             found = _TABLE_IDS[key] = ids.join(
-                key[1].lower() if db is not None else default_database, key[0].lower()
+                db.this.lower() if db is not None else default_database, key[0].lower()
             )
         return found
     for part in (catalog, db, this):
@@ -439,7 +448,9 @@ class QueryResolver:
             if proj_type is exp.Alias:
                 pass  # the most common item: neither star form
             elif proj_type is exp.Star:
-                self._expand_star(scope.sources.values(), proj, ctx, names, contribs, passthrough)
+                self._expand_star(
+                    scope.sources.values(), cast(exp.Star, proj), ctx, names, contribs, passthrough
+                )
                 continue
             elif isinstance(proj, exp.Column) and type(proj.this) is exp.Star:
                 alias = proj.table.lower()
@@ -451,7 +462,9 @@ class QueryResolver:
                 continue
             if proj_type is exp.Column:
                 # a plain column, the most common item: `_value_column` without the dispatch
-                found, column_key = self.resolve_column(proj, scope, ctx, scope.projections is not None)
+                found, column_key = self.resolve_column(
+                    cast(exp.Column, proj), scope, ctx, scope.projections is not None
+                )
                 if column_key is None:
                     out = list(found)
                 else:
@@ -694,7 +707,8 @@ class QueryResolver:
             out: list[Contribution] = []
             for expression in item.expressions:
                 self.value(expression, scope, ctx, EXPRESSION, ("explode",), None, out)
-            columns = item.args.get("alias").args.get("columns") if item.args.get("alias") else None
+            table_alias = item.args.get("alias")
+            columns = table_alias.args.get("columns") if table_alias else None
             names = [c.name.lower() for c in columns] if columns else ["col"]
             scope.add(alias, Source(alias, relation=Relation(names, [list(out) for _ in names])))
             return
@@ -867,7 +881,7 @@ class QueryResolver:
         column_set = source._column_set
         if column_set is not None and name not in column_set:
             ctx.problem(f"unknown column {shown} (not in {source.table})")
-        return [(ids.child(source.table, name), None, DIRECT, _NO_FUNCS, source.occurrence)]
+        return [(ids.child(source.table, name), None, DIRECT, _NO_FUNCS, source.occurrence)]  # type: ignore[arg-type]
 
     def _find_unqualified(self, name: str, scope: Scope, ctx: ReadContext) -> Source | bool | None:
         """The one source of `scope` that has column `name`; False when ambiguous."""
@@ -878,7 +892,7 @@ class QueryResolver:
         return found
 
     @staticmethod
-    def _find_unqualified_in(name: str, sources: dict[str, Source]) -> Source | bool | None:
+    def _find_unqualified_in(name: str, sources: dict[str, Source]) -> Source | Literal[False] | None:
         if len(sources) == 1:
             only = next(iter(sources.values()))
             known = only.known_columns()
@@ -887,8 +901,8 @@ class QueryResolver:
             return None
         # The first source having the column, False once a second has it; likewise for
         # sources whose columns are unknown, which only count when none has it.
-        having: Source | bool | None = None
-        unknown: Source | bool | None = None
+        having: Source | Literal[False] | None = None
+        unknown: Source | Literal[False] | None = None
         for source in sources.values():
             known = source._column_set
             if known is None:
@@ -992,7 +1006,7 @@ class QueryResolver:
 
     def _window_alias(self, name: str, scope: Scope, ctx: ReadContext) -> exp.Expression | None:
         """The select item `name` names when it computes a window and no FROM column has the name."""
-        projection = scope.projections.get(name)
+        projection = scope.projections.get(name) if scope.projections is not None else None
         if projection is None:
             return None
         windowed = scope._windowed.get(name)
@@ -1002,7 +1016,7 @@ class QueryResolver:
             return None
         if isinstance(self._find_unqualified(name, scope, ctx), Source):
             return None
-        return projection.unalias()
+        return cast(exp.Expression, projection.unalias())
 
     def _unqualified(
         self, name: str, rest: list[str], scope: Scope, ctx: ReadContext
@@ -1154,12 +1168,13 @@ class QueryResolver:
         those of the named window it names (`OVER w`, `OVER (w ORDER BY ...)`) included; with
         `out`, also value sources of kind `window` through `path` (conditions as lineage)."""
         seen: set[str] = set()
-        while node is not None:
-            for item in node.args.get("partition_by") or []:
+        current: exp.Window | None = node
+        while current is not None:
+            for item in current.args.get("partition_by") or []:
                 self.weak(item, scope, ctx, group)
                 if out is not None:
                     self.value(item, scope, ctx, WINDOW, path, None, out)
-            order_by = node.args.get("order")
+            order_by = current.args.get("order")
             if order_by is not None:
                 for item in order_by.expressions:
                     self.weak(item, scope, ctx, order)
@@ -1173,14 +1188,14 @@ class QueryResolver:
                             None,
                             out,
                         )
-            base = node.args.get("alias")
+            base = current.args.get("alias")
             if base is None:
                 return
             name = base.name.lower()
             if name in seen:
                 return
             seen.add(name)
-            node = self._named_window(name, scope, ctx)
+            current = self._named_window(name, scope, ctx)
 
     @staticmethod
     def _named_window(name: str, scope: Scope, ctx: ReadContext) -> exp.Window | None:
@@ -1322,7 +1337,7 @@ class QueryResolver:
                         # `QUALIFY rn = 1` with `row_number() OVER (...) AS rn`: the window itself
                         self.weak(window, self._from_scope(scope), ctx, role)
                         continue
-                found, _key = self.resolve_column(current, scope, ctx, aliases=aliases)
+                found, _key = self.resolve_column(cast(exp.Column, current), scope, ctx, aliases=aliases)
                 for contribution in found:
                     weak[(contribution[0], role)] = None
             elif cls in _LEAF_SET:
@@ -1331,7 +1346,7 @@ class QueryResolver:
                 # A window only QUALIFY (or ORDER BY) computes is never written: its spec, named
                 # or inline, only decides rows as the clause does (`QUALIFY row_number() OVER
                 # (PARTITION BY k ORDER BY t DESC) = 1` keeps rows by k and t: filter).
-                self._window_spec(current, scope, ctx, role, role)
+                self._window_spec(cast(exp.Window, current), scope, ctx, role, role)
                 stack.append(current.this)
             elif cls in _SCOPED or (cls not in _UNSCOPED and _is_scoped(cls)):
                 out: list[Contribution] = []
@@ -1385,12 +1400,13 @@ class QueryResolver:
                 if raw is None:
                     self.weak(conjunct, scope, ctx, role)
                     continue
-                for occurrence, column in self._occurrences_of(raw.column, scope, ctx, weak, role):
-                    self._record(occurrence, column, raw)
+                for occurrence, column_name in self._occurrences_of(raw.column, scope, ctx, weak, role):
+                    self._record(occurrence, column_name, raw)
                 continue
             self.weak(conjunct, scope, ctx, role)
-            raws = [normalise(branch) for branch in branches]
-            if any(r is None for r in raws):
+            maybe_raws = [normalise(branch) for branch in branches]
+            raws = [r for r in maybe_raws if r is not None]
+            if len(raws) != len(maybe_raws):
                 continue
             targets = [self._occurrences_of(r.column, scope, ctx) for r in raws]
             first = targets[0]
@@ -1398,11 +1414,11 @@ class QueryResolver:
                 [(id(o), c) for o, c in t] != [(id(o), c) for o, c in first] for t in targets
             ):
                 continue
-            for occurrence, column in first:
+            for occurrence, column_name in first:
                 if all(r.op in ("=", "in") for r in raws):
                     merged = RawPredicate(raws[0].column, "in", [v for r in raws for v in r.values])
-                    self._record(occurrence, column, merged)
-                elif self._is_day_column(occurrence, column):
+                    self._record(occurrence, column_name, merged)
+                elif self._is_day_column(occurrence, column_name):
                     occurrence.ranges.append(hull([day_range(r) or DayRange() for r in raws]))
 
     def _occurrences_of(

@@ -20,6 +20,7 @@ from watershed.graph import ids
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.graph.lineage import (
     ColumnLineage,
+    Kind,
     Predicate,
     SourceColumn,
     StatementLineage,
@@ -161,8 +162,8 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         elif isinstance(node, exp.Delete):
             statement["kind"] = "delete"
             self._finish(statement, [self._delete(node)])
-        elif isinstance(node, exp.Query) and _into(node, self.env.dialect) is not None:
-            self._select_into(node, statement)
+        elif isinstance(node, exp.Query) and (into := _into(node, self.env.dialect)) is not None:
+            self._select_into(node, into, statement)
         elif isinstance(node, exp.Query) and outfile_of(node) is not None:
             # MySQL `SELECT … INTO OUTFILE|DUMPFILE '/p'` (see `PathStatements.reparse`)
             statement["kind"] = "unload"
@@ -302,7 +303,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         removed) go into the table variable, each `inserted.c`/`deleted.c` direct from the written
         table's column; anything else the clause computes has no source here."""
         returning = node.args.get("returning")
-        into = returning.args.get("into") if isinstance(returning, exp.Returning) else None
+        if not isinstance(returning, exp.Returning):
+            return
+        into = returning.args.get("into")
         names: list[str] = []
         if isinstance(into, exp.Anonymous):  # `INTO @t (a, b)`
             names = [c.name.lower() for c in into.expressions]
@@ -322,7 +325,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             if isinstance(value, exp.Column) and isinstance(value.this, exp.Star):
                 statement["unresolved"].append(f"OUTPUT {value.sql()} INTO {into.name}: columns not listed")
                 continue
-            kind = "direct" if isinstance(value, exp.Column) else "expression"
+            kind: Kind = "direct" if isinstance(value, exp.Column) else "expression"
             written = dict.fromkeys(
                 column.name.lower()
                 for column in value.find_all(exp.Column)
@@ -535,7 +538,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         """Snowflake's `INSERT ALL|FIRST [WHEN cond THEN] INTO … [ELSE INTO …] SELECT …`: each INTO
         with the conditions that decide its rows (its WHEN's; every WHEN's for ELSE)."""
         branches = [b for b in node.expressions if isinstance(b, exp.ConditionalInsert)]
-        conditions = [b.args.get("expression") for b in branches if b.args.get("expression") is not None]
+        conditions: list[exp.Expression] = [
+            c for b in branches if (c := b.args.get("expression")) is not None
+        ]
         writes = []
         current: list[exp.Expression] = []
         for branch in branches:
@@ -567,6 +572,8 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         ctx = ReadContext()
         source = node.args.get("source")
         query = source.this if isinstance(source, exp.Subquery) else source
+        if not isinstance(query, exp.Expression):
+            raise StatementError("INSERT ALL/FIRST without a source query")
         relation = self._query_with(node, query, ctx)
         scope = Scope()
         scope.add("_source", Source("_source", relation=relation))
@@ -739,10 +746,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             )
         self._finish(statement, [Write(tid, self._column_lineage(tid, names, relation), ctx)])
 
-    def _select_into(self, node: exp.Query, statement: dict) -> None:
+    def _select_into(self, node: exp.Expression, into: exp.Into, statement: dict) -> None:
         """`SELECT … INTO t FROM …` (T-SQL, Postgres) creates `t` as CREATE TABLE AS would;
         `INTO TEMP t` and T-SQL's `#t` are temporary, as a temporary view."""
-        into = _into(node, self.env.dialect)
         target = into.this
         if not isinstance(target, exp.Table):
             raise StatementError(f"SELECT INTO {into.sql(dialect=self.env.dialect)[:80]}: unsupported target")
@@ -797,7 +803,9 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         statement["writes"] = written
         statement["columns"] = columns
         statement["weak_references"] = [
-            WeakReference(column=intern(c), role=r, target_table=t) for c, r, t in weak
+            # the resolver's roles are the Role names
+            WeakReference(column=intern(c), role=r, target_table=t)  # type: ignore[arg-type]
+            for c, r, t in weak
         ]
         statement["unresolved"] = list(unresolved)
         statement["table_edges"] = [TableEdge(source=s, target=t) for s, t in edges]
@@ -823,15 +831,18 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
         window = self._window(occurrence)
         if table not in windows:
             windows[table] = window
-        elif window is None or windows[table] is None:
+            return
+        known = windows[table]
+        if window is None or known is None:
             windows[table] = None
-        elif window > windows[table]:
+        elif window > known:
             windows[table] = window
 
     def _window(self, occurrence: Occurrence) -> int | None:
-        if not occurrence.ranges or any(r is None for r in occurrence.ranges):
+        ranges = [r for r in occurrence.ranges if r is not None]
+        if not ranges or len(ranges) != len(occurrence.ranges):
             return None
-        return window_days(intersect(occurrence.ranges), self.run_date)
+        return window_days(intersect(ranges), self.run_date)
 
 
 def _values_function_as_excluded(node: exp.Expression) -> exp.Expression:
