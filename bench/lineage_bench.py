@@ -20,6 +20,7 @@ timing and listed.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import sys
@@ -189,14 +190,22 @@ def timed_rounds(functions: dict, rounds: int) -> dict[str, float]:
     """CPU seconds of each function, the best of `rounds` interleaved rounds.
 
     Interleaving puts every contender under the same machine noise; the
-    minimum is the run least disturbed by other processes.
+    minimum is the run least disturbed by other processes. The cyclic garbage
+    collector is off while a contender runs, as `timeit` has it: otherwise a
+    full collection over every tree the previous contender left falls on
+    whichever contender happens to cross its threshold.
     """
     samples: dict[str, list[float]] = {name: [] for name in functions}
     for _ in range(rounds):
         for name, fn in functions.items():
-            start = time.process_time()
-            fn()
-            samples[name].append(time.process_time() - start)
+            gc.collect()
+            gc.disable()
+            try:
+                start = time.process_time()
+                fn()
+                samples[name].append(time.process_time() - start)
+            finally:
+                gc.enable()
     return {name: min(values) for name, values in samples.items()}
 
 
