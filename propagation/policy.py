@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from watershed.graph import ids
 from watershed.graph.errors import WatershedError
+from watershed.graph.protection import ProtectionPolicy
 
 KEEP_FUNCTIONS = [
     "cast",
@@ -167,6 +168,8 @@ class Policy(_Strict):
     weak_references: Literal["none", "business"] = "none"
     conditional_value: str = "keep"
     seeds: list[SeedRule] = Field(default_factory=list)
+    #: which tagged columns are encrypted, with which key and mask (graph/protection.py)
+    protection: ProtectionPolicy | None = None
 
     @field_validator("functions")
     @classmethod
@@ -193,7 +196,34 @@ class Policy(_Strict):
                     self.check_tag(key, [value])
                 except UnknownTagError as exc:
                     raise ValueError(f"seeds[{i}] ({rule.pattern}): {exc}") from None
+        if self.protection is not None:
+            self._check_protection(self.protection)
         return self
+
+    def _check_protection(self, protection: ProtectionPolicy) -> None:
+        """Each rule names a sensitivity family, levels and types of it (one vocabulary with the
+        seeds and `tag set`); its type key comes from the family. Key names, masks and whether the
+        KMS has the keys are the protection planner's checks (`orc_crypto.protect`)."""
+        for i, rule in enumerate(protection.rules):
+            where = f"protection.rules[{i}]"
+            family = self.sensitivity.get(rule.tag)
+            if family is None:
+                known = ", ".join(self.sensitivity) or "none"
+                raise ValueError(f"{where}.tag: {rule.tag!r} is not a sensitivity family (known: {known})")
+            unknown = [level for level in rule.levels if level not in family.levels]
+            if unknown:
+                raise ValueError(
+                    f"{where}.levels: {', '.join(unknown)} not a level of {rule.tag} {family.levels}"
+                )
+            if rule.types:
+                if family.types_key is None:
+                    raise ValueError(f"{where}.types: {rule.tag} has no types_key to match types against")
+                unknown = [t for t in rule.types if family.types and t not in family.types]
+                if unknown:
+                    raise ValueError(
+                        f"{where}.types: {', '.join(unknown)} not a type of {rule.tag} {family.types}"
+                    )
+                rule.types_key = family.types_key
 
     # ------------------------------------------------------------ tags against the policy
 
