@@ -1,0 +1,233 @@
+"""One file of a protection plan rewritten in place, safely.
+
+The rewrite goes to a temp file beside the target under a name Spark and Hive skip (a leading
+`.`, see `orc_crypto.files`), is fsynced, read back (tail, row counts per stripe, every stream
+decompresses) and only then renamed over the target; the directory is fsynced after. Whatever
+fails, the input stays byte-identical and no temp file is left behind (a killed writer's temp is
+removed by the next run for the same file).
+
+A file is never clobbered: if its size or modification time differ from the plan's it is
+skipped and reported. A file whose tail already holds exactly what the plan asks for (a repeated
+or resumed apply) is left alone and reported unchanged, without writing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from watershed.graph.protection import ColumnKey, FilePlan, FileProblem, ProtectedFile
+from watershed.orc_crypto.codec.tail import OrcTail, column_ancestors, read_tail
+from watershed.orc_crypto.decrypt import decrypt_to
+from watershed.orc_crypto.encrypt import encrypt_to, resolve_column
+from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError
+from watershed.orc_crypto.files import atomic_output, mapped_input, remove_stale_temps
+from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
+from watershed.orc_crypto.options import OptionError, format_mask, parse_mask, quote_name
+from watershed.orc_crypto.verify import Expected, verify_written
+
+FileStatus = Literal["done", "unchanged", "skipped", "failed"]
+
+
+@dataclass
+class FileOutcome:
+    """What happened to one planned file: `record` for done and unchanged, `problem` otherwise."""
+
+    status: FileStatus
+    path: str
+    table: str
+    record: ProtectedFile | None = None
+    problem: FileProblem | None = None
+    #: bytes written (the new file's size) when done
+    bytes_written: int = 0
+
+
+class FileChanged(OrcCryptoError):
+    """The file is not the one that was planned (size or modification time differ)."""
+
+
+def file_protection(tail: OrcTail) -> dict[str, ColumnKey]:
+    """What a file's tail says is encrypted: field path of each variant root -> key, version, mask."""
+    encryption = tail.footer.encryption
+    if not tail.is_encrypted:
+        return {}
+    types = tail.footer.types
+    masks: dict[int, str] = {}
+    for mask in encryption.mask:
+        for column in mask.columns:
+            masks[column] = format_mask(mask.name, list(mask.maskParameters))
+    result: dict[str, ColumnKey] = {}
+    for variant in encryption.variants:
+        key = encryption.key[variant.key]
+        result[_field_path(types, variant.root)] = ColumnKey(
+            key=key.keyName, mask=masks.get(variant.root, "nullify"), version=key.keyVersion
+        )
+    return result
+
+
+def _field_path(types, column: int) -> str:
+    """The dotted ORC field path of a column (`address.zip`), parts quoted where needed."""
+    parts = []
+    chain = column_ancestors(types, column)
+    for parent, child in itertools.pairwise(chain):
+        node = types[parent]
+        index = list(node.subtypes).index(child)
+        name = node.fieldNames[index] if index < len(node.fieldNames) else str(index)
+        parts.append(quote_name(name))
+    return ".".join(parts)
+
+
+def _same_mask(left: str, right: str) -> bool:
+    try:
+        a, b = parse_mask(left), parse_mask(right)
+    except OptionError:
+        return left.strip() == right.strip()
+    return (a.name.lower(), a.parameters) == (b.name.lower(), b.parameters)
+
+
+def holds_exactly(tail: OrcTail, wanted: dict[str, ColumnKey]) -> bool:
+    """The file's encryption is what `wanted` asks: the same columns, keys and masks (and key
+    versions, where `wanted` names one)."""
+    have = {resolve_column(tail, name): key for name, key in file_protection(tail).items()}
+    want = {resolve_column(tail, name): key for name, key in wanted.items()}
+    if have.keys() != want.keys():
+        return False
+    for column, key in want.items():
+        current = have[column]
+        if key.key != current.key or not _same_mask(key.mask, current.mask):
+            return False
+        if key.version is not None and key.version != current.version:
+            return False
+    return True
+
+
+class _HashingWriter:
+    """Counts and hashes what goes through to the temp file, so the record's checksum needs no re-read."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, chunk) -> int:
+        self.digest.update(chunk)
+        self.size += len(chunk)
+        return self.handle.write(chunk)
+
+    def writelines(self, chunks) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def protect_file(file: FilePlan, provider: KeyProvider, *, run: str, table: str) -> FileOutcome:
+    """Rewrite one planned file so it holds `file.columns` encrypted (an empty map: plaintext).
+
+    Never raises for a bad file: a file that changed since the plan is `skipped`, any other
+    failure is `failed` with the cause, and the file is left as it was.
+    """
+    path = file.path
+    remove_stale_temps(path)  # a killed run's temp for this file
+    try:
+        return _protect(file, provider, run=run, table=table)
+    except FileChanged as exc:
+        return FileOutcome(
+            "skipped", path, table, problem=FileProblem(path=path, table=table, error=exc.cause)
+        )
+    except (OrcCryptoError, KeyProviderError, OSError) as exc:
+        message = str(exc) if isinstance(exc, OrcCryptoError) else f"{path}: {exc}"
+        return FileOutcome("failed", path, table, problem=FileProblem(path=path, table=table, error=message))
+
+
+def _check_unchanged(file: FilePlan, what: str) -> None:
+    try:
+        now = os.stat(file.path)
+    except FileNotFoundError as exc:
+        raise FileChanged(file.path, f"{what}: the file no longer exists") from exc
+    if (now.st_size, now.st_mtime_ns) != (file.size, file.mtime_ns):
+        raise FileChanged(
+            file.path,
+            f"{what}: changed since the plan (size {file.size} -> {now.st_size}, "
+            f"mtime_ns {file.mtime_ns} -> {now.st_mtime_ns}); left alone",
+        )
+
+
+def _protect(file: FilePlan, provider: KeyProvider, *, run: str, table: str) -> FileOutcome:
+    path = file.path
+    if not os.path.exists(path):
+        raise FileChanged(path, "the file no longer exists")
+    with mapped_input(path, OrcFormatError) as data:
+        tail = read_tail(path, data)
+        if holds_exactly(tail, file.columns):
+            stat = os.stat(path)
+            record = ProtectedFile(
+                path=path,
+                table=table,
+                columns=file_protection(tail),
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+                sha256=hashlib.sha256(data).hexdigest(),
+                at=_now(),
+                run=run,
+            )
+            return FileOutcome("unchanged", path, table, record=record)
+        _check_unchanged(file, "before the rewrite")
+        mode = os.stat(path).st_mode
+        rows = [stripe.numberOfRows for stripe in tail.footer.stripes]
+        written: list[Expected] = []
+
+        def verify(temp: Path) -> None:
+            verify_written(path, temp, written[0] if written else Expected(stripe_rows=rows))
+            # the narrowest window we can give a concurrent writer: checked again just before the swap
+            _check_unchanged(file, "at the swap")
+
+        with atomic_output(path, mode=mode, verify=verify) as handle:
+            out = _HashingWriter(handle)
+            written.extend(_rewrite(path, data, tail, out, provider, file.columns))
+    stat = os.stat(path)
+    with mapped_input(path, OrcFormatError) as result:
+        columns = file_protection(read_tail(path, result))
+    record = ProtectedFile(
+        path=path,
+        table=table,
+        columns=columns,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        sha256=out.digest.hexdigest(),
+        at=_now(),
+        run=run,
+    )
+    return FileOutcome("done", path, table, record=record, bytes_written=out.size)
+
+
+def _rewrite(path: str, data, tail: OrcTail, out, provider: KeyProvider, columns: dict[str, ColumnKey]):
+    """Write the file as `columns` asks to `out`; returns what to verify (none: default checks).
+
+    An encrypted input is decrypted first, in memory (plaintext of sensitive columns never
+    touches the disk), then encrypted as wanted: columns that stay encrypted get fresh local
+    keys under their key's current version.
+    """
+    encrypt: dict[str, list[str]] = {}
+    masks: dict[str, str] = {}
+    for name, key in sorted(columns.items()):
+        encrypt.setdefault(key.key, []).append(name)
+        masks[name] = key.mask
+    if not tail.is_encrypted:
+        return [encrypt_to(path, data, out, provider, encrypt, masks, workers=1)]
+    if not encrypt:
+        decrypt_to(path, data, out, provider)
+        return []
+    plain = io.BytesIO()
+    decrypt_to(path, data, plain, provider)
+    expected = encrypt_to(path, plain.getbuffer(), out, provider, encrypt, masks, workers=1)
+    expected.source, expected.source_columns = None, []  # the plaintext is in memory only
+    return [expected]

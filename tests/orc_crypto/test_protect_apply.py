@@ -1,0 +1,143 @@
+"""protect_file: one planned file rewritten in place through the test KMS (real ORC files)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pytest
+
+from watershed.graph.protection import ColumnKey, FilePlan
+from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.decrypt import read_table
+from watershed.orc_crypto.keys.kms_client import KmsClient
+from watershed.orc_crypto.protect.apply import file_protection, protect_file
+
+ROWS = 40
+
+
+def _table() -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(ROWS), pa.int64()),
+            "ssn": [f"{100000000 + i * 7919:09d}" for i in range(ROWS)],
+            "email": [None if i % 5 == 2 else f"user{i}@example.com" for i in range(ROWS)],
+            "name": [f"name-{i}" for i in range(ROWS)],
+        }
+    )
+
+
+@pytest.fixture
+def provider(kms_server):
+    client = KmsClient(kms_server.provider_path)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def orc_file(tmp_path) -> Path:
+    directory = tmp_path / "warehouse" / "t" / "dt=2024-01-01"
+    directory.mkdir(parents=True)
+    path = directory / "part-0.orc"
+    orc.write_table(_table(), path, stripe_size=4096, compression="zstd")
+    return path
+
+
+def _plan(path: Path, columns: dict[str, ColumnKey], action="encrypt") -> FilePlan:
+    stat = os.stat(path)
+    return FilePlan(
+        path=str(path), size=stat.st_size, mtime_ns=stat.st_mtime_ns, action=action, columns=columns
+    )
+
+
+WANT = {"ssn": ColumnKey(key="pii", mask="nullify"), "email": ColumnKey(key="pii", mask="sha256")}
+
+
+def _leftovers(path: Path) -> list[str]:
+    return sorted(p.name for p in path.parent.iterdir() if p.name != path.name)
+
+
+def test_encrypt_then_repeat_is_unchanged(orc_file, provider):
+    plan = _plan(orc_file, WANT)
+    outcome = protect_file(plan, provider, run="r1", table="db.t")
+    assert outcome.status == "done", outcome.problem
+    data = orc_file.read_bytes()
+    assert outcome.record.sha256 == hashlib.sha256(data).hexdigest()
+    assert outcome.bytes_written == len(data) == outcome.record.size
+    assert {n: (k.key, k.mask) for n, k in outcome.record.columns.items()} == {
+        "ssn": ("pii", "nullify"),
+        "email": ("pii", "sha256"),
+    }
+    assert outcome.record.columns["ssn"].version == 0
+    assert _leftovers(orc_file) == []
+    # with the key: the original rows; without: the masks
+    assert read_table(orc_file, provider).to_pylist() == _table().to_pylist()
+    masked = read_table(orc_file).to_pylist()
+    assert all(row["ssn"] is None for row in masked)
+    original = _table().to_pylist()
+    assert [r["email"] for r in masked] == [
+        None if r["email"] is None else hashlib.sha256(r["email"].encode()).hexdigest().upper()
+        for r in original
+    ]
+    # the same plan again (a resumed or repeated apply): nothing written, even though the plan's
+    # size and mtime no longer match the file
+    again = protect_file(plan, provider, run="r2", table="db.t")
+    assert again.status == "unchanged"
+    assert orc_file.read_bytes() == data
+    assert again.record.sha256 == outcome.record.sha256
+
+
+def test_changed_file_is_skipped_and_left_alone(orc_file, provider):
+    plan = _plan(orc_file, WANT)
+    orc.write_table(_table().slice(0, 10), orc_file)  # someone rewrote it after the plan
+    before = orc_file.read_bytes()
+    outcome = protect_file(plan, provider, run="r1", table="db.t")
+    assert outcome.status == "skipped"
+    assert "changed since the plan" in outcome.problem.error
+    assert orc_file.read_bytes() == before
+    assert _leftovers(orc_file) == []
+
+
+def test_missing_key_leaves_input_intact(orc_file, provider):
+    before = orc_file.read_bytes()
+    stat = os.stat(orc_file)
+    plan = _plan(orc_file, {"ssn": ColumnKey(key="no-such-key", mask="nullify")})
+    outcome = protect_file(plan, provider, run="r1", table="db.t")
+    assert outcome.status == "failed"
+    assert "no-such-key" in outcome.problem.error
+    assert orc_file.read_bytes() == before
+    assert os.stat(orc_file).st_mtime_ns == stat.st_mtime_ns
+    assert _leftovers(orc_file) == []
+
+
+def test_stale_temp_of_a_killed_writer_is_removed(orc_file, provider):
+    # a temp of our naming whose writer (pid 2**22 + 1, beyond pid_max defaults) is gone
+    stale = orc_file.parent / f".{orc_file.name}.{2**22 + 1}.{'0' * 16}.tmp"
+    stale.write_bytes(b"half written")
+    outcome = protect_file(_plan(orc_file, WANT), provider, run="r1", table="db.t")
+    assert outcome.status == "done"
+    assert _leftovers(orc_file) == []
+
+
+def test_reencrypt_under_another_key_then_decrypt(orc_file, provider):
+    assert protect_file(_plan(orc_file, WANT), provider, run="r1", table="db.t").status == "done"
+    # the level rose: ssn moves to key fin with redact; email stays as it was
+    want = {"ssn": ColumnKey(key="fin", mask="redact"), "email": ColumnKey(key="pii", mask="sha256")}
+    outcome = protect_file(_plan(orc_file, want, "reencrypt"), provider, run="r2", table="db.t")
+    assert outcome.status == "done", outcome.problem
+    held = file_protection(read_tail(orc_file))
+    assert {n: (k.key, k.mask) for n, k in held.items()} == {
+        "ssn": ("fin", "redact"),
+        "email": ("pii", "sha256"),
+    }
+    assert read_table(orc_file, provider).to_pylist() == _table().to_pylist()
+    assert {r["ssn"] for r in read_table(orc_file).to_pylist()} == {"999999999"}
+    # released with on_release: decrypt -> back to plaintext
+    outcome = protect_file(_plan(orc_file, {}, "decrypt"), provider, run="r3", table="db.t")
+    assert outcome.status == "done", outcome.problem
+    assert not read_tail(orc_file).is_encrypted
+    assert orc.ORCFile(orc_file).read().to_pylist() == _table().to_pylist()
+    assert _leftovers(orc_file) == []
