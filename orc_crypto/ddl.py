@@ -172,11 +172,11 @@ def quote_table_name(table: str) -> str:
     return ".".join(p if p.startswith("`") else quote_identifier(p) for p in parts)
 
 
-def _sql_string(value: str) -> str:
+def sql_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _option_string(value: str) -> str:
+def option_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -230,7 +230,7 @@ def create_table_ddl(
         options.append((key, extra_options[key]))
     ddl = f"CREATE TABLE {quote_table_name(table)} (\n{columns}\n) USING ORC"
     if options:
-        body = ",\n".join(f"  {key} {_option_string(value)}" for key, value in options)
+        body = ",\n".join(f"  {key} {option_string(value)}" for key, value in options)
         ddl += f"\nOPTIONS (\n{body}\n)"
     return ddl
 
@@ -241,6 +241,6 @@ def alter_table_ddl(table: str, tags: TableTags, policy: EncryptionPolicy) -> st
     plan = plan_encryption(tags, policy)
     if not plan.encrypt:
         raise PolicyError(f"no column of {table} has a tag that the policy encrypts")
-    props = f"{_sql_string('orc.encrypt')}={_sql_string(plan.orc_encrypt)}, "
-    props += f"{_sql_string('orc.mask')}={_sql_string(plan.orc_mask)}"
+    props = f"{sql_string('orc.encrypt')}={sql_string(plan.orc_encrypt)}, "
+    props += f"{sql_string('orc.mask')}={sql_string(plan.orc_mask)}"
     return f"ALTER TABLE {quote_table_name(table)} SET TBLPROPERTIES ({props})"

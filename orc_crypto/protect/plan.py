@@ -1,0 +1,426 @@
+"""The protection plan: what the tag policy asks of each table's columns against what the table
+has now — its recorded protection (records.py) and the encryption its ORC files actually hold,
+read from each file's tail — and so the DDL to set and the files to rewrite.
+
+A file is listed only when what it holds differs from what it should hold, so a plan made after
+a successful apply lists no file. Tables are read from the graph: their location, format, and
+their columns' tags (the propagation JSON on `Column.tags`).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from watershed.graph.model import tag_values
+from watershed.graph.protection import (
+    ColumnChange,
+    ColumnKey,
+    FilePlan,
+    ProtectionPlan,
+    ProtectionPolicy,
+    TablePlan,
+    TableProtection,
+)
+from watershed.graph.store import GraphStore
+from watershed.orc_crypto.codec.kinds import LIST, MAP, STRUCT
+from watershed.orc_crypto.codec.tail import OrcTail, read_tail
+from watershed.orc_crypto.errors import OrcCryptoError
+from watershed.orc_crypto.keys.base import KeyProvider
+from watershed.orc_crypto.options import format_mask, quote_name
+from watershed.orc_crypto.policy import PolicyError
+from watershed.orc_crypto.protect import records
+from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, check_protection, normal_mask
+from watershed.orc_crypto.protect.ddl import alter_table_ddl, create_table_ddl, unset_table_ddl
+
+ALL_TABLES = (
+    "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
+    "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags"
+)
+SOME_TABLES = (
+    "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
+    "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags"
+)
+RECORDED_TABLES = "MATCH (p:TableProtection) RETURN p.table"
+
+
+@dataclass
+class CatalogColumn:
+    id: str
+    name: str
+    type: str | None
+    tags: str | None
+
+
+@dataclass
+class CatalogTable:
+    id: str
+    location: str | None
+    format: str | None
+    columns: list[CatalogColumn] = field(default_factory=list)
+
+
+@dataclass
+class OrcFileState:
+    """One file under a table's location and what its tail says it holds."""
+
+    path: str
+    partition: str | None
+    size: int
+    mtime_ns: int
+    #: file column name (dotted, ORC-quoted, for a nested variant root) -> key and mask
+    current: dict[str, ColumnKey]
+    #: the file's top-level column names
+    names: list[str]
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# ------------------------------------------------------------------ the graph
+
+
+def read_catalog(store: GraphStore, tables: list[str] | None) -> dict[str, CatalogTable]:
+    """Tables with their columns (in the order the graph returns them); ProtectionError names the
+    tables asked for that the graph does not have."""
+    if tables is None:
+        rows = store.read(ALL_TABLES)
+    else:
+        rows = store.read(SOME_TABLES, {"ids": list(dict.fromkeys(tables))})
+    catalog: dict[str, CatalogTable] = {}
+    for table_id, location, fmt, column_id, name, type_, tags in rows:
+        table = catalog.setdefault(table_id, CatalogTable(table_id, location, fmt))
+        if column_id is not None:
+            table.columns.append(CatalogColumn(column_id, name, type_, tags))
+    if tables is not None:
+        unknown = [t for t in dict.fromkeys(tables) if t not in catalog]
+        if unknown:
+            raise ProtectionError(f"unknown table {', '.join(unknown)}: not in the graph")
+    return catalog
+
+
+def why_of(tags_text: str | None, key: str) -> str:
+    """The first hop of a tag's `why` path: `seed`/`manual` when it is the node's own tag, else
+    `from db.t.c by task T (direct)`."""
+    if not tags_text:
+        return ""
+    item = json.loads(tags_text).get(key)
+    if not item:
+        return ""
+    if item.get("o") != "propagated" or not item.get("p"):
+        return str(item.get("o") or "")
+    source, task, kind, _rule, _hops = item["p"][0]
+    return f"from {source} by task {task} ({kind})" if task else f"from {source} ({kind})"
+
+
+# ------------------------------------------------------------------ the files
+
+
+def local_path(location: str) -> Path | None:
+    """A table location as a local directory: a plain path or a file: URI; None for other schemes."""
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        return Path(unquote(parsed.path) if parsed.scheme else location)
+    if len(parsed.scheme) == 1:  # a Windows drive letter
+        return Path(location)
+    return None
+
+
+def _skipped(name: str) -> bool:
+    # Spark and Hive leave out names starting with `_` or `.` (_SUCCESS, _temporary, .crc, temps)
+    return name.startswith(("_", "."))
+
+
+def walk_files(root: Path) -> Iterator[Path]:
+    """Data files under a table location, partition directories included, sorted by path."""
+    found: list[Path] = []
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if not _skipped(d))
+        found.extend(Path(directory) / name for name in files if not _skipped(name))
+    return iter(sorted(found))
+
+
+def column_names(tail: OrcTail) -> dict[int, str]:
+    """ORC column id -> its name as ORC's option syntax writes it (`a`, `addr.zip`, `tags._elem`)."""
+    types = tail.footer.types
+    names: dict[int, str] = {}
+
+    def visit(column: int, prefix: str) -> None:
+        node = types[column]
+        if node.kind == STRUCT:
+            children = list(zip(node.fieldNames, node.subtypes, strict=False))
+        elif node.kind == LIST:
+            children = [("_elem", node.subtypes[0])] if node.subtypes else []
+        elif node.kind == MAP:
+            children = list(zip(("_key", "_value"), node.subtypes, strict=False))
+        else:
+            children = [(f"_{i}", child) for i, child in enumerate(node.subtypes)]
+        for child_name, child in children:
+            name = f"{prefix}.{quote_name(child_name)}" if prefix else quote_name(child_name)
+            names[child] = name
+            visit(child, name)
+
+    visit(0, "")
+    return names
+
+
+def file_protection(tail: OrcTail) -> dict[str, ColumnKey]:
+    """What a file's tail says it encrypts: variant root column name -> key name, version, mask."""
+    if not tail.is_encrypted:
+        return {}
+    names = column_names(tail)
+    encryption = tail.footer.encryption
+    masks: dict[int, str] = {}
+    for mask in encryption.mask:
+        for column in mask.columns:
+            masks[column] = format_mask(mask.name, tuple(mask.maskParameters))
+    current: dict[str, ColumnKey] = {}
+    for variant in encryption.variants:
+        key = encryption.key[variant.key]
+        name = names.get(variant.root, str(variant.root))
+        current[name] = ColumnKey(
+            key=key.keyName, mask=masks.get(variant.root, "nullify"), version=key.keyVersion
+        )
+    return current
+
+
+def read_file_state(path: Path, root: Path) -> OrcFileState:
+    """Size, mtime and the protection a file's tail records (the file is mapped: only its tail is read)."""
+    stat = path.stat()
+    with path.open("rb") as handle:
+        if stat.st_size == 0:
+            tail = read_tail(path, b"")
+        else:
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                tail = read_tail(path, data)
+    relative = path.parent.relative_to(root)
+    top = tail.footer.types[0]
+    return OrcFileState(
+        path=str(path),
+        partition=None if str(relative) == "." else relative.as_posix(),
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        current=file_protection(tail),
+        names=list(top.fieldNames) if top.kind == STRUCT else [],
+    )
+
+
+# ------------------------------------------------------------------ comparing
+
+
+def _same(a: ColumnKey | None, b: ColumnKey | None) -> bool:
+    """Same key and mask (a key version change is rewrap's business, not the plan's)."""
+    if a is None or b is None:
+        return a is b
+    return a.key == b.key and normal_mask(a.mask) == normal_mask(b.mask)
+
+
+def _same_map(a: Mapping[str, ColumnKey], b: Mapping[str, ColumnKey]) -> bool:
+    return {k.lower() for k in a} == {k.lower() for k in b} and all(
+        _same(v, next(w for k, w in b.items() if k.lower() == name.lower())) for name, v in a.items()
+    )
+
+
+def _file_target(
+    state: OrcFileState, want: Mapping[str, ColumnKey], policy: ProtectionPolicy
+) -> dict[str, ColumnKey]:
+    """What the file should hold: the wanted columns it has, plus (on_release keep) whatever it
+    encrypts that is no longer wanted."""
+    target: dict[str, ColumnKey] = {}
+    for name in state.names:
+        wanted = want.get(name.lower())
+        if wanted is not None:
+            target[quote_name(name)] = wanted
+    if policy.on_release == "keep":
+        wanted_names = {n.lower() for n in target}
+        for name, have in state.current.items():
+            if name.lower() not in wanted_names:
+                target[name] = ColumnKey(key=have.key, mask=have.mask)
+    return target
+
+
+def _file_plan(state: OrcFileState, target: dict[str, ColumnKey]) -> FilePlan | None:
+    if _same_map(target, state.current):
+        return None
+    action = "encrypt" if not state.current else "decrypt" if not target else "reencrypt"
+    return FilePlan(
+        path=state.path,
+        partition=state.partition,
+        size=state.size,
+        mtime_ns=state.mtime_ns,
+        action=action,
+        columns=target,
+        current=state.current,
+    )
+
+
+def plan_table(
+    table: CatalogTable,
+    policy: ProtectionPolicy,
+    record: TableProtection | None,
+    *,
+    read_files: bool = True,
+    create: bool = False,
+    key_provider_path: str | None = None,
+    listed: bool = False,
+) -> TablePlan | None:
+    """One table's plan; None when there is nothing to report and the table was not asked for."""
+    plan = TablePlan(table=table.id, location=table.location)
+    want: dict[str, ColumnKey] = {}  # column name (lower) -> wanted
+    tag_of: dict[str, tuple[str, str]] = {}  # column name (lower) -> (tag text, why)
+    for column in table.columns:
+        matched = policy.rule_for(tag_values(column.tags))
+        if matched is not None:
+            rule, level = matched
+            want[column.name.lower()] = ColumnKey(key=rule.key, mask=normal_mask(rule.mask))
+            tag_of[column.name.lower()] = (f"{rule.tag}={level}", why_of(column.tags, rule.tag))
+    recorded = {k.lower(): v for k, v in (record.columns if record else {}).items()}
+    if not want and not recorded and not listed and not read_files:
+        return None
+
+    states: list[OrcFileState] = []
+    fmt = (table.format or "").lower()
+    if want or recorded or listed or read_files:
+        if not table.location:
+            if want or recorded or listed:
+                plan.problems.append(f"{table.id} has no location: its files cannot be planned")
+        elif fmt and fmt != "orc":
+            if want or recorded or listed:
+                plan.problems.append(
+                    f"{table.id} is stored as {table.format}, not ORC: only ORC is encrypted"
+                )
+        elif read_files:
+            root = local_path(table.location)
+            if root is None:
+                plan.problems.append(
+                    f"{table.id}: location {table.location} is not a local path or file: URI"
+                )
+            elif root.is_dir():
+                for path in walk_files(root):
+                    try:
+                        states.append(read_file_state(path, root))
+                    except (OrcCryptoError, OSError) as exc:
+                        plan.problems.append(f"{path}: {exc}")
+            elif want or recorded or listed:
+                plan.problems.append(f"{table.id}: location {table.location} is not a directory")
+    in_files: dict[str, ColumnKey] = {}
+    for state in states:
+        for name, have in state.current.items():
+            in_files.setdefault(name.lower(), have)
+    if not want and not recorded and not in_files and not listed:
+        return None  # nothing asked, nothing protected: not the plan's business
+
+    # files
+    for state in states:
+        change = _file_plan(state, _file_target(state, want, policy))
+        if change is not None:
+            plan.files.append(change)
+    touched = {
+        name.lower()
+        for f in plan.files
+        for name in {*f.columns, *f.current}
+        if not _same(f.columns.get(name), f.current.get(name))
+    }
+
+    # columns, in table order
+    table_target: dict[str, ColumnKey] = {}
+    for column in table.columns:
+        key = column.name.lower()
+        wanted, have = want.get(key), recorded.get(key) or in_files.get(key)
+        tag, why = tag_of.get(key, (None, ""))
+        if wanted is not None:
+            table_target[column.name] = wanted
+            if have is None:
+                action = "encrypt"
+            elif not _same(wanted, have):
+                action = "reencrypt"
+            elif key in touched or not _same(recorded.get(key), wanted):
+                action = "keep"
+            else:
+                continue
+        elif have is not None:
+            action = "release" if policy.on_release == "keep" else "decrypt"
+            if policy.on_release == "keep":
+                table_target[column.name] = ColumnKey(key=have.key, mask=have.mask)
+            family = next((r.tag for r in policy.rules if r.key == have.key), None)
+            values = tag_values(column.tags).get(family or "", [])
+            tag = f"{family}={','.join(values)}" if family and values else None
+            why = "no rule of the policy protects its tags any more"
+        else:
+            continue
+        plan.columns.append(
+            ColumnChange(
+                column=column.id, name=column.name, action=action, want=wanted, have=have, tag=tag, why=why
+            )
+        )
+
+    # DDL for future writes
+    provider_path = key_provider_path or policy.key_provider_path
+    try:
+        if create and table_target:
+            plan.ddl.append(
+                create_table_ddl(
+                    table.id, [(c.name, c.type) for c in table.columns], table_target, provider_path
+                )
+            )
+        elif table_target and not _same_map(table_target, record.columns if record else {}):
+            plan.ddl.append(alter_table_ddl(table.id, table_target, provider_path))
+        elif not table_target and recorded:
+            plan.ddl.append(unset_table_ddl(table.id))
+    except PolicyError as exc:
+        # held back whole: files encrypted without the options would leave new writes in plaintext
+        plan.problems.append(f"{table.id}: {exc}")
+        plan.ddl, plan.files = [], []
+    if not plan.columns and not plan.ddl and not plan.files and not plan.problems and not listed:
+        return None
+    return plan
+
+
+def plan_protection(
+    store: GraphStore,
+    policy: ProtectionPolicy,
+    *,
+    tables: list[str] | None = None,
+    provider: KeyProvider | None = None,
+    read_files: bool = True,
+    create: bool = False,
+    key_provider_path: str | None = None,
+) -> ProtectionPlan:
+    """The plan for every table of the graph (or the given ones: an unknown one is an error).
+
+    The policy is checked first (masks, key names) and, with a key provider, that the KMS has
+    every key a rule names. `key_provider_path` (else the policy's) goes into the DDL.
+    """
+    check_protection(policy)
+    if provider is not None:
+        check_keys(policy, provider)
+    catalog = read_catalog(store, tables)
+    if tables is None:
+        # a recorded table that left the catalog is still reported (its record names it)
+        for (name,) in store.read(RECORDED_TABLES):
+            catalog.setdefault(name, CatalogTable(name, None, None))
+    plan = ProtectionPlan(
+        created_at=now(),
+        policy_digest=policy.digest(),
+        key_provider_path=key_provider_path or policy.key_provider_path,
+    )
+    for name in sorted(catalog):
+        table_plan = plan_table(
+            catalog[name],
+            policy,
+            records.table_protection(store, name),
+            read_files=read_files,
+            create=create,
+            key_provider_path=key_provider_path,
+            listed=tables is not None,
+        )
+        if table_plan is not None:
+            plan.tables.append(table_plan)
+    return plan
