@@ -18,6 +18,7 @@ from watershed.api.cli import (
     lineage,
     orc,
     propagate,
+    protect,
     serve,
     services,
     tag,
@@ -74,6 +75,7 @@ app.add_typer(tag.app, name="tag")
 app.command("serve")(serve.serve_command)
 app.add_typer(users.users_app, name="users")
 app.add_typer(users.tokens_app, name="tokens")
+app.add_typer(protect.app, name="protect")
 # Further command groups register here, one line each.
 
 

@@ -50,9 +50,13 @@ def check_keys(policy: ProtectionPolicy, provider: KeyProvider) -> None:
             failed.append(f"{key} ({exc})")
     problems = []
     if missing:
-        problems.append(f"the KMS has no key named {', '.join(missing)}")
+        problems.append(
+            f"the KMS has no key named {', '.join(missing)} (create it: `watershed kms create-key`)"
+        )
     if failed:
-        problems.append(f"cannot read the KMS metadata of {', '.join(failed)}")
+        problems.append(
+            f"cannot read the KMS metadata of {', '.join(failed)} (a missing key or no ACL for it)"
+        )
     if problems:
         raise ProtectionError(
             f"protection.rules: {'; '.join(problems)} (create it with `watershed kms create-key`)"
