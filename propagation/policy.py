@@ -357,6 +357,11 @@ seeds:
   - {pattern: "*ssn*", tags: {pii: L4, pii_type: ssn}}
   - {pattern: "*email*", tags: {pii: L3, pii_type: email}}
   - {pattern: "*phone*", tags: {pii: L3, pii_type: phone}}
+protection:
+  on_release: keep
+  rules:
+    - {tag: pii, levels: [L4, L3], key: pii, mask: nullify}
+    - {tag: pii, levels: [L2], key: pii, mask: sha256}
 """
 
 

@@ -33,7 +33,7 @@ LINT = Path(__file__).resolve().parents[1] / "cypher" / "lint.mjs"
 #: distinct statements the workloads below sent when this test was written (119): far fewer means
 #: a workload stopped running, not that the code got simpler
 MIN_STATEMENTS = 110
-PACKAGES = {"graph", "propagation", "ttl_advisor", "api"}
+PACKAGES = {"graph", "propagation", "ttl_advisor", "orc_crypto", "api"}
 
 
 class RecordingStore(FalkorDBStore):

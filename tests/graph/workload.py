@@ -72,7 +72,39 @@ def run_graph_and_engines(store: FalkorDBStore, directory: Path, redis_port: int
 
     graph_catalog = catalog_from_graph(store)
     store_recommendations(store, advise(index_graph(store, graph_catalog), graph_catalog), "ttl-1")
+    run_protection_records(store, policy, table)
     store.delete_tasks(tasks[:3])
+
+
+def run_protection_records(store: FalkorDBStore, policy, table: str) -> None:
+    """The protection planner's reads (every table, some tables) and every record it keeps."""
+    from watershed.graph.protection import ColumnKey, ProtectedFile, ProtectionRun, TableProtection
+    from watershed.orc_crypto.protect import records
+    from watershed.orc_crypto.protect.plan import plan_protection
+
+    key = ColumnKey(key="pii", mask="nullify", version=0)
+    records.save_files(
+        store,
+        [
+            ProtectedFile(
+                path="/w/f.orc",
+                table=table,
+                columns={"c": key},
+                size=1,
+                mtime_ns=1,
+                sha256="0",
+                at="t",
+                run="p1",
+            )
+        ],
+    )
+    records.save_table(store, TableProtection(table=table, columns={"c": key}, at="t", run="p1"))
+    records.save_run(store, ProtectionRun(id="p1", started_at="2024-01-01T00:00:00"))
+    plan_protection(store, policy.protection)
+    plan_protection(store, policy.protection, tables=[table])
+    records.files_of(store, [table])
+    records.runs(store, 5)
+    records.run(store, "p1")
 
 
 def call_every_route(store: FalkorDBStore, redis_port: int, data_dir: Path) -> None:

@@ -286,3 +286,14 @@ def test_cli_plan_json_round_trips(graph_store, warehouse, tmp_path, monkeypatch
     policy_file.write_text("sensitivity: {pii: {levels: [L4]}}\n")
     bare = runner.invoke(app, ["protect", "plan", "--policy", str(policy_file)])
     assert bare.exit_code == 1 and "no protection rules" in bare.output
+
+
+def test_the_default_policy_protects_pii_with_the_pii_key():
+    from watershed.propagation.policy import default_policy
+
+    protection = default_policy().protection
+    check_protection(protection)
+    assert protection.rule_for({"pii": ["L4"]})[0].mask == "nullify"
+    assert protection.rule_for({"pii": ["L2"]})[0].mask == "sha256"
+    assert protection.rule_for({"pii": ["L1"]}) is None
+    assert {rule.key for rule in protection.rules} == {"pii"}
