@@ -1,0 +1,327 @@
+"""Key rotation for encrypted ORC files: move each variant to its master key's current version.
+
+Why not only the tail. ORC has no separate wrapping IV: the local key is AES-CTR(master,
+IV = E[0:16]) over the stored bytes E (doc §1, §5), so E is both the IV and the ciphertext.
+Keeping a variant's local key under a new master version would need an E' with
+E'[0:16] XOR AES(master', E'[0:16]) = local[0:16], a preimage of a one-way function. So a new
+master version always means a new local key, and the bytes that key encrypts change with it.
+
+What a rewrap does instead is the least an ORC-compatible file allows: a fresh local key per
+rotated variant under the current master version, and every encrypted stream, encrypted stripe
+statistics stream and the file statistics re-keyed in place (AES-CTR out with the old key, in
+with the new one: same lengths, same offsets, no decompression, decoding or masking). All other
+bytes are copied untouched: the header, every unencrypted stream (plain columns and the masked
+copies), every stripe footer and the Metadata. The Footer changes only in the key versions,
+the stored local keys and the file statistics; the stripe layout in it is the same.
+
+The file is written atomically (temp beside it, fsync, verify, rename) and only if it did not
+change meanwhile. A file whose keys are all at the wanted versions is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import BaseModel
+
+from watershed.orc_crypto.ciphers import FILE_STATISTICS_KIND, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
+from watershed.orc_crypto.codec import compression
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import OrcTail, _parse, decompress, read_tail
+from watershed.orc_crypto.errors import (
+    OrcCryptoError,
+    OrcFormatError,
+    OrcKeyError,
+    OrcOutputError,
+    UnsupportedOrcError,
+)
+from watershed.orc_crypto.files import atomic_output, mapped_input
+from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.verify import Expected, verify_written
+
+__all__ = ["RewrapResult", "rewrap_file", "rewrap_needed", "rewrap_to"]
+
+
+class RewrapResult(BaseModel):
+    """What a rewrap of one file did."""
+
+    path: str
+    #: False: every key was already at the wanted version (or the file is not encrypted)
+    changed: bool
+    #: key name -> version, before and after
+    versions_before: dict[str, int]
+    versions_after: dict[str, int]
+    #: bytes re-keyed (encrypted streams, encrypted statistics) and the file's size
+    bytes_rekeyed: int = 0
+    file_bytes: int = 0
+    seconds: float = 0.0
+
+
+class _Rekey:
+    """Old and new local key of one rotated variant."""
+
+    def __init__(self, old: bytes, new: bytes, new_encrypted: bytes) -> None:
+        self.old, self.new, self.new_encrypted = old, new, new_encrypted
+
+    def apply(self, iv: bytes, data) -> bytes:
+        return aes_ctr(self.new, iv, aes_ctr(self.old, iv, bytes(data)))
+
+
+def _unwrap(path: str, provider: KeyProvider, name: str, version: int, encrypted: bytes, size: int) -> bytes:
+    try:
+        local = provider.decrypt_local_key(name, version, bytes(encrypted))
+    except KeyProviderError as exc:
+        raise OrcKeyError(path, f"key {name}@{version}: {exc}") from exc
+    if len(local) != size:
+        raise OrcKeyError(path, f"key {name}@{version}: local key has {len(local)} bytes, expected {size}")
+    return local
+
+
+def _wanted_versions(
+    tail: OrcTail, provider: KeyProvider, key_versions: dict[str, int] | None
+) -> dict[str, tuple[int, int]]:
+    """key name -> (wanted version, algorithm) for every key the file names."""
+    wanted = {}
+    for key in tail.footer.encryption.key:
+        try:
+            info = provider.key_info(key.keyName)
+        except KeyProviderError as exc:
+            raise OrcKeyError(tail.path, f"key {key.keyName}: {exc}") from exc
+        version = info.version if key_versions is None else key_versions.get(key.keyName, key.keyVersion)
+        if not 0 <= version <= info.version:
+            raise OrcKeyError(tail.path, f"key {key.keyName} has no version {version} (0..{info.version})")
+        wanted[key.keyName] = (version, 1 if info.bit_length == 128 else 2)
+    return wanted
+
+
+def _single_local_keys(tail: OrcTail) -> None:
+    """One local key per variant and stripe ids 1..n, as one ORC writer writes a file. A merged
+    file (ids restarting, several keys per variant) is refused, not half-handled."""
+    variants = tail.footer.encryption.variants
+    stripe_id = 0
+    for s, stripe in enumerate(tail.footer.stripes):
+        stripe_id = stripe.encryptStripeId if stripe.HasField("encryptStripeId") else stripe_id + 1
+        if stripe_id != s + 1:
+            raise UnsupportedOrcError(
+                tail.path, "merged file (encrypt stripe ids restart); rewrap handles one writer's files"
+            )
+        if stripe.encryptedLocalKeys and (
+            s > 0
+            or [bytes(k) for k in stripe.encryptedLocalKeys] != [bytes(v.encryptedKey) for v in variants]
+        ):
+            raise UnsupportedOrcError(
+                tail.path, "several local keys per variant; rewrap handles one writer's files"
+            )
+
+
+def rewrap_needed(
+    path: str, data, provider: KeyProvider, *, key_versions: dict[str, int] | None = None
+) -> RewrapResult:
+    """Whether the file needs a rewrap (`changed`), from its tail and the keys' metadata only."""
+    tail = read_tail(path, data)
+    if not tail.is_encrypted:
+        return RewrapResult(path=path, changed=False, versions_before={}, versions_after={})
+    before = {key.keyName: key.keyVersion for key in tail.footer.encryption.key}
+    wanted = _wanted_versions(tail, provider, key_versions)
+    algorithms = {key.keyName: key.algorithm for key in tail.footer.encryption.key}
+    return RewrapResult(
+        path=path,
+        changed=any(wanted[name] != (before[name], algorithms[name]) for name in before),
+        versions_before=before,
+        versions_after={name: version for name, (version, _) in wanted.items()},
+    )
+
+
+def rewrap_to(
+    path: str,
+    data,
+    out: BinaryIO,
+    provider: KeyProvider,
+    *,
+    key_versions: dict[str, int] | None = None,
+    random_bytes: Callable[[int], bytes] = os.urandom,
+) -> tuple[RewrapResult, Expected | None]:
+    """Write the rewrapped form of the encrypted ORC file `data` to `out` (nothing is written when
+    the file needs no change); returns the result and what was written, for `verify_written`."""
+    try:
+        return _rewrap_to(path, data, out, provider, key_versions, random_bytes)
+    except OrcCryptoError:
+        raise
+    except (IndexError, KeyError, ValueError, OverflowError) as exc:
+        raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
+
+
+def _rewrap_to(path, data, out, provider, key_versions, random_bytes):
+    result = rewrap_needed(path, data, provider, key_versions=key_versions)
+    if not result.changed:
+        return result, None
+    result.changed = False
+    tail = read_tail(path, data)
+    encryption = tail.footer.encryption
+    wanted = _wanted_versions(tail, provider, key_versions)
+    _single_local_keys(tail)
+    sizes = {1: 16, 2: 32}
+    # Variant -> its re-keying (rotated keys) or its unchanged local key (for the check).
+    rekeys: dict[int, _Rekey] = {}
+    local_keys: list[bytes] = []
+    for v, variant in enumerate(encryption.variants):
+        key = encryption.key[variant.key]
+        old = _unwrap(path, provider, key.keyName, key.keyVersion, variant.encryptedKey, sizes[key.algorithm])
+        _check_old_key(tail, v, old)
+        version, algorithm = wanted[key.keyName]
+        if version == key.keyVersion and algorithm == key.algorithm:
+            local_keys.append(old)
+            continue
+        encrypted = random_bytes(sizes[algorithm])
+        new = _unwrap(path, provider, key.keyName, version, encrypted, sizes[algorithm])
+        rekeys[v] = _Rekey(old, new, encrypted)
+        local_keys.append(new)
+
+    # Stripes: copied through, except the rotated variants' streams, re-keyed where they lie.
+    position = 0
+    for s in range(len(tail.footer.stripes)):
+        stripe_footer = read_stripe_footer(tail, data, s)
+        for place in stream_places(tail, s, stripe_footer):
+            rekey = rekeys.get(place.variant) if place.variant is not None else None
+            if rekey is None or place.length == 0:
+                continue
+            out.write(memoryview(data)[position : place.offset])
+            out.write(
+                rekey.apply(
+                    stream_iv(place.column, place.kind, s + 1),
+                    data[place.offset : place.offset + place.length],
+                )
+            )
+            result.bytes_rekeyed += place.length
+            position = place.offset + place.length
+    out.write(memoryview(data)[position : tail.stripe_statistics_offset])
+
+    footer = pb.Footer()
+    footer.CopyFrom(tail.footer)
+    footer_stripe_id = len(tail.footer.stripes) + 1
+    stats_area = bytearray()
+    offset = 0
+    for v, variant in enumerate(footer.encryption.variants):
+        rekey = rekeys.get(v)
+        for stream in variant.stripeStatistics:
+            raw = tail.encrypted_stripe_statistics[offset : offset + stream.length]
+            offset += stream.length
+            if rekey is not None:
+                raw = rekey.apply(stream_iv(stream.column, STRIPE_STATISTICS_KIND, footer_stripe_id), raw)
+                result.bytes_rekeyed += len(raw)
+            stats_area += raw
+        if rekey is None:
+            continue
+        variant.encryptedKey = rekey.new_encrypted
+        if variant.fileStatistics:
+            iv = stream_iv(variant.root, FILE_STATISTICS_KIND, footer_stripe_id)
+            variant.fileStatistics = rekey.apply(iv, variant.fileStatistics)
+            result.bytes_rekeyed += len(variant.fileStatistics)
+    if offset != len(tail.encrypted_stripe_statistics):
+        raise OrcFormatError(path, "encrypted stripe statistics do not add up to their area")
+    for key in footer.encryption.key:
+        key.keyVersion, key.algorithm = wanted[key.keyName]
+    first = footer.stripes[0] if footer.stripes else None
+    if first is not None and first.encryptedLocalKeys:
+        del first.encryptedLocalKeys[:]
+        first.encryptedLocalKeys.extend(var.encryptedKey for var in footer.encryption.variants)
+    metadata_start = tail.stripe_statistics_offset + len(tail.encrypted_stripe_statistics)
+    metadata_bytes = data[metadata_start : metadata_start + tail.postscript.metadataLength]
+    footer_bytes = compression.compress(tail.codec, footer.SerializeToString(), tail.block_size)
+    postscript = pb.PostScript()
+    postscript.CopyFrom(tail.postscript)
+    postscript.footerLength = len(footer_bytes)
+    ps_bytes = postscript.SerializeToString()
+    out.writelines((bytes(stats_area), metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])))
+    result.changed = True
+    expected = Expected(
+        stripe_rows=[stripe.numberOfRows for stripe in tail.footer.stripes],
+        local_keys=local_keys,
+        source=path,
+    )
+    return result, expected
+
+
+def _check_old_key(tail: OrcTail, v: int, local: bytes) -> None:
+    """The file statistics decrypt and parse with the local key: the provider gave the key this
+    file was written with (re-keying with a wrong one would destroy the data)."""
+    variant = tail.footer.encryption.variants[v]
+    if not variant.fileStatistics:
+        return
+    iv = stream_iv(variant.root, FILE_STATISTICS_KIND, len(tail.footer.stripes) + 1)
+    try:
+        plain = decompress(
+            tail.path,
+            tail.codec,
+            aes_ctr(local, iv, variant.fileStatistics),
+            tail.block_size,
+            "file statistics",
+        )
+        _parse(pb.FileStatistics(), plain, tail.path, "file statistics")
+    except OrcFormatError as exc:
+        raise OrcKeyError(
+            tail.path, f"variant {v}: the key does not decrypt the file's statistics (wrong key material?)"
+        ) from exc
+
+
+def _drop_stale_checksum(path: str) -> None:
+    """Hadoop's local file system checks the `.NAME.crc` it wrote beside a file; once the bytes
+    change that checksum is stale and Spark refuses the file ("Checksum error"). Without one,
+    Hadoop reads the file unchecked. Removed just before the new bytes replace the old."""
+    target = Path(path)
+    try:
+        target.with_name(f".{target.name}.crc").unlink(missing_ok=True)
+    except OSError as exc:
+        raise OrcOutputError(
+            path, f"cannot remove the stale Hadoop checksum file: {exc.strerror or exc}"
+        ) from exc
+
+
+def rewrap_file(
+    path: str | Path,
+    provider: KeyProvider,
+    *,
+    key_versions: dict[str, int] | None = None,
+    verify: str = "fast",
+) -> RewrapResult:
+    """Move every encryption variant of the ORC file at `path` to its key's current version (or
+    the version `key_versions` names), in place and atomically; a file already there is left
+    alone. The file must not change while this runs: if it did, it is left as the other writer
+    left it and OrcOutputError is raised."""
+    import time
+
+    path = str(path)
+    started = time.monotonic()
+    try:
+        before = os.stat(path)
+    except OSError as exc:
+        raise OrcFormatError(path, f"cannot read: {exc.strerror or exc}") from exc
+    outcome: list = []
+    with mapped_input(path, OrcFormatError) as data:
+        result = rewrap_needed(path, data, provider, key_versions=key_versions)
+        if not result.changed:
+            result.file_bytes = len(data)
+            result.seconds = time.monotonic() - started
+            return result
+
+        def check(temp: Path) -> None:
+            verify_written(path, temp, outcome[0][1], verify)
+            now = os.stat(path)
+            if (now.st_size, now.st_mtime_ns, now.st_ino) != (
+                before.st_size,
+                before.st_mtime_ns,
+                before.st_ino,
+            ):
+                raise OrcOutputError(path, "changed while it was being rewrapped; left as it is now")
+            _drop_stale_checksum(os.path.realpath(path))
+
+        with atomic_output(os.path.realpath(path), mode=before.st_mode, verify=check) as out:
+            outcome.append(rewrap_to(path, data, out, provider, key_versions=key_versions))
+    result = outcome[0][0]
+    result.file_bytes = os.stat(path).st_size
+    result.seconds = time.monotonic() - started
+    return result

@@ -1,0 +1,164 @@
+"""Key rotation: after a key roll, rewrap moves files to the new version touching only encrypted bytes."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pytest
+
+from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
+from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.decrypt import read_table
+from watershed.orc_crypto.encrypt import encrypt_file
+from watershed.orc_crypto.errors import OrcKeyError
+from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
+from watershed.orc_crypto.rewrap import rewrap_file
+
+ROWS = 20_000
+
+
+def _table() -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(ROWS), pa.int64()),
+            "ssn": [f"{100000000 + i * 7919 % 899999999:09d}" for i in range(ROWS)],
+            "email": [None if i % 11 == 3 else f"user{i}@example.com" for i in range(ROWS)],
+            "salary": pa.array([1000 + (i * 37) % 90000 for i in range(ROWS)], pa.int32()),
+        }
+    )
+
+
+def _variant_ranges(path, variants: set[int]) -> list[tuple[int, int]]:
+    """(offset, length) of every stripe stream of the given encryption variants."""
+    data = path.read_bytes()
+    tail = read_tail(str(path), data)
+    ranges = []
+    for s in range(len(tail.footer.stripes)):
+        footer = read_stripe_footer(tail, data, s)
+        ranges += [(p.offset, p.length) for p in stream_places(tail, s, footer) if p.variant in variants]
+    return ranges
+
+
+def _blank(data: bytes, ranges) -> bytes:
+    out = bytearray(data)
+    for offset, length in ranges:
+        out[offset : offset + length] = bytes(length)
+    return bytes(out)
+
+
+def _assert_only_variant_bytes_changed(before: bytes, after_path, rotated: set[int]) -> None:
+    """The header, every unencrypted stream and stripe footer, and the stripe layout are the same
+    bytes; the rotated variants' streams lie at the same places (re-keyed, so other bytes)."""
+    tail_before = read_tail("before", before)
+    after = after_path.read_bytes()
+    tail_after = read_tail(str(after_path), after)
+    end = tail_before.stripe_statistics_offset
+    assert tail_after.stripe_statistics_offset == end
+    assert [(s.offset, s.indexLength, s.dataLength, s.footerLength) for s in tail_after.footer.stripes] == [
+        (s.offset, s.indexLength, s.dataLength, s.footerLength) for s in tail_before.footer.stripes
+    ]
+    ranges = _variant_ranges(after_path, rotated)
+    assert ranges
+    assert _blank(before[:end], ranges) == _blank(after[:end], ranges)
+    assert all(before[o : o + n] != after[o : o + n] for o, n in ranges if n >= 8)
+    unrotated = set(range(len(tail_before.footer.encryption.variants))) - rotated
+    for o, n in _variant_ranges(after_path, unrotated):
+        assert before[o : o + n] == after[o : o + n]
+    # The unencrypted Metadata is copied as it was.
+    assert tail_after.metadata == tail_before.metadata
+
+
+def test_rewrap_after_a_roll(tmp_path):
+    provider = InMemoryKeyProvider({"pii": b"p" * 32, "fin": b"f" * 16})
+    provider.add("fin", b"g" * 16, 128)  # fin@1 before the file is written: its variant stays as is
+    plain = tmp_path / "plain.orc"
+    table = _table()
+    orc.write_table(table, plain, stripe_size=64 * 1024, compression="snappy")
+    path = tmp_path / "enc.orc"
+    encrypt_file(plain, path, provider, {"pii": ["ssn", "email"], "fin": ["salary"]}, {"email": "sha256"})
+    assert len(read_tail(str(path)).footer.stripes) >= 3
+    before = path.read_bytes()
+    unchanged = rewrap_file(path, provider)
+    assert not unchanged.changed and path.read_bytes() == before
+
+    assert provider.add("pii", b"q" * 32) == 1  # the roll
+    result = rewrap_file(path, provider)
+    assert result.changed
+    assert result.versions_before == {"fin": 1, "pii": 0}
+    assert result.versions_after == {"fin": 1, "pii": 1}
+    keys = {k.keyName: k.keyVersion for k in read_tail(str(path)).footer.encryption.key}
+    assert keys == {"fin": 1, "pii": 1}
+    # Variants by key name: fin (salary) = 0, pii (ssn, email) = 1, 2.
+    _assert_only_variant_bytes_changed(before, path, {1, 2})
+    assert 0 < result.bytes_rekeyed < len(before) / 2
+    assert read_table(path, provider).equals(table)
+    assert orc.read_table(path).equals(orc.read_table(pa.BufferReader(before)))  # the masked view
+
+    # The old version alone no longer opens the file; idempotent: a second run changes nothing.
+    old_only = InMemoryKeyProvider({"pii": b"p" * 32})
+    old_only.add("fin", b"f" * 16, 128)
+    old_only.add("fin", b"g" * 16, 128)
+    with pytest.raises(OrcKeyError):
+        read_table(path, old_only)
+    stat = os.stat(path)
+    again = rewrap_file(path, provider)
+    assert not again.changed and os.stat(path).st_mtime_ns == stat.st_mtime_ns
+
+
+def test_wrong_key_material_leaves_the_file(tmp_path):
+    plain = tmp_path / "plain.orc"
+    orc.write_table(_table(), plain, compression="zlib")
+    path = tmp_path / "enc.orc"
+    encrypt_file(plain, path, InMemoryKeyProvider({"pii": b"p" * 32}), {"pii": ["ssn"]})
+    before = path.read_bytes()
+    impostor = InMemoryKeyProvider({"pii": b"x" * 32})
+    impostor.add("pii", b"y" * 32)
+    with pytest.raises(OrcKeyError, match="does not decrypt"):
+        rewrap_file(path, impostor)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_spark_file_rewrapped_reads_in_spark(spark, spark_encrypted_orc, kms_server, tmp_path):
+    """A Spark-written file under a key of its own; the key rolls in the KMS; after the rewrap the
+    file names the new version and Spark reads the plaintext through the KMS with it."""
+    from watershed.orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.kms.acl import KeyAcl
+
+    name = "rewrapkey"
+    if name not in kms_server.keystore.names():
+        kms_server.keystore.create_key(name, bits=256, description="rewrap test")
+    config = kms_server.server.state.acls.config.model_copy(deep=True)
+    users = [kms_server.user]
+    config.keys[name] = KeyAcl(metadata=users, decrypt_eek=users, generate_eek=users)
+    kms_server.set_acl(config)
+    try:
+        rows = [(i, f"{100000000 + i:09d}", f"u{i}@x.org") for i in range(30)]
+        frame = spark.createDataFrame(rows, "id bigint, ssn string, email string").coalesce(1)
+        out = tmp_path / "spark"
+        (
+            frame.write.option("orc.encrypt", f"{name}:ssn,email")
+            .option("orc.mask", "sha256:email")
+            .option("orc.compress", "ZLIB")
+            .orc(str(out))
+        )
+        (path,) = sorted(out.glob("*.orc"))
+        before = path.read_bytes()
+        kms_server.keystore.roll_key(name)
+        version = kms_server.keystore.key_info(name).version
+        with KmsClient(kms_server.provider_path) as client:
+            result = rewrap_file(path, client)
+            assert result.changed and result.versions_after == {name: version}
+            assert read_table(path, client).to_pylist() == [
+                {"id": i, "ssn": s, "email": e} for i, s, e in rows
+            ]
+        _assert_only_variant_bytes_changed(before, path, {0, 1})
+        kms_server.clear_requests()
+        got = sorted(spark.read.orc(str(out)).collect())
+        assert [tuple(r) for r in got] == rows
+        decrypts = {r.path for r in kms_server.requests() if r.path.endswith("/_eek")}
+        assert decrypts == {f"/kms/v1/keyversion/{name}@{version}/_eek"}
+    finally:
+        kms_server.reset_acl()
