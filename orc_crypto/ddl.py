@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
+from watershed.graph.protection import ColumnKey
 from watershed.orc_crypto.options import quote_name
 from watershed.orc_crypto.policy import EncryptionPolicy, PolicyError
 
@@ -39,6 +41,9 @@ _SPARK_TYPES = {
 }  # fmt: skip
 #: how many parameters a type takes, at most (decimal(p,s), varchar(n), char(n)); others take none
 _PARAMETERS = {_T.DECIMAL: 2, _T.VARCHAR: 1, _T.CHAR: 1}
+
+#: the option that names the key provider (ORC takes the first one listed)
+PROVIDER_OPTION = "hadoop.security.key.provider.path"
 
 _PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Spark's ANSI reserved words that would break an unquoted identifier
@@ -180,23 +185,96 @@ def option_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def plan_encryption(tags: TableTags, policy: EncryptionPolicy) -> EncryptionPlan:
-    encrypt: dict[str, list[str]] = {}
-    mask: dict[str, list[str]] = {}
+def column_keys(tags: TableTags, policy: EncryptionPolicy) -> dict[str, ColumnKey]:
+    """The tags-file input: each column a policy level encrypts, with that level's key and mask
+    (in table order), the same map the protection planner builds from the graph's tags."""
+    columns: dict[str, ColumnKey] = {}
     seen: set[str] = set()
     for column in tags.columns:
         if column.name.lower() in seen:
             raise PolicyError(f"column {column.name!r} is listed twice")
         seen.add(column.name.lower())
         level = policy.level_for(column.tags)
-        if level is None:
-            continue
+        if level is not None:
+            columns[column.name] = ColumnKey(key=level.key, mask=level.mask)
+    return columns
+
+
+def encryption_plan(columns: Mapping[str, ColumnKey]) -> EncryptionPlan:
+    """orc.encrypt / orc.mask of these columns: keys and masks sorted, columns in the given order."""
+    encrypt: dict[str, list[str]] = {}
+    mask: dict[str, list[str]] = {}
+    for name, column in columns.items():
         # ORC's option syntax back-quotes names that are not plain (a `.` would read as a path)
-        encrypt.setdefault(level.key, []).append(quote_name(column.name))
-        mask.setdefault(level.mask, []).append(quote_name(column.name))
+        encrypt.setdefault(column.key, []).append(quote_name(name))
+        mask.setdefault(column.mask, []).append(quote_name(name))
     return EncryptionPlan(
         encrypt={k: encrypt[k] for k in sorted(encrypt)}, mask={m: mask[m] for m in sorted(mask)}
     )
+
+
+def plan_encryption(tags: TableTags, policy: EncryptionPolicy) -> EncryptionPlan:
+    return encryption_plan(column_keys(tags, policy))
+
+
+def encryption_options(
+    columns: Mapping[str, ColumnKey], key_provider_path: str | None, *, key_provider: bool = True
+) -> list[tuple[str, str]]:
+    """The table options that make ORC encrypt `columns` (none when there are none): the provider
+    path, `orc.key.provider` (unless `key_provider` is false), `orc.encrypt`, `orc.mask`."""
+    if not columns:
+        return []
+    plan = encryption_plan(columns)
+    options: list[tuple[str, str]] = []
+    if key_provider_path:
+        options.append((PROVIDER_OPTION, key_provider_path))
+    if key_provider:
+        options.append(("orc.key.provider", "hadoop"))
+    return [*options, ("orc.encrypt", plan.orc_encrypt), ("orc.mask", plan.orc_mask)]
+
+
+def create_statement(
+    table: str,
+    column_types: Sequence[tuple[str, str | None]],
+    columns: Mapping[str, ColumnKey],
+    key_provider_path: str | None = None,
+    extra_options: Mapping[str, str] | None = None,
+) -> str:
+    """CREATE TABLE ... USING ORC OPTIONS (...): every column (name, Spark type) in table order,
+    then the encryption options of `columns`, then `extra_options` (for example `orc.compress`)
+    sorted by name. A missing type, or one that is not a Spark SQL type, is a PolicyError naming
+    the column."""
+    missing = [name for name, type_ in column_types if not type_]
+    if missing:
+        raise PolicyError(f"CREATE TABLE needs a type for every column; missing for: {', '.join(missing)}")
+    rendered = ",\n".join(
+        f"  {quote_identifier(name)} {spark_type(name, type_ or '')}" for name, type_ in column_types
+    )
+    options = encryption_options(columns, key_provider_path)
+    for key in sorted(extra_options or {}):
+        if key in dict(options):
+            raise PolicyError(f"extra option {key!r} would override a generated encryption option")
+        options.append((key, (extra_options or {})[key]))
+    ddl = f"CREATE TABLE {quote_table_name(table)} (\n{rendered}\n) USING ORC"
+    if options:
+        body = ",\n".join(f"  {key} {option_string(value)}" for key, value in options)
+        ddl += f"\nOPTIONS (\n{body}\n)"
+    return ddl
+
+
+def alter_statement(
+    table: str,
+    columns: Mapping[str, ColumnKey],
+    key_provider_path: str | None = None,
+    *,
+    key_provider: bool = True,
+) -> str:
+    """ALTER TABLE ... SET TBLPROPERTIES: files written into the table from now on are encrypted."""
+    if not columns:
+        raise PolicyError(f"no column of {table} is to be encrypted")
+    options = encryption_options(columns, key_provider_path, key_provider=key_provider)
+    props = ", ".join(f"{sql_string(key)}={sql_string(value)}" for key, value in options)
+    return f"ALTER TABLE {quote_table_name(table)} SET TBLPROPERTIES ({props})"
 
 
 def create_table_ddl(
@@ -207,7 +285,7 @@ def create_table_ddl(
     key_provider_path: str | None = None,
     extra_options: dict[str, str] | None = None,
 ) -> str:
-    """CREATE TABLE ... USING ORC OPTIONS (...) with the encryption options.
+    """CREATE TABLE ... USING ORC OPTIONS (...) with the encryption options (tags-file input).
 
     `extra_options` (for example `orc.compress`) follow the encryption options, sorted by name.
     """
@@ -215,32 +293,20 @@ def create_table_ddl(
     if missing:
         raise PolicyError(f"CREATE TABLE needs a type for every column; missing for: {', '.join(missing)}")
     check_tags_table(table, tags)
-    plan = plan_encryption(tags, policy)
-    provider = key_provider_path or policy.key_provider_path
-    columns = ",\n".join(f"  {quote_identifier(c.name)} {spark_type(c.name, c.type)}" for c in tags.columns)
-    options: list[tuple[str, str]] = []
-    if plan.encrypt:
-        if provider:
-            options.append(("hadoop.security.key.provider.path", provider))
-        options += [("orc.key.provider", "hadoop"), ("orc.encrypt", plan.orc_encrypt)]
-        options.append(("orc.mask", plan.orc_mask))
-    for key in sorted(extra_options or {}):
-        if key in dict(options):
-            raise PolicyError(f"extra option {key!r} would override a generated encryption option")
-        options.append((key, extra_options[key]))
-    ddl = f"CREATE TABLE {quote_table_name(table)} (\n{columns}\n) USING ORC"
-    if options:
-        body = ",\n".join(f"  {key} {option_string(value)}" for key, value in options)
-        ddl += f"\nOPTIONS (\n{body}\n)"
-    return ddl
+    return create_statement(
+        table,
+        [(c.name, c.type) for c in tags.columns],
+        column_keys(tags, policy),
+        key_provider_path or policy.key_provider_path,
+        extra_options,
+    )
 
 
 def alter_table_ddl(table: str, tags: TableTags, policy: EncryptionPolicy) -> str:
-    """ALTER TABLE ... SET TBLPROPERTIES for an existing Hive ORC table (new files get encrypted)."""
+    """ALTER TABLE ... SET TBLPROPERTIES for an existing Hive ORC table (new files get encrypted);
+    the tags-file form sets orc.encrypt and orc.mask only."""
     check_tags_table(table, tags)
-    plan = plan_encryption(tags, policy)
-    if not plan.encrypt:
+    columns = column_keys(tags, policy)
+    if not columns:
         raise PolicyError(f"no column of {table} has a tag that the policy encrypts")
-    props = f"{sql_string('orc.encrypt')}={sql_string(plan.orc_encrypt)}, "
-    props += f"{sql_string('orc.mask')}={sql_string(plan.orc_mask)}"
-    return f"ALTER TABLE {quote_table_name(table)} SET TBLPROPERTIES ({props})"
+    return alter_statement(table, columns, key_provider=False)

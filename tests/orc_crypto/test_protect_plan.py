@@ -111,8 +111,8 @@ def test_newly_sensitive_column_is_planned_with_its_files_ddl_and_why(graph_stor
     )
     assert table.files[0].size == (warehouse / "dt=2026-01-01" / "part-0.orc").stat().st_size
     assert table.ddl == [
-        "ALTER TABLE dw.users SET TBLPROPERTIES ('orc.encrypt'='pii:ssn', 'orc.mask'='nullify:ssn', "
-        "'hadoop.security.key.provider.path'='kms://http@kms:9600/kms', 'orc.key.provider'='hadoop')"
+        "ALTER TABLE dw.users SET TBLPROPERTIES ('hadoop.security.key.provider.path'='kms://http@kms:9600/kms', "
+        "'orc.key.provider'='hadoop', 'orc.encrypt'='pii:ssn', 'orc.mask'='nullify:ssn')"
     ]
 
 
@@ -156,7 +156,7 @@ def test_a_released_column_is_kept_and_reported_or_decrypted(graph_store, wareho
     assert [(f.action, f.columns) for f in released.files] == [("decrypt", {}), ("decrypt", {})]
     assert released.ddl == [
         "ALTER TABLE dw.users UNSET TBLPROPERTIES IF EXISTS "
-        "('orc.encrypt', 'orc.mask', 'hadoop.security.key.provider.path', 'orc.key.provider')"
+        "('hadoop.security.key.provider.path', 'orc.key.provider', 'orc.encrypt', 'orc.mask')"
     ]
 
 
