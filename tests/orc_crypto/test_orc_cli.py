@@ -62,3 +62,63 @@ def test_encrypt_errors_name_the_cause(cli_keystore, tmp_path, arguments, messag
     assert result.exit_code == code
     assert message in flat(result)
     assert not (tmp_path / "out.orc").exists()
+
+
+def test_read_and_rewrap(cli_keystore, tmp_path):
+    """`orc read` with and without the key, one stripe, json/csv/table, --out; then `kms roll` and
+    `orc rewrap`: the file names pii@1, reads the same, and a second rewrap leaves it alone."""
+    import json
+
+    rows = 3000
+    table = pa.table({"id": list(range(rows)), "email": [f"user{i}@example.com" for i in range(rows)]})
+    source, encrypted = tmp_path / "plain.orc", tmp_path / "enc.orc"
+    orc.write_table(table, str(source), stripe_size=16 * 1024)
+    runner = CliRunner()
+    result = runner.invoke(
+        app,
+        [
+            "orc", "encrypt", str(source), str(encrypted), "--encrypt", "pii:email",
+            "--mask", "sha256:email", "--keystore", str(cli_keystore), "-q",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    stripes = orc.ORCFile(str(encrypted)).nstripes
+    assert stripes >= 2
+    first = orc.ORCFile(str(encrypted)).read_stripe(0).num_rows
+    keyed = ["--keystore", str(cli_keystore)]
+    result = runner.invoke(
+        app, ["orc", "read", str(encrypted), "--columns", "email,id", "--stripes", "1", "-f", "json", *keyed]
+    )
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got[0] == {"email": f"user{first}@example.com", "id": first}
+    assert "decrypted" in result.stderr
+    result = runner.invoke(
+        app, ["orc", "read", str(encrypted), "-c", "email", "--limit", "2", "-f", "csv", "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    masked = orc.ORCFile(str(encrypted)).read().column("email").to_pylist()[:2]
+    assert result.stdout == "email\n" + "".join(f"{m}\n" for m in masked)
+    out = tmp_path / "rows.txt"
+    result = runner.invoke(
+        app, ["orc", "read", str(encrypted), "--limit", "1", "--out", str(out), "-q", *keyed]
+    )
+    assert result.exit_code == 0 and result.stdout == ""
+    assert out.read_text().split() == ["id", "email", "0", "user0@example.com"]
+    bad = runner.invoke(app, ["orc", "read", str(encrypted), "--stripes", "1-x"])
+    assert bad.exit_code == 2 and "'1-x'" in flat(bad)
+    bad = runner.invoke(app, ["orc", "read", str(encrypted), "-c", "nope"])
+    assert bad.exit_code == 1 and "no top-level column 'nope'" in flat(bad)
+
+    assert runner.invoke(app, ["kms", "roll", "pii", *keyed]).exit_code == 0
+    result = runner.invoke(app, ["orc", "rewrap", str(encrypted), *keyed])
+    assert result.exit_code == 0, result.output
+    assert "rewrapped (pii@0->1" in flat(result)
+    assert "key pii@1" in flat(runner.invoke(app, ["orc", "inspect", str(encrypted)]))
+    result = runner.invoke(app, ["orc", "read", str(encrypted), "-f", "json", "-q", *keyed])
+    assert json.loads(result.stdout) == table.to_pylist()
+    result = runner.invoke(
+        app, ["orc", "rewrap", str(encrypted), str(tmp_path / "missing.orc"), "-f", "json", *keyed]
+    )
+    assert result.exit_code == 1 and "missing.orc" in result.stderr
+    assert [r["changed"] for r in json.loads(result.stdout)] == [False]
