@@ -189,6 +189,7 @@ def _protect(file: FilePlan, provider: KeyProvider, *, run: str, table: str) -> 
             verify_written(path, temp, written[0] if written else Expected(stripe_rows=rows))
             # the narrowest window we can give a concurrent writer: checked again just before the swap
             _check_unchanged(file, "at the swap")
+            _drop_hadoop_checksum(path)
 
         with atomic_output(path, mode=mode, verify=verify) as handle:
             out = _HashingWriter(handle)
@@ -207,6 +208,15 @@ def _protect(file: FilePlan, provider: KeyProvider, *, run: str, table: str) -> 
         run=run,
     )
     return FileOutcome("done", path, table, record=record, bytes_written=out.size)
+
+
+def _drop_hadoop_checksum(path: str) -> None:
+    """Remove the `.NAME.crc` Hadoop's local filesystem keeps beside a file it wrote: it describes
+    the old bytes, and Spark would refuse the new ones (ChecksumException). Without it Hadoop reads
+    the file unchecked; the record's sha256 stands in. Removed before the swap, so no crash can
+    leave the new file beside the old checksum."""
+    target = Path(path)
+    Path(target.parent, f".{target.name}.crc").unlink(missing_ok=True)
 
 
 def _rewrite(path: str, data, tail: OrcTail, out, provider: KeyProvider, columns: dict[str, ColumnKey]):
