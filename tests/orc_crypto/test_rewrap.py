@@ -162,3 +162,31 @@ def test_spark_file_rewrapped_reads_in_spark(spark, spark_encrypted_orc, kms_ser
         assert decrypts == {f"/kms/v1/keyversion/{name}@{version}/_eek"}
     finally:
         kms_server.reset_acl()
+
+
+def test_a_file_changed_during_the_rewrap_is_left_to_its_writer(tmp_path):
+    """Another writer replaces the file while the rewrap works: its file stays, the rewrap fails."""
+    from watershed.orc_crypto.errors import OrcOutputError
+
+    plain = tmp_path / "plain.orc"
+    orc.write_table(_table(), plain, compression="zlib")
+    path = tmp_path / "enc.orc"
+    provider = InMemoryKeyProvider({"pii": b"p" * 32})
+    encrypt_file(plain, path, provider, {"pii": ["ssn"]})
+    provider.add("pii", b"q" * 32)
+    other = b"written by someone else"
+
+    class Meddling(InMemoryKeyProvider):
+        def decrypt_local_key(self, name, version, encrypted_key):
+            if version == 1:  # the new local key: the rewrite is under way
+                # Writers replace files (truncating a mapped file in place would be SIGBUS).
+                (tmp_path / "other").write_bytes(other)
+                os.replace(tmp_path / "other", path)
+            return provider.decrypt_local_key(name, version, encrypted_key)
+
+        def key_info(self, name):
+            return provider.key_info(name)
+
+    with pytest.raises(OrcOutputError, match="changed while it was being rewrapped"):
+        rewrap_file(path, Meddling())
+    assert path.read_bytes() == other
