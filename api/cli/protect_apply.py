@@ -1,0 +1,143 @@
+"""`watershed protect apply`: run a protection plan, the DDL through Spark SQL and the ORC file
+rewrites on Spark executors, recording each file and table in the graph (see
+orc_crypto/protect/spark_apply.py). The lead registers `apply_command` under `watershed protect`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from watershed.api.cli.output import (
+    OutputFormat,
+    console,
+    err_console,
+    fail,
+    format_option,
+    styled,
+    write_model,
+)
+from watershed.api.cli.propagate import POLICY_HELP
+
+KMS_HELP = (
+    "Hadoop KMS provider URI (kms://http@HOST:PORT/kms) the executors unwrap file keys with "
+    "(default: the plan's key provider path)."
+)
+
+
+def _read_plan(path: Path):
+    from pydantic import ValidationError
+
+    from watershed.graph.protection import ProtectionPlan
+
+    try:
+        return ProtectionPlan.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        fail(f"cannot read plan {path}: {exc.strerror or exc}")
+    except ValidationError as exc:
+        fail(f"plan {path} is not a protection plan: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}")
+
+
+def _plan_now(store, policy_file: Path | None, tables: list[str] | None, kms: str | None):
+    from watershed.api.cli.protect import key_provider, protection_policy
+    from watershed.orc_crypto.protect.plan import plan_protection
+
+    policy = protection_policy(policy_file)
+    uri = kms or (policy.key_provider_path if (policy.key_provider_path or "").startswith("kms://") else None)
+    return plan_protection(store, policy, tables=tables, provider=key_provider(uri), key_provider_path=kms)
+
+
+def _spark_session(master: str, kms: str | None, hive: bool):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("watershed protect apply").master(master)
+    if kms:
+        # the tables' future writes (and any read in this session) unwrap keys through the same KMS
+        builder = builder.config("spark.hadoop.hadoop.security.key.provider.path", kms)
+    token_file = os.environ.get("HADOOP_TOKEN_FILE_LOCATION")
+    if token_file:
+        builder = builder.config("spark.executorEnv.HADOOP_TOKEN_FILE_LOCATION", token_file)
+    if hive:
+        builder = builder.enableHiveSupport()
+    return builder.getOrCreate()
+
+
+def _print_run(run) -> None:
+    console.print(styled(("run", "bold"), f" {run.id}  {run.status}  policy {run.policy_digest or '-'}"))
+    console.print(
+        f"tables {run.tables}; files protected {run.files_done}, unchanged {run.files_unchanged}, "
+        f"skipped {len(run.skipped)}, failed {len(run.errors)}; "
+        f"{run.bytes_rewritten} bytes rewritten in {run.seconds:.1f} s"
+    )
+    for problem in run.skipped:
+        console.print(
+            styled("  ", ("skipped", "yellow"), f" {problem.table} {problem.path}: {problem.error}")
+        )
+    for problem in run.errors:
+        console.print(
+            styled("  ", ("failed", "bold red"), f" {problem.table} {problem.path}: {problem.error}")
+        )
+
+
+def apply_command(
+    plan_file: Path | None = typer.Option(
+        None,
+        "--plan",
+        help="A plan written by `watershed protect plan --out` (default: plan now from the graph).",
+    ),
+    table: list[str] = typer.Option(
+        None, "--table", "-t", help="When planning now: only this table; repeatable."
+    ),
+    policy_file: Path | None = typer.Option(None, "--policy", help=POLICY_HELP),
+    master: str = typer.Option(
+        "local[2]", "--master", help="Spark master URL (local[N], spark://..., yarn)."
+    ),
+    kms: str | None = typer.Option(None, "--kms", help=KMS_HELP),
+    hive: bool = typer.Option(
+        True, "--hive/--no-hive", help="Run the DDL against the Hive metastore (Spark's enableHiveSupport)."
+    ),
+    local: bool = typer.Option(
+        False,
+        "--local",
+        help="Rewrite the files in this process, without Spark (the DDL is reported as not run).",
+    ),
+    fmt: OutputFormat = format_option(),
+) -> None:
+    """Apply a protection plan: set each table's ORC options for future writes (Spark SQL) and
+    encrypt its existing files in place on Spark executors. Safe to re-run: finished files are
+    left alone, and a killed apply resumes where it stopped. Exit 1 when a file or a DDL failed."""
+    from watershed.api.cli.graph import open_store
+    from watershed.graph.errors import WatershedError
+    from watershed.orc_crypto.protect.spark_apply import apply_plan
+
+    if kms is not None and not kms.startswith("kms://"):
+        fail(f"--kms {kms}: expected a kms://http@HOST:PORT/kms provider URI")
+    store = open_store()
+    spark = None
+    try:
+        plan = _read_plan(plan_file) if plan_file else _plan_now(store, policy_file, table or None, kms)
+        if not plan.tables:
+            err_console.print("nothing to apply: every table is as the policy asks")
+        uri = kms or plan.key_provider_path
+        if not local and plan.tables:
+            spark = _spark_session(master, uri, hive)
+            spark.sparkContext.setLogLevel("ERROR")
+
+        def progress(done: int, total: int) -> None:
+            if fmt == OutputFormat.table:
+                err_console.print(f"files {done}/{total}")
+
+        run = apply_plan(plan, store, spark=spark, kms=uri, progress=progress)
+    except WatershedError as exc:
+        fail(str(exc))
+    finally:
+        if spark is not None:
+            spark.stop()
+        store.close()
+    if fmt == OutputFormat.json:
+        write_model(run)
+    else:
+        _print_run(run)
+    if run.errors:
+        raise typer.Exit(1)
