@@ -20,6 +20,8 @@ change meanwhile. A file whose keys are all at the wanted versions is left alone
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,6 +133,32 @@ def _single_local_keys(tail: OrcTail) -> None:
             )
 
 
+class _Copier:
+    """Copies byte ranges of the input to the output unchanged: in the kernel (copy_file_range,
+    which also shares blocks on file systems that can) when both are files, else by writing."""
+
+    def __init__(self, data, out, source_fd: int | None) -> None:
+        self.data, self.out, self.source_fd = data, out, source_fd
+        try:
+            self.out_fd = out.fileno() if source_fd is not None and hasattr(os, "copy_file_range") else None
+        except (AttributeError, OSError, ValueError):
+            self.out_fd = None
+
+    def __call__(self, start: int, end: int) -> None:
+        if self.out_fd is not None:
+            self.out.flush()
+            try:
+                while start < end:
+                    copied = os.copy_file_range(self.source_fd, self.out_fd, end - start, start)
+                    if copied <= 0:
+                        break
+                    start += copied
+            except OSError:
+                self.out_fd = None  # e.g. across file systems on old kernels: write instead
+        if start < end:
+            self.out.write(memoryview(self.data)[start:end])
+
+
 def rewrap_needed(
     path: str, data, provider: KeyProvider, *, key_versions: dict[str, int] | None = None
 ) -> RewrapResult:
@@ -157,18 +185,20 @@ def rewrap_to(
     *,
     key_versions: dict[str, int] | None = None,
     random_bytes: Callable[[int], bytes] = os.urandom,
+    source_fd: int | None = None,
 ) -> tuple[RewrapResult, Written | None]:
     """Write the rewrapped form of the encrypted ORC file `data` to `out` (nothing is written when
     the file needs no change); returns the result and what was written, for `verify_written`."""
     try:
-        return _rewrap_to(path, data, out, provider, key_versions, random_bytes)
+        copy = _Copier(data, out, source_fd)
+        return _rewrap_to(path, data, out, provider, key_versions, random_bytes, copy)
     except OrcCryptoError:
         raise
     except (IndexError, KeyError, ValueError, OverflowError) as exc:
         raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
 
 
-def _rewrap_to(path, data, out, provider, key_versions, random_bytes):
+def _rewrap_to(path, data, out, provider, key_versions, random_bytes, copy):
     result = rewrap_needed(path, data, provider, key_versions=key_versions)
     if not result.changed:
         return result, None
@@ -210,13 +240,13 @@ def _rewrap_to(path, data, out, provider, key_versions, random_bytes):
             rekey = rekeys.get(place.variant) if place.variant is not None else None
             if rekey is None or place.length == 0:
                 continue
-            out.write(memoryview(data)[position : place.offset])
+            copy(position, place.offset)
             iv = stream_iv(place.column, place.kind, s + 1)
             out.write(rekey.apply(iv, data[place.offset : place.offset + place.length]))
             written.rekeyed.append((place.offset, place.length, iv, rekey))
             result.bytes_rekeyed += place.length
             position = place.offset + place.length
-    out.write(memoryview(data)[position : tail.stripe_statistics_offset])
+    copy(position, tail.stripe_statistics_offset)
 
     footer = pb.Footer()
     footer.CopyFrom(tail.footer)
@@ -350,33 +380,48 @@ def rewrap_file(
     path = str(path)
     started = time.monotonic()
     try:
-        before = os.stat(path)
+        source = open(path, "rb")  # noqa: SIM115 - closed below, after the mapping
     except OSError as exc:
         raise OrcFormatError(path, f"cannot read: {exc.strerror or exc}") from exc
     outcome: list = []
-    with mapped_input(path, OrcFormatError) as data:
-        result = rewrap_needed(path, data, provider, key_versions=key_versions)
-        if not result.changed:
-            result.file_bytes = len(data)
-            result.seconds = time.monotonic() - started
-            return result
+    with source:
+        # The mapping, the kernel copies and the change check all go by this one open file.
+        before = os.fstat(source.fileno())
+        if before.st_size == 0:
+            raise OrcFormatError(path, "not an ORC file (empty)")
+        data = mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            result = rewrap_needed(path, data, provider, key_versions=key_versions)
+            if not result.changed:
+                result.file_bytes = len(data)
+                result.seconds = time.monotonic() - started
+                return result
 
-        def check(temp: Path) -> None:
-            if verify == "rekeyed":
-                _verify_rewrapped(path, data, temp, outcome[0][1])
-            else:
-                verify_written(path, temp, outcome[0][1].expected, verify)
-            now = os.stat(path)
-            if (now.st_size, now.st_mtime_ns, now.st_ino) != (
-                before.st_size,
-                before.st_mtime_ns,
-                before.st_ino,
-            ):
-                raise OrcOutputError(path, "changed while it was being rewrapped; left as it is now")
-            _drop_stale_checksum(os.path.realpath(path))
+            def check(temp: Path) -> None:
+                if verify == "rekeyed":
+                    _verify_rewrapped(path, data, temp, outcome[0][1])
+                else:
+                    verify_written(path, temp, outcome[0][1].expected, verify)
+                try:
+                    now = os.stat(path)
+                except OSError as exc:
+                    raise OrcOutputError(path, "removed while it was being rewrapped") from exc
+                if (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
+                    before.st_dev,
+                    before.st_ino,
+                    before.st_size,
+                    before.st_mtime_ns,
+                ):
+                    raise OrcOutputError(path, "changed while it was being rewrapped; left as it is now")
+                _drop_stale_checksum(os.path.realpath(path))
 
-        with atomic_output(os.path.realpath(path), mode=before.st_mode, verify=check) as out:
-            outcome.append(rewrap_to(path, data, out, provider, key_versions=key_versions))
+            with atomic_output(os.path.realpath(path), mode=before.st_mode, verify=check) as out:
+                outcome.append(
+                    rewrap_to(path, data, out, provider, key_versions=key_versions, source_fd=source.fileno())
+                )
+        finally:
+            with contextlib.suppress(BufferError):
+                data.close()
     result = outcome[0][0]
     result.file_bytes = os.stat(path).st_size
     result.seconds = time.monotonic() - started
