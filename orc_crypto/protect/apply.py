@@ -129,16 +129,20 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def protect_file(file: FilePlan, provider: KeyProvider, *, run: str, table: str) -> FileOutcome:
+def protect_file(
+    file: FilePlan, provider: KeyProvider, *, run: str, table: str, known: ProtectedFile | None = None
+) -> FileOutcome:
     """Rewrite one planned file so it holds `file.columns` encrypted (an empty map: plaintext).
 
     Never raises for a bad file: a file that changed since the plan is `skipped`, any other
-    failure is `failed` with the cause, and the file is left as it was.
+    failure is `failed` with the cause, and the file is left as it was. `known` is the graph's
+    record of the file, if any: an unchanged file of the same size and mtime keeps its checksum
+    instead of being read whole again.
     """
     path = file.path
     remove_stale_temps(path)  # a killed run's temp for this file
     try:
-        return _protect(file, provider, run=run, table=table)
+        return _protect(file, provider, run=run, table=table, known=known)
     except FileChanged as exc:
         return FileOutcome(
             "skipped", path, table, problem=FileProblem(path=path, table=table, error=exc.cause)
@@ -161,7 +165,9 @@ def _check_unchanged(file: FilePlan, what: str) -> None:
         )
 
 
-def _protect(file: FilePlan, provider: KeyProvider, *, run: str, table: str) -> FileOutcome:
+def _protect(
+    file: FilePlan, provider: KeyProvider, *, run: str, table: str, known: ProtectedFile | None
+) -> FileOutcome:
     path = file.path
     if not os.path.exists(path):
         raise FileChanged(path, "the file no longer exists")
@@ -169,13 +175,18 @@ def _protect(file: FilePlan, provider: KeyProvider, *, run: str, table: str) -> 
         tail = read_tail(path, data)
         if holds_exactly(tail, file.columns):
             stat = os.stat(path)
+            same = known is not None and (known.path, known.size, known.mtime_ns) == (
+                path,
+                stat.st_size,
+                stat.st_mtime_ns,
+            )
             record = ProtectedFile(
                 path=path,
                 table=table,
                 columns=file_protection(tail),
                 size=stat.st_size,
                 mtime_ns=stat.st_mtime_ns,
-                sha256=hashlib.sha256(data).hexdigest(),
+                sha256=known.sha256 if same else hashlib.sha256(data).hexdigest(),
                 at=_now(),
                 run=run,
             )

@@ -80,8 +80,10 @@ def _apply_items(items: Iterable[str], provider: KeyProvider, run: str) -> Itera
     import json
 
     for item in items:
-        table, plan_json = json.loads(item)
-        outcome = protect_file(FilePlan.model_validate_json(plan_json), provider, run=run, table=table)
+        table, plan_json, known_json = json.loads(item)
+        known = ProtectedFile.model_validate_json(known_json) if known_json else None
+        plan = FilePlan.model_validate_json(plan_json)
+        outcome = protect_file(plan, provider, run=run, table=table, known=known)
         yield json.dumps(
             {
                 "status": outcome.status,
@@ -221,8 +223,9 @@ def apply_plan(
         tables=len(plan.tables),
     )
     records.save_run(store, run)
+    known = records.files_of(store, [table.table for table in plan.tables])
     items = [
-        _item(table.table, file)
+        _item(table.table, file, known.get(file.path))
         for table in plan.tables
         for file in sorted(table.files, key=lambda f: f.path)
     ]
@@ -254,10 +257,10 @@ def apply_plan(
     return run
 
 
-def _item(table: str, file: FilePlan) -> str:
+def _item(table: str, file: FilePlan, known: ProtectedFile | None) -> str:
     import json
 
-    return json.dumps([table, file.model_dump_json()])
+    return json.dumps([table, file.model_dump_json(), known.model_dump_json() if known else None])
 
 
 def _apply_on_spark(spark, items: list[str], settings: ProviderSettings, run: str, tally: _Tally) -> None:
