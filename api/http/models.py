@@ -7,6 +7,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from watershed.graph.model import TagMap
+from watershed.graph.protection import (
+    ColumnAction,
+    ColumnKey,
+    ProtectionPlan,
+    ProtectionRun,
+    TablePlan,
+    TableProtection,
+)
 from watershed.propagation.views import NodeTag
 
 
@@ -26,13 +34,97 @@ class TableColumn(BaseModel):
     ttl_days_recommended: int | None = None
 
 
-class Protection(BaseModel):
-    """What the encryption policy makes of the table's tagged columns (a plan: applying it is `watershed ddl`)."""
+ColumnProtectionState = Literal["encrypted", "pending", "released"]
 
+
+class ColumnProtection(BaseModel):
+    """One column the tag policy's protection section asks for, or that is still encrypted."""
+
+    name: str
+    #: `encrypted`: recorded files hold it as the policy asks; `pending`: the policy asks for it and
+    #: no recorded file holds it so (new, or to re-encrypt under another key or mask); `released`:
+    #: encrypted, but no rule protects its tags any more
+    state: ColumnProtectionState
+    #: what the policy asks (null when released)
+    want: ColumnKey | None = None
+    #: what the recorded files hold: key, mask, and every master key version seen
+    key: str | None = None
+    mask: str | None = None
+    versions: list[int] = Field(default_factory=list)
+    #: recorded files holding it, and the run that first encrypted one of them
+    files: int = 0
+    since_run: str | None = None
+    since: str | None = None
+    #: whether the table's recorded options (its DDL) encrypt it in future writes
+    options_set: bool = False
+    #: the plan's action for it (null when nothing is to change) and the tag that decides it
+    action: ColumnAction | None = None
+    tag: str | None = None
+    why: str = ""
+
+
+class Protection(BaseModel):
+    """A table's protection under the tag policy's `protection:` section, from the graph's records
+    (no ORC file is read for it: see GET /tables/{t}/protection?files=true)."""
+
+    #: `none` (nothing needs it), `protected` (all done), `pending` (a column or the table's options
+    #: still to do), `no_policy` (the tag policy has no protection rules)
+    status: Literal["none", "protected", "pending", "no_policy"]
+    columns: list[ColumnProtection] = Field(default_factory=list)
     encrypted_columns: list[str] = Field(default_factory=list)
-    masked_columns: list[str] = Field(default_factory=list)
-    #: `none` (nothing tagged needs it), `planned` (columns to encrypt), `no_policy` (no encryption policy set)
-    status: Literal["none", "planned", "no_policy"]
+    pending_columns: list[str] = Field(default_factory=list)
+    #: the statements the plan would run to set the table's options (empty once they are set)
+    ddl: list[str] = Field(default_factory=list)
+    #: files recorded as protected (by an apply); files written since are not known without a tail read
+    files_recorded: int = 0
+    problems: list[str] = Field(default_factory=list)
+    policy_digest: str | None = None
+
+
+class TableProtectionAnswer(BaseModel):
+    """GET /tables/{t}/protection: the state, the table's record, and its plan."""
+
+    table: str
+    protection: Protection
+    record: TableProtection | None = None
+    #: the table's plan (null when nothing is to change); with `files=true` its files were read
+    plan: TablePlan | None = None
+    #: files the plan lists in all (`plan.files` holds at most `limit` of them)
+    plan_files: int = 0
+    files_truncated: bool = False
+
+
+class ProtectPlanRequest(BaseModel):
+    #: these tables only (at most 500, every one reported); default: every table, paged
+    tables: list[str] | None = Field(default=None, min_length=1, max_length=500)
+    #: read each file's ORC tail (the files to rewrite); without it only columns and DDL are planned
+    files: bool = False
+    #: tables of the catalog examined per page (when `tables` is not given)
+    limit: int = Field(default=50, ge=1, le=500)
+    cursor: str | None = Field(default=None, max_length=1000)
+
+
+class ProtectPlanPage(BaseModel):
+    plan: ProtectionPlan
+    #: tables of the catalog examined for this page (those with nothing to change are left out)
+    examined: int
+    next_cursor: str | None = None
+
+
+class ProtectApplyRequest(BaseModel):
+    #: these tables only (at most 500); default: every table of the catalog
+    tables: list[str] | None = Field(default=None, min_length=1, max_length=500)
+
+
+class ProtectRunView(ProtectionRun):
+    """A protection run's record and, while this service runs it, its progress."""
+
+    #: files the run's plan lists (null when unknown: a run of another process, or still planning)
+    files_planned: int | None = None
+    #: files finished so far (done, unchanged, skipped or failed)
+    files_finished: int = 0
+    #: who started it (runs started through the API)
+    actor: str | None = None
 
 
 class TableView(BaseModel):
@@ -47,6 +139,7 @@ class TableView(BaseModel):
     columns: list[TableColumn] = Field(default_factory=list)
     tags: list[NodeTag] = Field(default_factory=list)
     protection: Protection
+    #: the table's CREATE TABLE with the options the policy asks for (null: a column has no Spark type)
     ddl: str | None = None
 
 

@@ -15,6 +15,8 @@ class ApiSettings(PropagationSettings):
     api_session_hours: Seconds = 12.0
     #: the largest request body accepted (the SQL of POST /lineage/sql included)
     api_max_body_bytes: Count = 1024 * 1024
-    #: the ORC encryption policy (YAML, orc_crypto/policy.py) the table page's DDL and protection
-    #: status come from; without it a table shows no DDL
-    encryption_policy_file: Path | None = None
+    #: the KMS (kms://http@HOST:PORT/kms) the service's protection plan checks keys with and its
+    #: apply encrypts with; default: the tag policy's protection.key_provider_path
+    protect_kms: str | None = None
+    #: the KMS delegation token file the apply authenticates with (default: HADOOP_TOKEN_FILE_LOCATION)
+    protect_token_file: Path | None = None

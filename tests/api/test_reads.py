@@ -62,10 +62,15 @@ def test_table_page(viewer):
     assert view["layer"] == "ods" and view["ttl_days"] == 365
     columns = {c["name"]: c for c in view["columns"]}
     assert columns["ssn"]["tags"]["pii"] == ["L4"] and columns["ssn"]["type"] == "string"
-    assert view["protection"]["status"] == "no_policy" and view["ddl"] is None
+    # the default tag policy's protection section: pii L4/L3 encrypted with key pii, nothing applied yet
+    protection = view["protection"]
+    assert protection["status"] == "pending" and "ssn" in protection["pending_columns"]
+    assert {c["name"]: c["want"]["key"] for c in protection["columns"]}["ssn"] == "pii"
+    assert protection["encrypted_columns"] == [] and protection["files_recorded"] == 0
+    assert view["ddl"].startswith("CREATE TABLE") and "orc.encrypt" in view["ddl"]
     missing = viewer.get("/tables/ods.user_profil")
     assert missing.status_code == 404 and missing.json()["detail"] == "table ods.user_profil not found"
-    assert viewer.get("/tables/ods.user_profile/ddl").status_code == 404
+    assert viewer.get("/tables/ods.user_profile/ddl").json()["ddl"] == view["ddl"]
 
 
 def test_column_page_names_a_missing_column(viewer):

@@ -40,6 +40,11 @@ RIGHTS = {
     ("GET", "/api/v1/harvest/runs/{run_id}"): "viewer",
     ("GET", "/api/v1/harvest/runs/{run_id}/errors"): "viewer",
     ("GET", "/api/v1/ttl/advice"): "viewer",
+    ("GET", "/api/v1/tables/{table_id}/protection"): "viewer",
+    ("POST", "/api/v1/protect/plan"): "viewer",
+    ("POST", "/api/v1/protect/apply"): "admin",
+    ("GET", "/api/v1/protect/runs"): "viewer",
+    ("GET", "/api/v1/protect/runs/{run_id}"): "viewer",
     ("GET", "/api/v1/users"): "admin",
     ("POST", "/api/v1/users"): "admin",
     ("GET", "/api/v1/users/{name}"): "admin",
@@ -71,6 +76,8 @@ BODIES = {
     ("POST", "/api/v1/propagation/runs"): {"full": [1]},
     ("POST", "/api/v1/users"): {"name": "", "role": "viewer"},
     ("PATCH", "/api/v1/users/{name}"): {"role": "viewer"},
+    ("POST", "/api/v1/protect/plan"): {"limit": 0},
+    ("POST", "/api/v1/protect/apply"): {"tables": []},
 }
 _RANK = {"public": -1, "viewer": 0, "steward": 1, "admin": 2}
 

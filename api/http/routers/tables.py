@@ -1,13 +1,12 @@
 """A table page (columns, tags, owner, layer, protection, DDL) and a column page (tags with provenance, TTL advice).
 
-Each page is one indexed lookup and one round trip: the node and its columns (or its blocks) together.
+Each page is one indexed lookup and one round trip: the node and its columns (or its blocks)
+together; a table page's protection adds two (the table's protection record, its files' records).
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from pathlib import Path
 
 from fastapi import APIRouter, Depends
 
@@ -32,42 +31,22 @@ COLUMN = (
 )
 
 
-@lru_cache(maxsize=4)
-def _encryption_policy(path: Path, mtime: float):
-    from watershed.orc_crypto.policy import load_policy
-
-    return load_policy(path)
-
-
-def encryption_policy(svc: Service):
-    path = svc.settings.encryption_policy_file
-    if path is None:
-        return None
-    try:
-        return _encryption_policy(path, path.stat().st_mtime)
-    except OSError as exc:
-        raise ApiProblem(500, f"encryption policy {path}: {exc.strerror}") from None
-
-
-def _protection(table_id: str, columns: list[TableColumn], svc: Service) -> tuple[Protection, str | None]:
-    from watershed.orc_crypto.ddl import ColumnTags, TableTags, create_table_ddl, plan_encryption
+def _protection(table_id: str, location, fmt, columns: list, svc: Service) -> tuple[Protection, str | None]:
+    """The table's protection from the tag policy and the graph's records (no file read), and its
+    CREATE TABLE with the options the policy asks for."""
+    from watershed.api.http.routers.protection import catalog_table, protection_policy, protection_state
     from watershed.orc_crypto.policy import PolicyError
+    from watershed.orc_crypto.protect.ddl import create_table_ddl
 
-    policy = encryption_policy(svc)
-    if policy is None:
-        return Protection(status="no_policy"), None
-    tags = TableTags(
-        table=table_id,
-        columns=[ColumnTags(name=c.name, type=c.type, tags=sorted(c.tags)) for c in columns],
+    policy = protection_policy(svc)
+    table = catalog_table(
+        table_id, location, fmt, [(c_id, c_type, c_tags) for c_id, c_type, c_tags, _ in columns]
     )
-    plan = plan_encryption(tags, policy)
-    encrypted = sorted({c for cols in plan.encrypt.values() for c in cols})
-    masked = sorted({c for cols in plan.mask.values() for c in cols})
-    protection = Protection(
-        encrypted_columns=encrypted, masked_columns=masked, status="planned" if encrypted else "none"
-    )
+    protection, _, _ = protection_state(svc.graph, table, policy, svc.settings.protect_kms)
+    wanted = {c.name: c.want for c in protection.columns if c.want is not None}
+    provider_path = svc.settings.protect_kms or (policy.key_provider_path if policy else None)
     try:
-        ddl = create_table_ddl(table_id, tags, policy)
+        ddl = create_table_ddl(table_id, [(c.name, c.type) for c in table.columns], wanted, provider_path)
     except PolicyError:
         ddl = None  # a column without a (Spark) type: no CREATE TABLE can be written for it
     return protection, ddl
@@ -86,7 +65,7 @@ def table_view(table_id: str, svc: Service) -> TableView:
         for c_id, c_type, c_tags, c_ttl in columns
         if c_id is not None
     ]
-    protection, ddl = _protection(node_id, column_views, svc)
+    protection, ddl = _protection(node_id, location, fmt, columns, svc)
     return TableView(
         id=node_id,
         db=t_db or db,
@@ -107,12 +86,7 @@ def table_view(table_id: str, svc: Service) -> TableView:
 def table_ddl(table_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> Ddl:
     view = table_view(table_id, svc)
     if view.ddl is None:
-        why = (
-            "no encryption policy is configured (WATERSHED_ENCRYPTION_POLICY_FILE)"
-            if view.protection.status == "no_policy"
-            else "a column has no Spark type in the catalog"
-        )
-        raise ApiProblem(404, f"no DDL for table {view.id}: {why}")
+        raise ApiProblem(404, f"no DDL for table {view.id}: a column has no Spark type in the catalog")
     return Ddl(ddl=view.ddl)
 
 

@@ -1,0 +1,243 @@
+"""Protection through the API on the real FalkorDB, Redis and KMS fixtures, with tables whose
+locations hold real ORC files (pyarrow): the state and plan of a table, a plan over the catalog,
+an apply started by an admin and followed to its end, rights, audit."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import pyarrow as pa
+import pyarrow.orc as orc
+import pytest
+
+from tests.api.conftest import USERS, Api, ThreadServer, make_settings, propagate_locally
+from tests.propagation.conftest import celery_redis  # noqa: F401 - the broker Redis
+from watershed.graph.server import free_port
+
+_graphs = itertools.count()
+ROWS = 30
+TASKS = {"t_copy": "INSERT OVERWRITE TABLE sec.people_copy SELECT id, ssn AS ssn_c, name FROM sec.people"}
+
+
+def _rows() -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(ROWS), pa.int64()),
+            "ssn": [f"{100000000 + i * 7919:09d}" for i in range(ROWS)],
+            "email": [f"user{i}@example.com" for i in range(ROWS)],
+            "name": [f"name-{i}" for i in range(ROWS)],
+        }
+    )
+
+
+def write_warehouse(root) -> dict[str, list]:
+    """sec.people (id, ssn, email, name) and sec.people_copy (id, ssn_c, name), two ORC partitions each."""
+    files: dict[str, list] = {"sec.people": [], "sec.people_copy": []}
+    copy = _rows().select(["id", "ssn", "name"]).rename_columns(["id", "ssn_c", "name"])
+    for table, data in (("sec.people", _rows()), ("sec.people_copy", copy)):
+        for dt in ("2024-01-01", "2024-01-02"):
+            directory = root / table.replace(".", "/") / f"dt={dt}"
+            directory.mkdir(parents=True)
+            path = directory / "part-0.orc"
+            orc.write_table(data, path)
+            files[table].append(path)
+    return files
+
+
+def catalog(root) -> dict:
+    def table(columns):
+        return {"columns": columns, "format": "orc"}
+
+    people = table({"id": "bigint", "ssn": "string", "email": "string", "name": "string"})
+    copy = table({"id": "bigint", "ssn_c": "string", "name": "string"})
+    people["location"] = str(root / "sec" / "people")
+    copy["location"] = str(root / "sec" / "people_copy")
+    return {"tables": {"sec.people": people, "sec.people_copy": copy}}
+
+
+@pytest.fixture(scope="module")
+def protect_api(falkordb_server, celery_redis, kms_server, tmp_path_factory):  # noqa: F811
+    """The service on a two-table warehouse of real ORC files, its KMS the test KMS."""
+    from watershed.api.accounts.store import AccountStore
+    from watershed.api.http.app import create_app
+    from watershed.graph.catalog import Catalog
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.lineage import SqlTask
+    from watershed.ingest.extract import extract_lineage
+
+    name = f"protect_api_{next(_graphs)}"
+    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=name)
+    store.ensure_schema()
+    root = tmp_path_factory.mktemp("warehouse")
+    files = write_warehouse(root)
+    settings = make_settings(falkordb_server, celery_redis, name, tmp_path_factory.mktemp("protect-data"))
+    settings = settings.model_copy(update={"protect_kms": kms_server.provider_path})
+    cat = Catalog.from_dict(catalog(root))
+    store.upsert_catalog(cat)
+    store.upsert_tasks(
+        [
+            (SqlTask(task_id=t, sql=sql), extract_lineage(SqlTask(task_id=t, sql=sql), cat))
+            for t, sql in TASKS.items()
+        ],
+        cat,
+    )
+    propagate_locally(store, settings)
+    accounts = AccountStore(store)
+    tokens = {}
+    for user, (role, databases) in USERS.items():
+        accounts.add(user, role, databases, actor="test")
+        tokens[user] = accounts.create_token(user, "test").token
+    port = free_port()
+    app = create_app(settings, store)
+    server = ThreadServer(app, port)
+    server.start()
+    try:
+        api = Api(url=f"http://127.0.0.1:{port}", graph=store, settings=settings, tokens=tokens)
+        api.files, api.app = files, app  # type: ignore[attr-defined]
+        yield api
+    finally:
+        server.stop()
+        store.clear()
+        store.close()
+
+
+def wait_for(client, run_id: str, timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = client.get(f"/protect/runs/{run_id}").json()
+        if run["status"] != "running":
+            return run
+        time.sleep(0.1)
+    raise AssertionError(f"protection run {run_id} did not end within {timeout} s")
+
+
+def held(path) -> dict[str, tuple[str, str, int]]:
+    from watershed.orc_crypto.codec.tail import read_tail
+    from watershed.orc_crypto.protect.plan import file_protection
+
+    return {n: (k.key, k.mask, k.version) for n, k in file_protection(read_tail(path)).items()}
+
+
+def test_rights_and_bad_input(protect_api):
+    with protect_api.client() as anonymous:
+        assert anonymous.get("/tables/sec.people/protection").status_code == 401
+        assert anonymous.post("/protect/plan", json={}).status_code == 401
+        assert anonymous.post("/protect/apply", json={}).status_code == 401
+        assert anonymous.get("/protect/runs").status_code == 401
+    with protect_api.client("viewer") as viewer, protect_api.client("steward") as steward:
+        for client in (viewer, steward):
+            answer = client.post("/protect/apply", json={"tables": ["sec.people"]})
+            assert answer.status_code == 403 and answer.headers["content-type"] == "application/problem+json"
+        missing = viewer.post("/protect/plan", json={"tables": ["sec.nope"]})
+        assert missing.status_code == 404 and "sec.nope" in missing.json()["detail"]
+        assert viewer.get("/tables/sec.nope/protection").status_code == 404
+        assert viewer.post("/protect/plan", json={"limit": 501}).status_code == 422
+        assert viewer.get("/protect/runs/protect-nope").status_code == 404
+    with protect_api.client("ods_admin") as limited:
+        # an admin of ods may not apply to sec, nor to every table
+        assert limited.post("/protect/apply", json={"tables": ["sec.people"]}).status_code == 403
+        assert limited.post("/protect/apply", json={}).status_code == 403
+    with protect_api.client("admin") as admin:
+        unknown = admin.post("/protect/apply", json={"tables": ["sec.nope"]})
+        assert unknown.status_code == 404 and "sec.nope" in unknown.json()["detail"]
+
+
+def test_pending_then_apply_then_encrypted(protect_api):
+    files = protect_api.files
+    with protect_api.client("viewer") as viewer:
+        answer = viewer.get("/tables/sec.people_copy/protection", params={"files": "true"}).json()
+        state = answer["protection"]
+        assert state["status"] == "pending" and state["pending_columns"] == ["ssn_c"]
+        (column,) = state["columns"]
+        assert column["state"] == "pending" and column["want"] == {
+            "key": "pii",
+            "mask": "nullify",
+            "version": None,
+        }
+        assert column["tag"] == "pii=L4" and "sec.people.ssn" in column["why"]
+        assert answer["plan_files"] == 2 and {f["action"] for f in answer["plan"]["files"]} == {"encrypt"}
+        assert "SET TBLPROPERTIES" in state["ddl"][0] and kms_port(protect_api) in state["ddl"][0]
+        # a page of one file: bounded, and says so
+        short = viewer.get("/tables/sec.people_copy/protection", params={"files": "true", "limit": 1}).json()
+        assert len(short["plan"]["files"]) == 1 and short["files_truncated"] and short["plan_files"] == 2
+        # the table page shows the same state without reading a file
+        page = viewer.get("/tables/sec.people").json()
+        assert page["protection"]["pending_columns"] == ["ssn", "email"]
+        assert "CREATE TABLE" in page["ddl"] and "orc.encrypt" in page["ddl"]
+        # the catalog, a page of one table at a time
+        seen, cursor = [], None
+        while True:
+            body = {"limit": 1} | ({"cursor": cursor} if cursor else {})
+            plan_page = viewer.post("/protect/plan", json=body).json()
+            assert plan_page["examined"] <= 1
+            seen += [t["table"] for t in plan_page["plan"]["tables"]]
+            cursor = plan_page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == ["sec.people", "sec.people_copy"]
+
+    before = {p: p.read_bytes() for paths in files.values() for p in paths}
+    with protect_api.client("admin") as admin:
+        started = admin.post("/protect/apply", json={})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["id"]
+        assert started.json()["actor"] == "admin"
+        run = wait_for(admin, run_id)
+        assert run["status"] == "done", run
+        assert run["files_done"] == 4 and run["files_planned"] == 4 and run["files_finished"] == 4
+        # no Spark in the service: the tables' options are reported, not set
+        assert {e["table"] for e in run["errors"]} == {"sec.people", "sec.people_copy"}
+        assert all(e["error"].startswith("DDL not run") for e in run["errors"])
+        listed = admin.get("/protect/runs", params={"limit": 1}).json()
+        assert listed["items"][0]["id"] == run_id
+        audit = admin.get("/audit", params={"action": "protect.apply"}).json()["items"]
+        assert audit[0]["actor"] == "admin" and audit[0]["target"] == f"protection-run:{run_id}"
+
+    for path in files["sec.people"]:
+        assert path.read_bytes() != before[path]
+        assert held(path) == {"ssn": ("pii", "nullify", 0), "email": ("pii", "nullify", 0)}
+    for path in files["sec.people_copy"]:
+        assert held(path) == {"ssn_c": ("pii", "nullify", 0)}
+
+    with protect_api.client("viewer") as viewer:
+        state = viewer.get("/tables/sec.people/protection").json()["protection"]
+        columns = {c["name"]: c for c in state["columns"]}
+        assert state["encrypted_columns"] == ["ssn", "email"] and state["pending_columns"] == []
+        assert columns["ssn"] | {"since": None} == columns["ssn"] | {
+            "state": "encrypted",
+            "key": "pii",
+            "mask": "nullify",
+            "versions": [0],
+            "files": 2,
+            "since_run": run_id,
+            "options_set": False,
+            "since": None,
+        }
+        assert state["files_recorded"] == 2
+        assert state["status"] == "pending" and state["ddl"]  # the options wait for Spark
+        again = viewer.get("/tables/sec.people/protection", params={"files": "true"}).json()
+        assert again["plan_files"] == 0  # the tails now hold what the policy asks
+
+    # a second apply finds nothing to rewrite
+    with protect_api.client("admin") as admin:
+        second = wait_for(admin, admin.post("/protect/apply", json={"tables": ["sec.people"]}).json()["id"])
+        assert second["status"] == "done" and second["files_done"] == 0 and second["files_planned"] == 0
+
+
+def kms_port(api) -> str:
+    return api.settings.protect_kms.rsplit(":", 1)[1].split("/")[0]
+
+
+def test_one_apply_at_a_time(protect_api):
+    # while the runner is busy (its lock held here, as a running apply holds it) a start is refused
+    runner = protect_api.app.state.protect_runner
+    assert runner._lock.acquire(blocking=False)
+    runner._current = "protect-held-by-test"
+    try:
+        with protect_api.client("admin") as admin:
+            busy = admin.post("/protect/apply", json={})
+            assert busy.status_code == 409 and "protect-held-by-test" in busy.json()["detail"]
+    finally:
+        runner._current = None
+        runner._lock.release()
