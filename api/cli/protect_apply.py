@@ -141,3 +141,57 @@ def apply_command(
         _print_run(run)
     if run.errors:
         raise typer.Exit(1)
+
+
+def rewrap_command(
+    table: list[str] = typer.Option(
+        None, "--table", "-t", help="Only this table's files (db.t); repeatable."
+    ),
+    master: str = typer.Option(
+        "local[2]", "--master", help="Spark master URL (local[N], spark://..., yarn)."
+    ),
+    kms: str | None = typer.Option(
+        None, "--kms", help="Hadoop KMS provider URI (default: the policy's key_provider_path)."
+    ),
+    policy_file: Path | None = typer.Option(None, "--policy", help=POLICY_HELP),
+    local: bool = typer.Option(False, "--local", help="Rewrap the files in this process, without Spark."),
+    fmt: OutputFormat = format_option(),
+) -> None:
+    """After `watershed kms roll KEY`: re-key every protected file (as the graph records them) to
+    its master keys' current versions. Only the encrypted bytes change; the masked copies and
+    plaintext columns are copied untouched. Files already current are left alone."""
+    from watershed.api.cli.graph import open_store
+    from watershed.api.cli.protect import protection_policy
+    from watershed.graph.errors import WatershedError
+    from watershed.orc_crypto.protect.spark_apply import rewrap_files
+
+    if kms is None:
+        kms = protection_policy(policy_file).key_provider_path
+    if not kms or not kms.startswith("kms://"):
+        fail(
+            "rewrap needs the KMS: give --kms kms://http@HOST:PORT/kms (or set the policy's key_provider_path)"
+        )
+    store = open_store()
+    spark = None
+    try:
+        if not local:
+            spark = _spark_session(master, kms, hive=False)
+            spark.sparkContext.setLogLevel("ERROR")
+
+        def progress(done: int, total: int) -> None:
+            if fmt == OutputFormat.table:
+                err_console.print(f"files {done}/{total}")
+
+        run = rewrap_files(store, tables=table or None, spark=spark, kms=kms, progress=progress)
+    except WatershedError as exc:
+        fail(str(exc))
+    finally:
+        if spark is not None:
+            spark.stop()
+        store.close()
+    if fmt == OutputFormat.json:
+        write_model(run)
+    else:
+        _print_run(run)
+    if run.errors:
+        raise typer.Exit(1)

@@ -252,3 +252,44 @@ def _rewrite(path: str, data, tail: OrcTail, out, provider: KeyProvider, columns
     expected = encrypt_to(path, plain.getbuffer(), out, provider, encrypt, masks, workers=1)
     expected.source, expected.source_columns = None, []  # the plaintext is in memory only
     return [expected]
+
+
+def rewrap_recorded_file(record: ProtectedFile, provider: KeyProvider, *, run: str) -> FileOutcome:
+    """Move a protected file's local keys to its master keys' current versions (`orc_crypto.rewrap`:
+    only encrypted bytes change) and renew its record. A file already there is `unchanged`; one
+    gone or changed meanwhile is `skipped`; any other failure is `failed` and the file left as it was."""
+    from watershed.orc_crypto.errors import OrcOutputError
+    from watershed.orc_crypto.rewrap import rewrap_file
+
+    path, table = record.path, record.table
+    remove_stale_temps(path)
+    try:
+        if not os.path.exists(path):
+            raise FileChanged(path, "the file no longer exists")
+        result = rewrap_file(path, provider)
+        stat = os.stat(path)
+        same = (stat.st_size, stat.st_mtime_ns) == (record.size, record.mtime_ns)
+        if not result.changed and same:
+            return FileOutcome("unchanged", path, table, record=record)
+        with mapped_input(path, OrcFormatError) as data:
+            columns = file_protection(read_tail(path, data))
+            digest = hashlib.sha256(data).hexdigest()
+    except (FileChanged, OrcOutputError) as exc:
+        return FileOutcome(
+            "skipped", path, table, problem=FileProblem(path=path, table=table, error=exc.cause)
+        )
+    except (OrcCryptoError, KeyProviderError, OSError) as exc:
+        message = str(exc) if isinstance(exc, OrcCryptoError) else f"{path}: {exc}"
+        return FileOutcome("failed", path, table, problem=FileProblem(path=path, table=table, error=message))
+    renewed = ProtectedFile(
+        path=path,
+        table=table,
+        columns=columns,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        sha256=digest,
+        at=_now(),
+        run=run,
+    )
+    status: FileStatus = "done" if result.changed else "unchanged"
+    return FileOutcome(status, path, table, record=renewed, bytes_written=result.bytes_rekeyed)

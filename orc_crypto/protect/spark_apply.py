@@ -16,6 +16,7 @@ KMS delegation token (HADOOP_TOKEN_FILE_LOCATION, e.g. through `spark.executorEn
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import secrets
 import sys
@@ -40,7 +41,7 @@ from watershed.graph.protection import (
 from watershed.graph.store import GraphStore
 from watershed.orc_crypto.keys.base import KeyProvider
 from watershed.orc_crypto.protect import records
-from watershed.orc_crypto.protect.apply import FileOutcome, protect_file
+from watershed.orc_crypto.protect.apply import FileOutcome, protect_file, rewrap_recorded_file
 
 #: files per Spark task at most: results (and their records) come back partition by partition
 FILES_PER_PARTITION = 8
@@ -76,14 +77,16 @@ def new_run_id() -> str:
 
 
 def _apply_items(items: Iterable[str], provider: KeyProvider, run: str) -> Iterator[str]:
-    """The rewrite of each (table, FilePlan) item, as JSON lines: the body of one Spark task."""
-    import json
-
+    """Each item's work, its outcome as a JSON line: the body of one Spark task. An item is
+    ["apply", table, FilePlan, known record or None] or ["rewrap", table, record, None]."""
     for item in items:
-        table, plan_json, known_json = json.loads(item)
-        known = ProtectedFile.model_validate_json(known_json) if known_json else None
-        plan = FilePlan.model_validate_json(plan_json)
-        outcome = protect_file(plan, provider, run=run, table=table, known=known)
+        kind, table, payload, known_json = json.loads(item)
+        if kind == "rewrap":
+            outcome = rewrap_recorded_file(ProtectedFile.model_validate_json(payload), provider, run=run)
+        else:
+            known = ProtectedFile.model_validate_json(known_json) if known_json else None
+            plan = FilePlan.model_validate_json(payload)
+            outcome = protect_file(plan, provider, run=run, table=table, known=known)
         yield json.dumps(
             {
                 "status": outcome.status,
@@ -97,8 +100,6 @@ def _apply_items(items: Iterable[str], provider: KeyProvider, run: str) -> Itera
 
 
 def _outcome(line: str) -> FileOutcome:
-    import json
-
     body = json.loads(line)
     return FileOutcome(
         status=body["status"],
@@ -229,10 +230,36 @@ def apply_plan(
         for table in plan.tables
         for file in sorted(table.files, key=lambda f: f.path)
     ]
+    return _run_items(
+        items,
+        store,
+        run,
+        spark=spark,
+        settings=settings,
+        provider=provider,
+        progress=progress,
+        before=lambda: _run_ddl(plan, store, spark, run),
+    )
+
+
+def _run_items(
+    items: list[str],
+    store: GraphStore,
+    run: ProtectionRun,
+    *,
+    spark,
+    settings: ProviderSettings | None,
+    provider: KeyProvider | None,
+    progress: Progress | None,
+    before: Callable[[], None] | None = None,
+) -> ProtectionRun:
+    """Run the items on Spark (or here), recording as results come back; the run ends `done`,
+    or `failed` (and the error raised) when the job itself broke."""
     tally = _Tally(store, run, len(items), progress)
     try:
-        _run_ddl(plan, store, spark, run)
-        records.save_run(store, run)
+        if before is not None:
+            before()
+            records.save_run(store, run)
         if spark is None:
             own = provider is None
             local = provider or settings.build()
@@ -258,9 +285,42 @@ def apply_plan(
 
 
 def _item(table: str, file: FilePlan, known: ProtectedFile | None) -> str:
-    import json
+    return json.dumps(["apply", table, file.model_dump_json(), known.model_dump_json() if known else None])
 
-    return json.dumps([table, file.model_dump_json(), known.model_dump_json() if known else None])
+
+#: the tables that have protected files (rewrap's default)
+PROTECTED_TABLES = "MATCH (f:ProtectedFile) RETURN DISTINCT f.table ORDER BY f.table"
+
+
+def rewrap_files(
+    store: GraphStore,
+    *,
+    tables: list[str] | None = None,
+    spark=None,
+    kms: str | None = None,
+    token_file: str | None = None,
+    provider: KeyProvider | None = None,
+    progress: Progress | None = None,
+    run_id: str | None = None,
+) -> ProtectionRun:
+    """After `watershed kms roll KEY`: every protected file (of `tables`, default all) re-keyed to
+    its master keys' current versions, only its encrypted bytes rewritten; records renewed.
+    Files already at the current versions are left alone. Spark or not, as `apply_plan`."""
+    if spark is not None and not kms:
+        raise ApplyError("rewrapping on Spark needs the KMS URI (--kms)")
+    if spark is None and provider is None and not kms:
+        raise ApplyError("no key provider: give the KMS URI (--kms)")
+    if tables is None:
+        tables = [row[0] for row in store.read(PROTECTED_TABLES, {})]
+    known = records.files_of(store, tables)
+    run = ProtectionRun(id=run_id or new_run_id(), kind="rewrap", started_at=_now(), tables=len(tables))
+    records.save_run(store, run)
+    items = [
+        json.dumps(["rewrap", record.table, record.model_dump_json(), None])
+        for _, record in sorted(known.items())
+    ]
+    settings = ProviderSettings(kms, token_file) if kms else None
+    return _run_items(items, store, run, spark=spark, settings=settings, provider=provider, progress=progress)
 
 
 def _apply_on_spark(spark, items: list[str], settings: ProviderSettings, run: str, tally: _Tally) -> None:

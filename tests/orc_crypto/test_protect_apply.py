@@ -141,3 +141,38 @@ def test_reencrypt_under_another_key_then_decrypt(orc_file, provider):
     assert not read_tail(orc_file).is_encrypted
     assert orc.ORCFile(orc_file).read().to_pylist() == _table().to_pylist()
     assert _leftovers(orc_file) == []
+
+
+def test_rewrap_recorded_files_after_a_roll(tmp_path, graph_store):
+    """apply (in process), roll the key, rewrap from the records: every file at the new version,
+    records renewed, a second rewrap changes nothing."""
+    from watershed.graph.protection import ProtectionPlan, TablePlan
+    from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
+    from watershed.orc_crypto.protect import records
+    from watershed.orc_crypto.protect.spark_apply import apply_plan, rewrap_files
+
+    provider = InMemoryKeyProvider({"pii": b"a" * 32})
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"part-{i}.orc"
+        orc.write_table(_table(), path, compression="zstd")
+        paths.append(path)
+    plan = ProtectionPlan(
+        created_at="2024-01-01T00:00:00+00:00",
+        policy_digest="t",
+        tables=[TablePlan(table="db.t", files=[_plan(p, WANT) for p in paths])],
+    )
+    assert apply_plan(plan, graph_store, provider=provider).files_done == 3
+    provider.add("pii", b"b" * 32)  # the roll: version 1
+    run = rewrap_files(graph_store, provider=provider)
+    assert (run.kind, run.files_done, run.files_unchanged, run.errors) == ("rewrap", 3, 0, [])
+    assert 0 < run.bytes_rewritten < sum(p.stat().st_size for p in paths)
+    saved = records.files_of(graph_store, ["db.t"])
+    for path in paths:
+        held = file_protection(read_tail(path))
+        assert {k.version for k in held.values()} == {1}
+        assert saved[str(path)].columns == held
+        assert saved[str(path)].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert read_table(path, provider).to_pylist() == _table().to_pylist()
+    again = rewrap_files(graph_store, tables=["db.t"], provider=provider)
+    assert (again.files_done, again.files_unchanged) == (0, 3)

@@ -12,12 +12,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from watershed.api.cli.protect_apply import apply_command
+from watershed.api.cli.protect_apply import apply_command, rewrap_command
 from watershed.graph.protection import ColumnKey, FilePlan, ProtectionPlan, ProtectionRun, TablePlan
 from watershed.orc_crypto.protect import records
 
 app = typer.Typer()
 app.command("apply")(apply_command)
+app.command("rewrap")(rewrap_command)
 
 
 @app.callback()
@@ -76,6 +77,11 @@ def test_apply_plan_file_reports_and_is_idempotent(tmp_path, kms_server, graph_e
     again = CliRunner().invoke(app, ["apply", "--plan", str(plan), "--local"])
     assert again.exit_code == 0, again.output
     assert "files protected 0, unchanged 3, skipped 0, failed 0" in again.stdout
+    # no roll since: a rewrap finds every file at its key's current version
+    rewrap = CliRunner().invoke(app, ["rewrap", "--kms", kms_server.provider_path, "--local", "-f", "json"])
+    assert rewrap.exit_code == 0, rewrap.output
+    run = ProtectionRun.model_validate_json(rewrap.stdout)
+    assert (run.kind, run.files_done, run.files_unchanged) == ("rewrap", 0, 3)
 
 
 def test_changed_and_failed_files_are_reported(tmp_path, kms_server, graph_env):
