@@ -190,8 +190,91 @@ function Search({ params }) {
 
 // ------------------------------------------------------------------ table
 
-function TablePage({ id }) {
-  const [table, error] = useGet(`/tables/${enc(id)}`);
+const canApplyProtection = (me, tableId) =>
+  !!me && me.role === 'admin' && (me.databases === null || me.databases === undefined || me.databases.includes(tableId.split('.')[0]));
+
+// An apply of this table's plan, followed until it ends (GET /protect/runs/{id} twice a second).
+function ProtectApply({ tableId, onDone }) {
+  const [run, setRun] = useState(null);
+  const [error, setError] = useState(null);
+  const running = !!run && run.status === 'running';
+  useEffect(() => {
+    if (!running) return undefined;
+    const timer = setInterval(async () => {
+      try {
+        const now = await get(`/protect/runs/${enc(run.id)}`);
+        setRun(now);
+        if (now.status !== 'running') onDone();
+      } catch (e) {
+        setError(e);
+      }
+    }, 500);
+    return () => clearInterval(timer);
+  }, [running, run && run.id]);
+  const start = async () => {
+    setError(null);
+    try {
+      setRun(await api('POST', '/protect/apply', { tables: [tableId] }));
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const planned = run && run.files_planned;
+  return html`<div class="protect-apply">
+    <button data-testid="apply-protection" onClick=${start} disabled=${running}>Apply protection</button>
+    <${ErrorBox} error=${error} />
+    ${run
+      ? html`<p class="facts" data-testid="protect-run" data-status=${run.status}>run ${run.id}:${' '}
+          <span class=${`status ${run.status}`}>${run.status}</span> · files ${run.files_finished}/${planned ?? '?'}${' '}
+          (${run.files_done} rewritten, ${run.files_unchanged} unchanged, ${bytes(run.bytes_rewritten)})
+          ${running ? html` <progress max=${Math.max(planned || 0, 1)} value=${run.files_finished}></progress>` : null}</p>
+        ${(run.errors || []).some((p) => p.error.startsWith('DDL not run'))
+          ? html`<p class="facts" data-testid="ddl-not-run">Files rewritten here; the table's options (the DDL above) are set
+              by <code>watershed protect apply</code> on Spark.</p>`
+          : null}
+        ${(run.skipped || [])
+          .concat((run.errors || []).filter((p) => !p.error.startsWith('DDL not run')))
+          .map((p) => html`<p class="error">${p.path}: ${p.error}</p>`)}`
+      : null}
+  </div>`;
+}
+
+function ProtectionSection({ me, table, onChanged }) {
+  const p = table.protection;
+  if (!p) return null;
+  if (p.status === 'no_policy') {
+    return html`<div data-testid="protection"><h3>Protection</h3><p class="facts">The tag policy has no protection rules.</p></div>`;
+  }
+  const columns = p.columns || [];
+  return html`<div data-testid="protection" data-status=${p.status}>
+    <h3>Protection</h3>
+    <p class="facts">status <b data-testid="protection-status">${p.status}</b> · encrypted: ${p.encrypted_columns.join(', ') || 'none'}${' '}
+      · pending: ${p.pending_columns.join(', ') || 'none'} · ${p.files_recorded} files recorded as protected</p>
+    ${columns.length
+      ? html`<table class="grid" data-testid="protection-columns">
+          <thead><tr><th>column</th><th>state</th><th>key</th><th>version</th><th>mask</th><th>since run</th><th>policy asks</th><th>why</th></tr></thead>
+          <tbody>${columns.map(
+            (c) => html`<tr data-column=${c.name} data-state=${c.state}>
+              <td>${c.name}</td><td><span class=${`protect ${c.state}`}>${c.state}</span></td>
+              <td>${c.key || ''}</td><td>${(c.versions || []).join(', ')}</td><td>${c.mask || ''}</td>
+              <td>${c.since_run || ''}</td><td>${c.want ? `${c.want.key} / ${c.want.mask}` : 'nothing'}${c.options_set ? ' (options set)' : ''}</td>
+              <td>${c.tag || ''} ${c.why || ''}</td></tr>`,
+          )}</tbody>
+        </table>`
+      : html`<p>No column needs protection.</p>`}
+    ${(p.problems || []).map((problem) => html`<p class="error">${problem}</p>`)}
+    ${p.ddl.length
+      ? html`<p class="facts">The table's options, set by <code>watershed protect apply</code> on Spark:</p>
+          <${CopyBlock} text=${p.ddl.join(';\n') + ';'} name="protect-ddl" />`
+      : null}
+    ${canApplyProtection(me, table.id) && p.status === 'pending'
+      ? html`<${ProtectApply} tableId=${table.id} onDone=${onChanged} />`
+      : null}
+  </div>`;
+}
+
+function TablePage({ me, id }) {
+  const [table, error, reload] = useGet(`/tables/${enc(id)}`);
   if (error) return html`<${ErrorBox} error=${error} />`;
   if (!table) return html`<p class="loading">Loading…</p>`;
   return html`<section>
@@ -199,9 +282,6 @@ function TablePage({ id }) {
     <p class="facts">layer ${table.layer || '–'} · owner ${table.owner || '–'} · format ${table.format || '–'} ·${' '}
       TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a></p>
     <p><${TagChips} tags=${table.tags} /></p>
-    ${table.protection
-      ? html`<p class="facts" data-testid="protection">protection: ${table.protection.status || '–'} · encrypted: ${(table.protection.encrypted_columns || []).join(', ') || 'none'} · masked: ${(table.protection.masked_columns || []).join(', ') || 'none'}</p>`
-      : null}
     <table class="grid">
       <thead><tr><th>column</th><th>type</th><th>tags</th><th>recommended TTL (days)</th></tr></thead>
       <tbody>${(table.columns || []).map(
@@ -209,8 +289,9 @@ function TablePage({ id }) {
           <td><${TagChips} tags=${c.tags} /></td><td>${c.ttl_days_recommended ?? ''}</td></tr>`,
       )}</tbody>
     </table>
+    <${ProtectionSection} me=${me} table=${table} onChanged=${reload} />
     <h3>DDL</h3>
-    ${table.ddl ? html`<${CopyBlock} text=${table.ddl} name="ddl" />` : html`<p>No DDL recorded.</p>`}
+    ${table.ddl ? html`<${CopyBlock} text=${table.ddl} name="ddl" />` : html`<p>No DDL: a column has no Spark type.</p>`}
   </section>`;
 }
 
@@ -703,7 +784,7 @@ function App() {
   };
   const { page, args, params } = route;
   let body;
-  if (page === 'table') body = html`<${TablePage} id=${args[0]} key=${args[0]} />`;
+  if (page === 'table') body = html`<${TablePage} me=${me} id=${args[0]} key=${args[0]} />`;
   else if (page === 'ddl') body = html`<${DdlPage} id=${args[0]} key=${args[0]} />`;
   else if (page === 'column') body = html`<${ColumnPage} me=${me} id=${args[0]} params=${params} key=${location.hash} />`;
   else if (page === 'why') body = html`<${WhyPage} me=${me} nodeId=${args[0]} keyName=${args[1]} key=${location.hash} />`;
