@@ -39,6 +39,22 @@ class _Progress:
     finished: int = 0
 
 
+def kms_provider(svc, policy: ProtectionPolicy):
+    """A client of the service's KMS (WATERSHED_PROTECT_KMS, else the policy's kms:// provider
+    path); None when neither is set."""
+    from watershed.api.http.routers.protection import kms_uri
+    from watershed.orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.kms_client import KmsClient
+
+    uri = kms_uri(svc, policy)
+    if uri is None:
+        return None
+    try:
+        return KmsClient(uri, token_file=svc.settings.protect_token_file)
+    except (KeyProviderError, ValueError) as exc:
+        raise ApiProblem(503, f"KMS {uri}: {exc}") from None
+
+
 class ProtectRunner:
     """Starts applies in a thread, one at a time, and keeps their progress."""
 
@@ -52,23 +68,6 @@ class ProtectRunner:
     def current(self) -> str | None:
         return self._current
 
-    def _provider(self, policy: ProtectionPolicy):
-        from watershed.api.http.routers.protection import kms_uri
-        from watershed.orc_crypto.keys.base import KeyProviderError
-        from watershed.orc_crypto.keys.kms_client import KmsClient
-
-        uri = kms_uri(self.svc, policy)
-        if uri is None:
-            raise ApiProblem(
-                409,
-                "no KMS to encrypt with: set WATERSHED_PROTECT_KMS (kms://http@HOST:PORT/kms) or the "
-                "policy's protection.key_provider_path",
-            )
-        try:
-            return KmsClient(uri, token_file=self.svc.settings.protect_token_file)
-        except (KeyProviderError, ValueError) as exc:
-            raise ApiProblem(503, f"KMS {uri}: {exc}") from None
-
     def start(self, policy: ProtectionPolicy, tables: list[str] | None, actor: str) -> ProtectRunView:
         """Check the policy, its keys and the tables here (errors answer the request), record the
         run and start it; ApiProblem 409 while another apply of this process runs."""
@@ -80,7 +79,13 @@ class ProtectRunner:
             raise ApiProblem(409, f"protection run {self._current} is in progress; wait for it to end")
         provider = None
         try:
-            provider = self._provider(policy)
+            provider = kms_provider(self.svc, policy)
+            if provider is None:
+                raise ApiProblem(
+                    409,
+                    "no KMS to encrypt with: set WATERSHED_PROTECT_KMS (kms://http@HOST:PORT/kms) or "
+                    "the policy's protection.key_provider_path",
+                )
             try:
                 check_protection(policy)
                 check_keys(policy, provider)

@@ -241,3 +241,30 @@ def test_one_apply_at_a_time(protect_api):
     finally:
         runner._current = None
         runner._lock.release()
+
+
+def test_a_key_the_kms_lacks_fails_plan_and_apply(protect_api, tmp_path):
+    from watershed.api.http.app import create_app
+    from watershed.propagation.policy import DEFAULT_POLICY_YAML
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT_POLICY_YAML.replace("key: pii,", "key: no-such-key,"))
+    settings = protect_api.settings.model_copy(update={"policy_file": policy})
+    port = free_port()
+    server = ThreadServer(create_app(settings, protect_api.graph), port)
+    server.start()
+    try:
+        other = Api(
+            url=f"http://127.0.0.1:{port}",
+            graph=protect_api.graph,
+            settings=settings,
+            tokens=protect_api.tokens,
+        )
+        with other.client("admin") as admin:
+            before = admin.get("/protect/runs", params={"limit": 500}).json()["items"]
+            for answer in (admin.post("/protect/plan", json={}), admin.post("/protect/apply", json={})):
+                assert answer.status_code == 400, answer.text
+                assert "no-such-key" in answer.json()["detail"]
+            assert admin.get("/protect/runs", params={"limit": 500}).json()["items"] == before
+    finally:
+        server.stop()

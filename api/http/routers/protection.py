@@ -28,7 +28,7 @@ from watershed.api.http.models import (
 from watershed.api.http.nodes import missing, parse
 from watershed.api.http.paging import Page, PageRequest, decode, encode_cursor, page_request
 from watershed.api.http.problems import ApiProblem
-from watershed.api.http.protect_runs import ProtectRunner, protect_runner
+from watershed.api.http.protect_runs import ProtectRunner, kms_provider, protect_runner
 from watershed.graph import ids
 from watershed.graph.model import tag_values
 from watershed.graph.protection import (
@@ -257,16 +257,22 @@ def protect_plan(
             created_at=_now(), policy_digest=policy.digest(), key_provider_path=kms_uri(svc, policy)
         )
     else:
+        # with a KMS configured, a key the policy names that the KMS lacks fails the plan here
+        provider = kms_provider(svc, policy)
         try:
             plan = plan_protection(
                 svc.graph,
                 policy,
                 tables=tables,
+                provider=provider,
                 read_files=body.files,
                 key_provider_path=svc.settings.protect_kms,
             )
         except ProtectionError as exc:
             raise _planning_failed(exc) from None
+        finally:
+            if provider is not None:
+                provider.close()
     if body.tables is None:
         # listed tables are reported even with nothing to change ("no location" and the like)
         plan.tables = [t for t in plan.tables if t.columns or t.ddl or t.files]
