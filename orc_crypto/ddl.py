@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlglot import exp, parse_one
@@ -268,13 +269,15 @@ def alter_statement(
     key_provider_path: str | None = None,
     *,
     key_provider: bool = True,
+    clause: Literal["TBLPROPERTIES", "SERDEPROPERTIES"] = "TBLPROPERTIES",
 ) -> str:
-    """ALTER TABLE ... SET TBLPROPERTIES: files written into the table from now on are encrypted."""
+    """ALTER TABLE ... SET TBLPROPERTIES (or SERDEPROPERTIES): files written into the table from
+    now on are encrypted."""
     if not columns:
         raise PolicyError(f"no column of {table} is to be encrypted")
     options = encryption_options(columns, key_provider_path, key_provider=key_provider)
     props = ", ".join(f"{sql_string(key)}={sql_string(value)}" for key, value in options)
-    return f"ALTER TABLE {quote_table_name(table)} SET TBLPROPERTIES ({props})"
+    return f"ALTER TABLE {quote_table_name(table)} SET {clause} ({props})"
 
 
 def create_table_ddl(

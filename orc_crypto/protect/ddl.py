@@ -31,10 +31,20 @@ ENCRYPTION_OPTIONS = (PROVIDER_OPTION, "orc.key.provider", "orc.encrypt", "orc.m
 
 def alter_table_ddl(
     table: str, columns: Mapping[str, ColumnKey], key_provider_path: str | None = None
-) -> str:
-    """ALTER TABLE ... SET TBLPROPERTIES with the provider path (when known), orc.key.provider,
-    orc.encrypt and orc.mask: files Spark writes into the table from now on are encrypted."""
-    return alter_statement(table, columns, key_provider_path)
+) -> list[str]:
+    """ALTER TABLE ... SET TBLPROPERTIES and ... SET SERDEPROPERTIES with the provider path (when
+    known), orc.key.provider, orc.encrypt and orc.mask: files Spark writes into the table from now
+    on are encrypted.
+
+    Both, because Spark hands ORC's writer a different set of options for each kind of table: a
+    Hive `STORED AS ORC` table's writer reads its table properties, a `USING ORC` table's writer
+    only its storage (serde) properties and ignores TBLPROPERTIES (checked with Spark 4.3,
+    tests/orc_crypto/test_protect_apply_spark.py). Either statement is harmless on the other kind.
+    """
+    return [
+        alter_statement(table, columns, key_provider_path),
+        alter_statement(table, columns, key_provider_path, clause="SERDEPROPERTIES"),
+    ]
 
 
 def unset_table_ddl(table: str) -> str:

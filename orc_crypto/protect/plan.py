@@ -371,7 +371,7 @@ def plan_table(
                 )
             )
         elif table_target and not _same_map(table_target, record.columns if record else {}):
-            plan.ddl.append(alter_table_ddl(table.id, table_target, provider_path))
+            plan.ddl.extend(alter_table_ddl(table.id, table_target, provider_path))
         elif not table_target and recorded:
             plan.ddl.append(unset_table_ddl(table.id))
     except PolicyError as exc:

@@ -18,18 +18,16 @@ from watershed.graph.protection import (
 from watershed.orc_crypto.codec.tail import read_tail
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.apply import file_protection
+from watershed.orc_crypto.protect.ddl import alter_table_ddl
 from watershed.orc_crypto.protect.spark_apply import apply_plan
 
 TABLE = "protect_apply_customers"
 SCHEMA = "id BIGINT, ssn STRING, email STRING, name STRING, dt STRING"
 ROWS = 24
 WANT = {"ssn": ColumnKey(key="pii", mask="nullify"), "email": ColumnKey(key="pii", mask="sha256")}
-# A datasource (USING ORC) table takes its writer options from its storage properties: SET
-# SERDEPROPERTIES reaches ORC's writer, SET TBLPROPERTIES does not (checked with Spark 4.3).
-DDL = (
-    f"ALTER TABLE {TABLE} SET SERDEPROPERTIES ('orc.key.provider'='hadoop', "
-    "'orc.encrypt'='pii:ssn,email', 'orc.mask'='nullify:ssn;sha256:email')"
-)
+# The planner's DDL (TBLPROPERTIES and SERDEPROPERTIES): a datasource (USING ORC) table takes its
+# writer options from its storage properties, so this is what proves a USING ORC table is covered.
+DDL = alter_table_ddl(TABLE, WANT)
 
 
 def _rows() -> list[dict]:
@@ -82,7 +80,7 @@ def make_plan(table: str, location: Path, files: list[Path], kms: str) -> Protec
         created_at=datetime.now(UTC).isoformat(),
         policy_digest="test",
         key_provider_path=kms,
-        tables=[TablePlan(table=table, location=str(location), columns=changes, ddl=[DDL], files=plans)],
+        tables=[TablePlan(table=table, location=str(location), columns=changes, ddl=DDL, files=plans)],
     )
 
 
@@ -116,7 +114,7 @@ def test_apply_on_spark_encrypts_files_sets_ddl_and_is_idempotent(spark, kms_ser
         assert saved[str(path)].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
         assert saved[str(path)].run == run.id
     assert not [p for p in location.rglob(".*") if p.is_file() and p.name.endswith(".tmp")]
-    assert records.table_protection(graph_store, TABLE).ddl == [DDL]
+    assert records.table_protection(graph_store, TABLE).ddl == DDL
 
     # Spark with the key reads the plaintext; as a user without the key's ACL, the masks
     assert _spark_rows(spark, location) == _rows()

@@ -110,9 +110,13 @@ def test_newly_sensitive_column_is_planned_with_its_files_ddl_and_why(graph_stor
         f.action == "encrypt" and f.columns == {"ssn": change.want} and not f.current for f in table.files
     )
     assert table.files[0].size == (warehouse / "dt=2026-01-01" / "part-0.orc").stat().st_size
-    assert table.ddl == [
-        "ALTER TABLE dw.users SET TBLPROPERTIES ('hadoop.security.key.provider.path'='kms://http@kms:9600/kms', "
+    options = (
+        "('hadoop.security.key.provider.path'='kms://http@kms:9600/kms', "
         "'orc.key.provider'='hadoop', 'orc.encrypt'='pii:ssn', 'orc.mask'='nullify:ssn')"
+    )
+    assert table.ddl == [
+        f"ALTER TABLE dw.users SET TBLPROPERTIES {options}",
+        f"ALTER TABLE dw.users SET SERDEPROPERTIES {options}",
     ]
 
 
