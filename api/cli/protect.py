@@ -1,6 +1,7 @@
 """`watershed protect`: from the tag policy's protection section to the DDL and the ORC files to
 encrypt. `plan` reads the graph (tables, columns, their tags, what was recorded as protected) and
-the tails of each table's ORC files, and prints what an apply would change."""
+the tails of each table's ORC files, and prints what an apply would change; `apply` and `rewrap`
+(api/cli/protect_apply.py) carry it out."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import typer
 
 from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
 from watershed.api.cli.propagate import POLICY_HELP, _policy
+from watershed.api.cli.protect_apply import apply_command, rewrap_command
 
 app = typer.Typer(help="Protect sensitive columns: table DDL and ORC file encryption.", no_args_is_help=True)
 
@@ -113,3 +115,5 @@ def plan_command(
 
 
 app.command("plan")(plan_command)
+app.command("apply")(apply_command)
+app.command("rewrap")(rewrap_command)

@@ -1,6 +1,7 @@
 """`watershed protect apply`: run a protection plan, the DDL through Spark SQL and the ORC file
 rewrites on Spark executors, recording each file and table in the graph (see
-orc_crypto/protect/spark_apply.py). The lead registers `apply_command` under `watershed protect`."""
+orc_crypto/protect/spark_apply.py). Registered under `watershed protect` by
+api/cli/protect.py."""
 
 from __future__ import annotations
 
