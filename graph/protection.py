@@ -189,6 +189,8 @@ class ProtectionRun(_Strict):
     status: ProtectionRunStatus = "running"
     policy_digest: str | None = None
     tables: int = 0
+    #: files the run set out to rewrite: with the counts below, its progress from any process
+    files_planned: int = 0
     files_done: int = 0
     #: files already as planned (a re-run, or a resumed apply): left alone
     files_unchanged: int = 0

@@ -119,7 +119,7 @@ class ProtectApplyRequest(BaseModel):
 class ProtectRunView(ProtectionRun):
     """A protection run's record and, while this service runs it, its progress."""
 
-    #: files the run's plan lists (null when unknown: a run of another process, or still planning)
+    #: files the run's plan lists (null while it is still planning)
     files_planned: int | None = None
     #: files finished so far (done, unchanged, skipped or failed)
     files_finished: int = 0

@@ -152,7 +152,7 @@ class ProtectRunner:
         view = ProtectRunView(**run.model_dump(), files_finished=finished)
         if progress is not None:
             view.actor = progress.actor
-            view.files_planned = progress.planned
+            view.files_planned = progress.planned if progress.planned is not None else run.files_planned
             view.files_finished = max(progress.finished, finished)
         return view
 

@@ -255,6 +255,7 @@ def _run_items(
 ) -> ProtectionRun:
     """Run the items on Spark (or here), recording as results come back; the run ends `done`,
     or `failed` (and the error raised) when the job itself broke."""
+    run.files_planned = len(items)
     tally = _Tally(store, run, len(items), progress)
     try:
         if before is not None:

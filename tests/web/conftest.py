@@ -61,8 +61,6 @@ STORY_CATALOG = {
         "app.archive": {"columns": {"uid": "bigint", "kept": "string"}, "format": "orc"},
     }
 }
-#: the encryption policy the table page's DDL and protection status come from
-ENCRYPTION_POLICY = "levels:\n  - name: pii\n    key: pii\n    mask: sha256\n"
 #: the column the steward story opens: 3 upstream hops, 2 downstream
 STORY_COLUMN = "ads.report.report_contact"
 UPSTREAM = ["dws.contacts.contact", "dwd.users.mail_u", "ods.users.email"]
@@ -155,8 +153,6 @@ def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa
         tokens[role] = accounts.create_token(name, actor="tests").token
 
     directory = tmp_path_factory.mktemp("web-api")
-    policy = directory / "encryption-policy.yaml"
-    policy.write_text(ENCRYPTION_POLICY)
     port = free_port()
     env = {
         **os.environ,
@@ -165,7 +161,6 @@ def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa
         "WATERSHED_GRAPH_NAME": "web_ui",
         "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{celery_redis.port}/0",
         "WATERSHED_DATA_DIR": str(directory),
-        "WATERSHED_ENCRYPTION_POLICY_FILE": str(policy),
         "PYTHONPATH": str(REPO),
     }
     log = directory / "api.log"
