@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import itertools
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,13 +22,14 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from watershed.graph.protection import ColumnKey, FilePlan, FileProblem, ProtectedFile
-from watershed.orc_crypto.codec.tail import OrcTail, column_ancestors, read_tail
+from watershed.orc_crypto.codec.tail import OrcTail, read_tail
 from watershed.orc_crypto.decrypt import decrypt_to
 from watershed.orc_crypto.encrypt import encrypt_to, resolve_column
 from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError
 from watershed.orc_crypto.files import atomic_output, mapped_input, remove_stale_temps
 from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
-from watershed.orc_crypto.options import OptionError, format_mask, parse_mask, quote_name
+from watershed.orc_crypto.options import OptionError, parse_mask
+from watershed.orc_crypto.protect.tails import file_protection
 from watershed.orc_crypto.verify import Expected, verify_written
 
 FileStatus = Literal["done", "unchanged", "skipped", "failed"]
@@ -50,37 +50,6 @@ class FileOutcome:
 
 class FileChanged(OrcCryptoError):
     """The file is not the one that was planned (size or modification time differ)."""
-
-
-def file_protection(tail: OrcTail) -> dict[str, ColumnKey]:
-    """What a file's tail says is encrypted: field path of each variant root -> key, version, mask."""
-    encryption = tail.footer.encryption
-    if not tail.is_encrypted:
-        return {}
-    types = tail.footer.types
-    masks: dict[int, str] = {}
-    for mask in encryption.mask:
-        for column in mask.columns:
-            masks[column] = format_mask(mask.name, list(mask.maskParameters))
-    result: dict[str, ColumnKey] = {}
-    for variant in encryption.variants:
-        key = encryption.key[variant.key]
-        result[_field_path(types, variant.root)] = ColumnKey(
-            key=key.keyName, mask=masks.get(variant.root, "nullify"), version=key.keyVersion
-        )
-    return result
-
-
-def _field_path(types, column: int) -> str:
-    """The dotted ORC field path of a column (`address.zip`), parts quoted where needed."""
-    parts = []
-    chain = column_ancestors(types, column)
-    for parent, child in itertools.pairwise(chain):
-        node = types[parent]
-        index = list(node.subtypes).index(child)
-        name = node.fieldNames[index] if index < len(node.fieldNames) else str(index)
-        parts.append(quote_name(name))
-    return ".".join(parts)
 
 
 def _same_mask(left: str, right: str) -> bool:

@@ -29,15 +29,16 @@ from watershed.graph.protection import (
     TableProtection,
 )
 from watershed.graph.store import GraphStore
-from watershed.orc_crypto.codec.kinds import LIST, MAP, STRUCT
-from watershed.orc_crypto.codec.tail import OrcTail, read_tail
+from watershed.orc_crypto.codec.kinds import STRUCT
+from watershed.orc_crypto.codec.tail import read_tail
 from watershed.orc_crypto.errors import OrcCryptoError
 from watershed.orc_crypto.keys.base import KeyProvider
-from watershed.orc_crypto.options import format_mask, quote_name
+from watershed.orc_crypto.options import quote_name
 from watershed.orc_crypto.policy import PolicyError
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, check_protection, normal_mask
 from watershed.orc_crypto.protect.ddl import alter_table_ddl, create_table_ddl, unset_table_ddl
+from watershed.orc_crypto.protect.tails import file_protection
 
 ALL_TABLES = (
     "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
@@ -145,50 +146,6 @@ def walk_files(root: Path) -> Iterator[Path]:
         subdirs[:] = sorted(d for d in subdirs if not _skipped(d))
         found.extend(Path(directory) / name for name in files if not _skipped(name))
     return iter(sorted(found))
-
-
-def column_names(tail: OrcTail) -> dict[int, str]:
-    """ORC column id -> its name as ORC's option syntax writes it (`a`, `addr.zip`, `tags._elem`)."""
-    types = tail.footer.types
-    names: dict[int, str] = {}
-
-    def visit(column: int, prefix: str) -> None:
-        node = types[column]
-        if node.kind == STRUCT:
-            children = list(zip(node.fieldNames, node.subtypes, strict=False))
-        elif node.kind == LIST:
-            children = [("_elem", node.subtypes[0])] if node.subtypes else []
-        elif node.kind == MAP:
-            children = list(zip(("_key", "_value"), node.subtypes, strict=False))
-        else:
-            children = [(f"_{i}", child) for i, child in enumerate(node.subtypes)]
-        for child_name, child in children:
-            name = f"{prefix}.{quote_name(child_name)}" if prefix else quote_name(child_name)
-            names[child] = name
-            visit(child, name)
-
-    visit(0, "")
-    return names
-
-
-def file_protection(tail: OrcTail) -> dict[str, ColumnKey]:
-    """What a file's tail says it encrypts: variant root column name -> key name, version, mask."""
-    if not tail.is_encrypted:
-        return {}
-    names = column_names(tail)
-    encryption = tail.footer.encryption
-    masks: dict[int, str] = {}
-    for mask in encryption.mask:
-        for column in mask.columns:
-            masks[column] = format_mask(mask.name, tuple(mask.maskParameters))
-    current: dict[str, ColumnKey] = {}
-    for variant in encryption.variants:
-        key = encryption.key[variant.key]
-        name = names.get(variant.root, str(variant.root))
-        current[name] = ColumnKey(
-            key=key.keyName, mask=masks.get(variant.root, "nullify"), version=key.keyVersion
-        )
-    return current
 
 
 def read_file_state(path: Path, root: Path) -> OrcFileState:

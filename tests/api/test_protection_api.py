@@ -114,7 +114,7 @@ def wait_for(client, run_id: str, timeout: float = 60.0) -> dict:
 
 def held(path) -> dict[str, tuple[str, str, int]]:
     from watershed.orc_crypto.codec.tail import read_tail
-    from watershed.orc_crypto.protect.plan import file_protection
+    from watershed.orc_crypto.protect.tails import file_protection
 
     return {n: (k.key, k.mask, k.version) for n, k in file_protection(read_tail(path)).items()}
 

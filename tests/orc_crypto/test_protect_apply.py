@@ -14,7 +14,8 @@ from watershed.graph.protection import ColumnKey, FilePlan
 from watershed.orc_crypto.codec.tail import read_tail
 from watershed.orc_crypto.decrypt import read_table
 from watershed.orc_crypto.keys.kms_client import KmsClient
-from watershed.orc_crypto.protect.apply import file_protection, protect_file
+from watershed.orc_crypto.protect.apply import protect_file
+from watershed.orc_crypto.protect.tails import file_protection
 
 ROWS = 40
 

@@ -22,8 +22,8 @@ from watershed.orc_crypto.codec.tail import read_tail
 from watershed.orc_crypto.decrypt import read_table
 from watershed.orc_crypto.keys.kms_client import KmsClient
 from watershed.orc_crypto.protect import records
-from watershed.orc_crypto.protect.apply import file_protection
 from watershed.orc_crypto.protect.spark_apply import apply_plan
+from watershed.orc_crypto.protect.tails import file_protection
 
 FILES = 32
 ROWS = 3000

@@ -17,9 +17,9 @@ from watershed.graph.protection import (
 )
 from watershed.orc_crypto.codec.tail import read_tail
 from watershed.orc_crypto.protect import records
-from watershed.orc_crypto.protect.apply import file_protection
 from watershed.orc_crypto.protect.ddl import alter_table_ddl
 from watershed.orc_crypto.protect.spark_apply import apply_plan
+from watershed.orc_crypto.protect.tails import file_protection
 
 TABLE = "protect_apply_customers"
 SCHEMA = "id BIGINT, ssn STRING, email STRING, name STRING, dt STRING"
