@@ -16,7 +16,14 @@ from watershed.orc_crypto.codec.stripes import (
     read_stripe_footer,
     stream_places,
 )
-from watershed.orc_crypto.codec.tail import OrcTail, _parse, column_subtree_max, decompress, read_tail
+from watershed.orc_crypto.codec.tail import (
+    OrcTail,
+    _parse,
+    column_subtree_max,
+    decompress,
+    plaintext_tail,
+    read_tail,
+)
 from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError
 from watershed.orc_crypto.files import atomic_output, check_output, mapped_input
 from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
@@ -185,15 +192,7 @@ def _decrypt_to(path: str, data, out: BinaryIO, provider: KeyProvider) -> None:
         position += len(index_area) + len(data_area) + len(footer_bytes)
     footer.contentLength = position
     footer.ClearField("encryption")
-    metadata_bytes = compression.compress(tail.codec, metadata.SerializeToString(), tail.block_size)
-    footer_bytes = compression.compress(tail.codec, footer.SerializeToString(), tail.block_size)
-    postscript = pb.PostScript()
-    postscript.CopyFrom(tail.postscript)
-    postscript.ClearField("stripeStatisticsLength")
-    postscript.metadataLength = len(metadata_bytes)
-    postscript.footerLength = len(footer_bytes)
-    ps_bytes = postscript.SerializeToString()
-    out.writelines((metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])))
+    out.writelines(plaintext_tail(tail, metadata, footer))
 
 
 def _reorder(tail, s, stripe_footer, encrypted_columns, keys, stripe_id, data, new_footer):

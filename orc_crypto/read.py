@@ -22,7 +22,13 @@ from watershed.orc_crypto.ciphers import decrypt_range, stream_iv
 from watershed.orc_crypto.codec import compression
 from watershed.orc_crypto.codec.kinds import INDEX_KINDS
 from watershed.orc_crypto.codec.stripes import StreamPlace, read_stripe_footer, stream_places
-from watershed.orc_crypto.codec.tail import OrcTail, column_ancestors, column_subtree_max, read_tail
+from watershed.orc_crypto.codec.tail import (
+    OrcTail,
+    column_ancestors,
+    column_subtree_max,
+    plaintext_tail,
+    read_tail,
+)
 from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
 from watershed.orc_crypto.files import mapped_input
 from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
@@ -232,15 +238,7 @@ def _image(path, data, columns, stripes, provider, stats: ReadStats) -> tuple[by
     footer.numberOfRows = sum(stripe.numberOfRows for stripe in footer.stripes)
     # Statistics of the whole file would describe rows this image does not hold.
     del footer.statistics[:]
-    metadata_bytes = compression.compress(tail.codec, metadata.SerializeToString(), tail.block_size)
-    footer_bytes = compression.compress(tail.codec, footer.SerializeToString(), tail.block_size)
-    postscript = pb.PostScript()
-    postscript.CopyFrom(tail.postscript)
-    postscript.ClearField("stripeStatisticsLength")
-    postscript.metadataLength = len(metadata_bytes)
-    postscript.footerLength = len(footer_bytes)
-    ps_bytes = postscript.SerializeToString()
-    out += metadata_bytes + footer_bytes + ps_bytes + bytes([len(ps_bytes)])
+    out += b"".join(plaintext_tail(tail, metadata, footer))
     return bytes(out), [name for name, _ in top]
 
 

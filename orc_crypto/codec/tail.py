@@ -151,3 +151,18 @@ def column_subtree_max(types, root: int) -> int:
         last = max(last, column)
         stack.extend(types[column].subtypes)
     return last
+
+
+def plaintext_tail(tail: OrcTail, metadata, footer) -> list[bytes]:
+    """The bytes that end a file without stripe statistics in the postscript: `metadata` and
+    `footer` compressed as `tail` compresses, its postscript with their new lengths, and the
+    postscript's length byte (for a plaintext image written from an encrypted file)."""
+    metadata_bytes = compression.compress(tail.codec, metadata.SerializeToString(), tail.block_size)
+    footer_bytes = compression.compress(tail.codec, footer.SerializeToString(), tail.block_size)
+    postscript = pb.PostScript()
+    postscript.CopyFrom(tail.postscript)
+    postscript.ClearField("stripeStatisticsLength")
+    postscript.metadataLength = len(metadata_bytes)
+    postscript.footerLength = len(footer_bytes)
+    ps_bytes = postscript.SerializeToString()
+    return [metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])]
