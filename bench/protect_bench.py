@@ -1,7 +1,7 @@
 """Protection benchmark: `protect apply` on Spark executors against Spark's own rewrite of the same
 tables with `orc.encrypt`, and `protect rewrap` against `protect apply`, in one run.
 
-    .venv/bin/python bench/protect_bench.py [--tables 4] [--files 200] [--size-mb 2048] [--master local[2]]
+    .venv/bin/python bench/protect_bench.py [--tables 4] [--files 200] [--size-mb 2200] [--master local[2]]
 
 Generates (once, cached under var/bench/protect/) a warehouse of `--tables` partitioned tables
 with `--files` snappy ORC files in all (pyarrow, deterministic) of about `--size-mb` MB together:
@@ -158,7 +158,7 @@ def main() -> None:
     )
     parser.add_argument("--tables", type=int, default=4)
     parser.add_argument("--files", type=int, default=200)
-    parser.add_argument("--size-mb", type=int, default=2048)
+    parser.add_argument("--size-mb", type=int, default=2200)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--work", type=Path, default=REPO / "var" / "bench" / "protect")
     args = parser.parse_args()
