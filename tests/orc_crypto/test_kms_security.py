@@ -77,7 +77,15 @@ def serve(tmp_path_factory) -> Iterator[ServeProcess]:
     }
     env.pop("HADOOP_TOKEN_FILE_LOCATION", None)
     log = directory / "serve.log"
-    command = [sys.executable, "-c", "from watershed.api.cli import main; main()", "kms", "serve", "--port", str(port)]
+    command = [
+        sys.executable,
+        "-c",
+        "from watershed.api.cli import main; main()",
+        "kms",
+        "serve",
+        "--port",
+        str(port),
+    ]
     command += ["--audit-log", str(directory / "audit.log")]
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
