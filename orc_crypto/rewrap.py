@@ -14,13 +14,20 @@ bytes are copied untouched: the header, every unencrypted stream (plain columns 
 copies), every stripe footer and the Metadata. The Footer changes only in the key versions,
 the stored local keys and the file statistics; the stripe layout in it is the same.
 
-The file is written atomically (temp beside it, fsync, verify, rename) and only if it did not
-change meanwhile. A file whose keys are all at the wanted versions is left alone.
+By default only the changed bytes are written, into the file itself: the re-keyed streams and the
+tail from its first changed byte (the file is truncated to the new length). A redo journal beside
+it (`rewrap_journal`) holds all of them, durably, before the first is written, so a crash is
+repaired by the next rewrap writing the same bytes again. `in_place=False` instead writes a whole
+new file (temp beside it, fsync, verify, rename): readers then never see a mix, at the cost of
+copying every byte. Either way the file is only written if it did not change meanwhile, and a
+file whose keys are all at the wanted versions is left alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import mmap
 import os
 from collections.abc import Callable
@@ -45,9 +52,18 @@ from watershed.orc_crypto.errors import (
 from watershed.orc_crypto.files import atomic_output, mapped_input
 from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
 from watershed.orc_crypto.proto import orc_proto_pb2 as pb
+from watershed.orc_crypto.rewrap_journal import (
+    FileState,
+    JournalHeader,
+    JournalWriter,
+    apply_journal,
+    journal_path,
+    recover_rewrap,
+    remove_journal,
+)
 from watershed.orc_crypto.verify import Expected, verify_written
 
-__all__ = ["RewrapResult", "rewrap_file", "rewrap_needed", "rewrap_to"]
+__all__ = ["RewrapResult", "recover_rewrap", "rewrap_file", "rewrap_needed", "rewrap_to"]
 
 
 class RewrapResult(BaseModel):
@@ -177,6 +193,54 @@ def rewrap_needed(
     )
 
 
+class _FileSink:
+    """The whole-file form: unchanged ranges copied through, new bytes written where they go."""
+
+    def __init__(self, out, copy: _Copier) -> None:
+        self.out, self.copy, self.position = out, copy, 0
+
+    def stream(self, offset: int, new: bytes) -> None:
+        self.copy(self.position, offset)
+        self.out.write(new)
+        self.position = offset + len(new)
+
+    def tail(self, start: int, new_tail: bytes) -> None:
+        self.copy(self.position, start)
+        self.out.write(new_tail)
+
+
+class _JournalSink:
+    """The in-place form: only the changed bytes, into the redo journal. The tail is written from
+    its first changed byte on (the stripe statistics and Metadata before it often stay)."""
+
+    def __init__(self, data, writer: JournalWriter) -> None:
+        self.data, self.writer = data, writer
+        self.new_tail = b""
+        self.tail_start = self.new_size = 0
+
+    def stream(self, offset: int, new: bytes) -> None:
+        self.writer.add(offset, new)
+
+    def tail(self, start: int, new_tail: bytes) -> None:
+        old = self.data[start:]
+        same = _common_prefix(old, new_tail)
+        self.tail_start, self.new_size = start + same, start + len(new_tail)
+        self.old_tail_sha256 = hashlib.sha256(old[same:]).hexdigest()
+        self.new_tail_sha256 = hashlib.sha256(new_tail[same:]).hexdigest()
+        self.new_tail = new_tail
+        if same < len(new_tail):
+            self.writer.add(start + same, new_tail[same:])
+
+
+def _common_prefix(a: bytes, b: bytes, step: int = 1 << 16) -> int:
+    n, i = min(len(a), len(b)), 0
+    while i < n and a[i : min(i + step, n)] == b[i : min(i + step, n)]:
+        i += step
+    if i >= n:
+        return n
+    return next(j for j in range(i, min(i + step, n)) if a[j] != b[j])
+
+
 def rewrap_to(
     path: str,
     data,
@@ -190,15 +254,15 @@ def rewrap_to(
     """Write the rewrapped form of the encrypted ORC file `data` to `out` (nothing is written when
     the file needs no change); returns the result and what was written, for `verify_written`."""
     try:
-        copy = _Copier(data, out, source_fd)
-        return _rewrap_to(path, data, out, provider, key_versions, random_bytes, copy)
+        sink = _FileSink(out, _Copier(data, out, source_fd))
+        return _rewrap_to(path, data, sink, provider, key_versions, random_bytes)
     except OrcCryptoError:
         raise
     except (IndexError, KeyError, ValueError, OverflowError) as exc:
         raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
 
 
-def _rewrap_to(path, data, out, provider, key_versions, random_bytes, copy):
+def _rewrap_to(path, data, sink, provider, key_versions, random_bytes):
     result = rewrap_needed(path, data, provider, key_versions=key_versions)
     if not result.changed:
         return result, None
@@ -232,21 +296,17 @@ def _rewrap_to(path, data, out, provider, key_versions, random_bytes, copy):
         ),
         content_end=tail.stripe_statistics_offset,
     )
-    # Stripes: copied through, except the rotated variants' streams, re-keyed where they lie.
-    position = 0
+    # Stripes: kept, except the rotated variants' streams, re-keyed where they lie.
     for s in range(len(tail.footer.stripes)):
         stripe_footer = read_stripe_footer(tail, data, s)
         for place in stream_places(tail, s, stripe_footer):
             rekey = rekeys.get(place.variant) if place.variant is not None else None
             if rekey is None or place.length == 0:
                 continue
-            copy(position, place.offset)
             iv = stream_iv(place.column, place.kind, s + 1)
-            out.write(rekey.apply(iv, data[place.offset : place.offset + place.length]))
+            sink.stream(place.offset, rekey.apply(iv, data[place.offset : place.offset + place.length]))
             written.rekeyed.append((place.offset, place.length, iv, rekey))
             result.bytes_rekeyed += place.length
-            position = place.offset + place.length
-    copy(position, tail.stripe_statistics_offset)
 
     footer = pb.Footer()
     footer.CopyFrom(tail.footer)
@@ -284,7 +344,10 @@ def _rewrap_to(path, data, out, provider, key_versions, random_bytes, copy):
     postscript.CopyFrom(tail.postscript)
     postscript.footerLength = len(footer_bytes)
     ps_bytes = postscript.SerializeToString()
-    out.writelines((bytes(stats_area), metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)])))
+    sink.tail(
+        tail.stripe_statistics_offset,
+        b"".join((bytes(stats_area), metadata_bytes, footer_bytes, ps_bytes, bytes([len(ps_bytes)]))),
+    )
     result.changed = True
     return result, written
 
@@ -364,21 +427,141 @@ def _drop_stale_checksum(path: str) -> None:
         ) from exc
 
 
+class _TailImage:
+    """The rewrapped file as `read_tail` sees it, without building it: the header magic and the
+    new tail (all `read_tail` reads)."""
+
+    def __init__(self, data, tail_start: int, new_tail: bytes) -> None:
+        self.head, self.start, self.new_tail = bytes(data[:3]), tail_start, new_tail
+
+    def __len__(self) -> int:
+        return self.start + len(self.new_tail)
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            return self.new_tail[key - self.start if key >= 0 else key]
+        start, stop, _ = key.indices(len(self))
+        if stop <= 3:
+            return self.head[start:stop]
+        if start < self.start:
+            raise IndexError(f"bytes {start}..{stop} are not in the new tail")
+        return self.new_tail[start - self.start : stop - self.start]
+
+
+def _verify_new_tail(path: str, data, sink: _JournalSink, written: Written) -> None:
+    """Before the file is touched: the new tail parses with the same stripes and rows, and each
+    variant's file statistics open with its (new) local key."""
+
+    def fail(cause: str) -> OrcVerifyError:
+        return OrcVerifyError(path, f"verification failed, file left untouched: {cause}")
+
+    content_end = written.content_end
+    image = _TailImage(data, content_end, sink.new_tail)
+    try:
+        tail = read_tail(path, image)
+    except (OrcCryptoError, IndexError) as exc:
+        raise fail(f"file tail: {getattr(exc, 'cause', exc)}") from exc
+    if [s.numberOfRows for s in tail.footer.stripes] != written.expected.stripe_rows:
+        raise fail("row counts differ from the input's")
+    if tail.stripe_statistics_offset != content_end:
+        raise fail("the stripes moved")
+    for v, local in enumerate(written.expected.local_keys):
+        try:
+            _check_key(tail, v, local)
+        except OrcKeyError as exc:
+            raise fail(exc.cause) from exc
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _rewrap_in_place(
+    path, data, before, provider, key_versions, random_bytes
+) -> tuple[RewrapResult, Written]:
+    """Journal every changed byte, then write them into the file under a lock (see
+    rewrap_journal); the file is never copied. Closes `data`."""
+    journal = journal_path(path)
+    writer = JournalWriter(path, journal)
+    try:
+        sink = _JournalSink(data, writer)
+        try:
+            result, written = _rewrap_to(path, data, sink, provider, key_versions, random_bytes)
+        except OrcCryptoError:
+            raise
+        except (IndexError, KeyError, ValueError, OverflowError) as exc:
+            raise OrcFormatError(path, f"inconsistent file metadata: {exc!r}") from exc
+        _verify_new_tail(path, data, sink, written)
+        writer.seal(
+            JournalHeader(
+                dev=before.st_dev,
+                inode=before.st_ino,
+                mtime_ns=before.st_mtime_ns,
+                before=FileState(
+                    size=before.st_size, tail_start=sink.tail_start, tail_sha256=sink.old_tail_sha256
+                ),
+                after=FileState(
+                    size=sink.new_size, tail_start=sink.tail_start, tail_sha256=sink.new_tail_sha256
+                ),
+            )
+        )
+    except BaseException:
+        writer.discard()
+        raise
+    # From here a crash leaves a sealed journal: the next rewrap of this file replays it.
+    with contextlib.suppress(BufferError):
+        data.close()  # the file may shrink: no mapping may outlive the truncate
+    try:
+        try:
+            fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise OrcOutputError(path, "removed while it was being rewrapped") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if _identity(os.fstat(fd)) != _identity(before):
+                raise OrcOutputError(path, "changed while it was being rewrapped; left as it is now")
+            _drop_stale_checksum(os.path.realpath(path))
+            try:
+                apply_journal(path, journal, fd)
+            except OSError as exc:
+                raise OrcOutputError(
+                    path, f"in-place write failed ({exc.strerror or exc}); the next rewrap finishes it"
+                ) from exc
+        finally:
+            os.close(fd)
+    except OrcOutputError as exc:
+        if "changed while" in exc.cause or "removed while" in exc.cause:
+            writer.discard()
+        raise
+    finally:
+        writer.close()
+    remove_journal(journal)
+    return result, written
+
+
 def rewrap_file(
     path: str | Path,
     provider: KeyProvider,
     *,
     key_versions: dict[str, int] | None = None,
     verify: str = "rekeyed",
+    in_place: bool = True,
+    random_bytes: Callable[[int], bytes] = os.urandom,
 ) -> RewrapResult:
     """Move every encryption variant of the ORC file at `path` to its key's current version (or
-    the version `key_versions` names), in place and atomically; a file already there is left
-    alone. The file must not change while this runs: if it did, it is left as the other writer
-    left it and OrcOutputError is raised."""
+    the version `key_versions` names); a file already there is left alone.
+
+    `in_place` (the default) writes only the re-keyed bytes and the new tail into the file,
+    through a redo journal that makes it crash-safe (a reader opening the file during those
+    writes may see a mix of old and new bytes); `in_place=False` writes a whole new file and
+    renames it over (readers see old or new, at the cost of copying every byte). A journal a
+    crash left behind is replayed (or dropped) first. The file must not change while this runs:
+    if it did, it is left as the other writer left it and OrcOutputError is raised."""
     import time
 
     path = str(path)
     started = time.monotonic()
+    recover_rewrap(path)
     try:
         source = open(path, "rb")  # noqa: SIM115 - closed below, after the mapping
     except OSError as exc:
@@ -396,6 +579,13 @@ def rewrap_file(
                 result.file_bytes = len(data)
                 result.seconds = time.monotonic() - started
                 return result
+            if in_place:
+                result, written = _rewrap_in_place(path, data, before, provider, key_versions, random_bytes)
+                if verify != "rekeyed":  # a full check can only read the file once it is written
+                    verify_written(path, path, written.expected, verify)
+                result.file_bytes = os.stat(path).st_size
+                result.seconds = time.monotonic() - started
+                return result
 
             def check(temp: Path) -> None:
                 if verify == "rekeyed":
@@ -406,18 +596,21 @@ def rewrap_file(
                     now = os.stat(path)
                 except OSError as exc:
                     raise OrcOutputError(path, "removed while it was being rewrapped") from exc
-                if (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
-                    before.st_dev,
-                    before.st_ino,
-                    before.st_size,
-                    before.st_mtime_ns,
-                ):
+                if _identity(now) != _identity(before):
                     raise OrcOutputError(path, "changed while it was being rewrapped; left as it is now")
                 _drop_stale_checksum(os.path.realpath(path))
 
             with atomic_output(os.path.realpath(path), mode=before.st_mode, verify=check) as out:
                 outcome.append(
-                    rewrap_to(path, data, out, provider, key_versions=key_versions, source_fd=source.fileno())
+                    rewrap_to(
+                        path,
+                        data,
+                        out,
+                        provider,
+                        key_versions=key_versions,
+                        random_bytes=random_bytes,
+                        source_fd=source.fileno(),
+                    )
                 )
         finally:
             with contextlib.suppress(BufferError):

@@ -190,3 +190,141 @@ def test_a_file_changed_during_the_rewrap_is_left_to_its_writer(tmp_path):
     with pytest.raises(OrcOutputError, match="changed while it was being rewrapped"):
         rewrap_file(path, Meddling())
     assert path.read_bytes() == other
+
+
+# In place: only the changed bytes are written, through a redo journal.
+
+_CHILD = """
+import random, sys
+from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
+from watershed.orc_crypto.rewrap import rewrap_file
+provider = InMemoryKeyProvider({"pii": b"p" * 32, "fin": b"f" * 16})
+provider.add("pii", b"q" * 32)
+rewrap_file(sys.argv[1], provider, random_bytes=random.Random(7).randbytes)
+print("finished", flush=True)
+"""
+
+
+def _rolled_provider() -> InMemoryKeyProvider:
+    provider = InMemoryKeyProvider({"pii": b"p" * 32, "fin": b"f" * 16})
+    provider.add("pii", b"q" * 32)
+    return provider
+
+
+def _encrypted(tmp_path, name: str = "enc.orc"):
+    plain = tmp_path / "plain.orc"
+    if not plain.exists():
+        orc.write_table(_table(), plain, stripe_size=64 * 1024, compression="zlib")
+    path = tmp_path / name
+    encrypt_file(
+        plain,
+        path,
+        InMemoryKeyProvider({"pii": b"p" * 32, "fin": b"f" * 16}),
+        {"pii": ["ssn", "email"], "fin": ["salary"]},
+        {"email": "sha256"},
+    )
+    return path
+
+
+def _reference(tmp_path, before: bytes) -> bytes:
+    """The uninterrupted whole-file rewrap of the same bytes with the same fresh local keys."""
+    import random
+
+    whole = tmp_path / "whole.orc"
+    whole.write_bytes(before)
+    rewrap_file(whole, _rolled_provider(), in_place=False, random_bytes=random.Random(7).randbytes)
+    return whole.read_bytes()
+
+
+def _journals(tmp_path) -> list[str]:
+    return sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".rewrap-journal"))
+
+
+def test_in_place_writes_the_same_bytes_as_the_whole_file_path(tmp_path):
+    import random
+
+    path = _encrypted(tmp_path)
+    before = path.read_bytes()
+    inode = os.stat(path).st_ino
+    reference = _reference(tmp_path, before)
+    assert reference != before
+    result = rewrap_file(path, _rolled_provider(), random_bytes=random.Random(7).randbytes)
+    assert result.changed and result.versions_after == {"fin": 0, "pii": 1}
+    assert path.read_bytes() == reference
+    assert os.stat(path).st_ino == inode  # written in place, not replaced
+    assert _journals(tmp_path) == []
+    assert read_table(path, _rolled_provider()).equals(_table())
+    _assert_only_variant_bytes_changed(before, path, {1, 2})
+
+
+def _crash(path, writes: int) -> None:
+    """Run a rewrap in a child that stops before its `writes`-th in-place write; SIGKILL it there."""
+    import signal
+    import subprocess
+    import sys
+
+    from watershed.orc_crypto.rewrap_journal import CRASH_HOOK
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(path)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, CRASH_HOOK: str(writes)},
+        text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "rewrap-stopped"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+
+
+@pytest.mark.parametrize("writes", [0, 3])
+def test_a_rewrap_killed_mid_write_is_finished_by_the_next(tmp_path, writes):
+    path = _encrypted(tmp_path)
+    before = path.read_bytes()
+    reference = _reference(tmp_path, before)
+    _crash(path, writes)
+    assert _journals(tmp_path) == [".enc.orc.rewrap-journal"]
+    torn = path.read_bytes()
+    assert (torn == before) == (writes == 0)
+    assert torn != reference
+    # The next rewrap replays the journal; the file is then at the current versions.
+    again = rewrap_file(path, _rolled_provider())
+    assert not again.changed
+    assert path.read_bytes() == reference
+    assert _journals(tmp_path) == []
+    assert read_table(path, _rolled_provider()).equals(_table())
+
+
+def test_a_torn_journal_is_dropped_and_the_file_left_intact(tmp_path):
+    from watershed.orc_crypto.rewrap import recover_rewrap
+    from watershed.orc_crypto.rewrap_journal import journal_path
+
+    path = _encrypted(tmp_path)
+    before = path.read_bytes()
+    _crash(path, 0)
+    journal = journal_path(path)
+    sealed = journal.read_bytes()
+    journal.write_bytes(sealed[: len(sealed) // 2])  # as if the crash came while it was written
+    assert recover_rewrap(path) is False
+    assert path.read_bytes() == before and not journal.exists()
+
+    # A flipped byte is caught by the checksum the same way.
+    journal.write_bytes(sealed[:100] + bytes([sealed[100] ^ 1]) + sealed[101:])
+    assert recover_rewrap(path) is False
+    assert path.read_bytes() == before and not journal.exists()
+    assert rewrap_file(path, _rolled_provider()).changed
+    assert read_table(path, _rolled_provider()).equals(_table())
+
+
+def test_a_journal_for_a_replaced_file_is_not_applied(tmp_path):
+    from watershed.orc_crypto.rewrap import recover_rewrap
+
+    path = _encrypted(tmp_path)
+    _crash(path, 0)
+    other = _encrypted(tmp_path, "other.orc")
+    os.replace(other, path)  # a writer replaced the file after the crash
+    replaced = path.read_bytes()
+    assert recover_rewrap(path) is False
+    assert path.read_bytes() == replaced and _journals(tmp_path) == []
