@@ -477,14 +477,36 @@ def catalog_from_spark(spark, databases: list[str] | None = None) -> Catalog:
                 continue
             table_id = f"{database}.{table.name}".lower()
             columns = spark.catalog.listColumns(f"{database}.{table.name}")
+            location, file_format = (
+                (None, None) if table.tableType == "VIEW" else _storage(spark, database, table.name)
+            )
             tables[table_id] = CatalogTable(
                 name=table_id,
                 columns=[CatalogColumn(name=c.name, type=c.dataType) for c in columns if not c.isPartition],
                 partitioned_by=[
                     CatalogColumn(name=c.name, type=c.dataType) for c in columns if c.isPartition
                 ],
+                location=location,
+                format=file_format,
             )
     return Catalog(tables=tables)
+
+
+def _storage(spark, database: str, table: str) -> tuple[str | None, str | None]:
+    """A table's location and file format from `DESCRIBE TABLE EXTENDED` (protection finds a
+    table's files there). A Hive table's provider is `hive`: its format is read from its input
+    format class (`...OrcInputFormat` -> `orc`)."""
+    name = ".".join("`" + part.replace("`", "``") + "`" for part in (database, table))
+    details = {
+        row.col_name.strip(): (row.data_type or "").strip()
+        for row in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
+        if row.col_name
+    }
+    provider = details.get("Provider", "").lower() or None
+    if provider == "hive":
+        input_format = details.get("InputFormat", "").lower()
+        provider = next((f for f in ("orc", "parquet", "avro", "text") if f in input_format), "hive")
+    return details.get("Location") or None, provider
 
 
 #: the master when nothing chose one (no --master, no WATERSHED_SPARK_MASTER, not launched by spark-submit)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import os
 
-import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -97,13 +96,10 @@ def build_warehouse(spark, root) -> dict[str, object]:
 
 
 def load_graph(spark, store) -> Catalog:
-    """Spark's catalog (columns and types by the harvest's reader; location and provider from
-    DESCRIBE) and the two tasks' lineage, into the graph."""
+    """Spark's catalog as the harvest reads it (columns, types, each table's location and
+    format) and the two tasks' lineage, into the graph."""
     catalog = catalog_from_spark(spark, ["ods", "dw"])
     catalog.tables = {name: catalog.tables[name] for name in TABLES}
-    for name, table in catalog.tables.items():
-        described = {row[0]: row[1] for row in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()}
-        table.location, table.format = described["Location"], described["Provider"].lower()
     store.upsert_catalog(catalog)
     items = []
     for task_id, sql in TASKS.items():
@@ -250,12 +246,6 @@ def test_tag_propagate_plan_apply_read_write_end_to_end(
             spark.sql(f"DROP TABLE IF EXISTS {table}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ingest.harvest.catalog_from_spark (watershed harvest --spark-catalog) reads only columns "
-    "and types: a harvested graph's tables have no location or format, so protect plan reports "
-    "'has no location' for every table instead of listing its files",
-)
 def test_the_harvest_catalog_from_spark_gives_location_and_format(spark, tmp_path):
     location = tmp_path / "located"
     spark.sql("CREATE DATABASE IF NOT EXISTS e2e_harvest")
