@@ -124,6 +124,9 @@ class FilePlan(_Strict):
 class TablePlan(_Strict):
     table: str
     location: str | None = None
+    #: every column the table's options protect once the plan is applied (file column name -> key
+    #: and mask), the unchanged ones included: the DDL is made from it and an apply records it
+    target: dict[str, ColumnKey] = Field(default_factory=dict)
     columns: list[ColumnChange] = Field(default_factory=list)
     #: Spark SQL statements that set the table's options for future writes
     ddl: list[str] = Field(default_factory=list)
@@ -175,6 +178,9 @@ class FileProblem(_Strict):
     error: str
 
 
+#: how many skipped files and errors a run record lists (a KMS outage can fail every file)
+MAX_RUN_PROBLEMS = 100
+
 ProtectionRunKind = Literal["apply", "rewrap"]
 ProtectionRunStatus = Literal["running", "done", "failed"]
 
@@ -197,5 +203,8 @@ class ProtectionRun(_Strict):
     #: files that changed between plan and apply: reported, never clobbered
     skipped: list[FileProblem] = Field(default_factory=list)
     errors: list[FileProblem] = Field(default_factory=list)
+    #: skipped files and errors beyond the first MAX_RUN_PROBLEMS of each, counted but not listed
+    more_skipped: int = 0
+    more_errors: int = 0
     bytes_rewritten: int = 0
     seconds: float = 0.0
