@@ -522,7 +522,7 @@ def _rewrap_in_place(
                 raise OrcOutputError(path, "changed while it was being rewrapped; left as it is now")
             _drop_stale_checksum(os.path.realpath(path))
             try:
-                apply_journal(path, journal, fd)
+                apply_journal(path, journal, fd, writer)
             except OSError as exc:
                 raise OrcOutputError(
                     path, f"in-place write failed ({exc.strerror or exc}); the next rewrap finishes it"

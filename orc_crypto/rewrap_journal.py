@@ -88,17 +88,24 @@ class JournalWriter:
         self.handle = os.fdopen(fd, "wb")
         fcntl.flock(fd, fcntl.LOCK_EX)
         self.digest = hashlib.sha256()
+        self.position = 0
+        #: (offset in the file, start in the journal, length) of every record, for `apply_journal`
+        self.records: list[tuple[int, int, int]] = []
+        self.header: JournalHeader | None = None
         self._write(MAGIC)
 
     def _write(self, chunk) -> None:
         self.digest.update(chunk)
         self.handle.write(chunk)
+        self.position += len(chunk)
 
     def add(self, offset: int, data) -> None:
         self._write(_RECORD.pack(offset, len(data)))
+        self.records.append((offset, self.position, len(data)))
         self._write(data)
 
     def seal(self, header: JournalHeader) -> None:
+        self.header = header
         encoded = header.model_dump_json().encode()
         self._write(_RECORD.pack(_END, 0) + _HEADER_LENGTH.pack(len(encoded)) + encoded)
         self.handle.write(self.digest.digest())
@@ -119,8 +126,9 @@ def _parse(data) -> tuple[JournalHeader, list[tuple[int, int, int]]] | None:
     """(header, [(offset in the file, start in the journal, length)]), or None if incomplete."""
     if len(data) < len(MAGIC) + _RECORD.size + _HEADER_LENGTH.size + _DIGEST or data[: len(MAGIC)] != MAGIC:
         return None
-    if hashlib.sha256(data[:-_DIGEST]).digest() != data[-_DIGEST:]:
-        return None
+    with memoryview(data) as view:
+        if hashlib.sha256(view[:-_DIGEST]).digest() != data[-_DIGEST:]:
+            return None
     records, position = [], len(MAGIC)
     while True:
         offset, length = _RECORD.unpack_from(data, position)
@@ -144,16 +152,20 @@ def _crash_hook(count: int) -> None:
             time.sleep(60)
 
 
-def apply_journal(target: str, journal: Path, fd: int) -> None:
+def apply_journal(target: str, journal: Path, fd: int, sealed: JournalWriter | None = None) -> None:
     """Write every record of the (sealed, valid) journal into the file open at `fd`, truncate it
-    to its new length and fsync it. Idempotent: the same bytes land at the same places."""
+    to its new length and fsync it. Idempotent: the same bytes land at the same places.
+    `sealed`: the writer that just wrote the journal (its records need no second check)."""
     with open(journal, "rb") as handle:
         data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            parsed = _parse(data)
-            if parsed is None:
-                raise OrcOutputError(target, "the rewrap journal is incomplete")
-            header, records = parsed
+            if sealed is not None and sealed.header is not None:
+                header, records = sealed.header, sealed.records
+            else:
+                parsed = _parse(data)
+                if parsed is None:
+                    raise OrcOutputError(target, "the rewrap journal is incomplete")
+                header, records = parsed
             view = memoryview(data)
             try:
                 for count, (offset, start, length) in enumerate(records):
