@@ -203,6 +203,20 @@ def _file_target(
     return target
 
 
+def _some(names: list[str], limit: int = 10) -> str:
+    shown = ", ".join(names[:limit]) or "none"
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _missing_columns(state: OrcFileState, want: Mapping[str, ColumnKey]) -> list[str]:
+    """The wanted columns (lower-cased names) the file does not have at top level; none for an
+    empty file without a schema (nothing in it to protect)."""
+    if not state.names and state.size == 0:
+        return []
+    have = {name.lower() for name in state.names}
+    return [name for name in want if name not in have]
+
+
 def _file_plan(state: OrcFileState, target: dict[str, ColumnKey]) -> FilePlan | None:
     if _same_map(target, state.current):
         return None
@@ -276,6 +290,15 @@ def plan_table(
 
     # files
     for state in states:
+        missing = _missing_columns(state, want)
+        if missing:
+            # encrypting the rest would record the file as done while the data stays in plaintext
+            # under another name (Hive's `_col0`, ACID's `row` struct, a renamed column)
+            plan.problems.append(
+                f"{state.path}: has no top-level column {', '.join(missing)} "
+                f"(its columns: {_some(state.names)}); the file is not planned"
+            )
+            continue
         change = _file_plan(state, _file_target(state, want, policy))
         if change is not None:
             plan.files.append(change)
@@ -317,6 +340,8 @@ def plan_table(
                 column=column.id, name=column.name, action=action, want=wanted, have=have, tag=tag, why=why
             )
         )
+
+    plan.target = dict(table_target)
 
     # DDL for future writes
     provider_path = key_provider_path or policy.key_provider_path

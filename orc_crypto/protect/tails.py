@@ -8,6 +8,7 @@ from __future__ import annotations
 from watershed.graph.protection import ColumnKey
 from watershed.orc_crypto.codec.kinds import LIST, MAP, STRUCT
 from watershed.orc_crypto.codec.tail import OrcTail
+from watershed.orc_crypto.errors import OrcFormatError
 from watershed.orc_crypto.options import format_mask, quote_name
 
 
@@ -46,9 +47,22 @@ def file_protection(tail: OrcTail) -> dict[str, ColumnKey]:
         for column in mask.columns:
             masks[column] = format_mask(mask.name, tuple(mask.maskParameters))
     current: dict[str, ColumnKey] = {}
-    for variant in encryption.variants:
+    for number, variant in enumerate(encryption.variants):
+        # indexes come from the file: a corrupt tail must be a clear error, not an IndexError
+        if not 0 <= variant.key < len(encryption.key):
+            raise OrcFormatError(
+                tail.path,
+                f"encryption variant {number} names key {variant.key}, "
+                f"but the footer has {len(encryption.key)} key(s)",
+            )
+        if variant.root not in names:
+            raise OrcFormatError(
+                tail.path,
+                f"encryption variant {number} roots at column {variant.root}, "
+                f"which the file's {len(tail.footer.types)} type(s) do not have",
+            )
         key = encryption.key[variant.key]
-        name = names.get(variant.root, str(variant.root))
+        name = names[variant.root]
         current[name] = ColumnKey(
             key=key.keyName, mask=masks.get(variant.root, "nullify"), version=key.keyVersion
         )
