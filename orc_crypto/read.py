@@ -31,7 +31,7 @@ from watershed.orc_crypto.codec.tail import (
 )
 from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
 from watershed.orc_crypto.files import mapped_input
-from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
+from watershed.orc_crypto.keys.base import KeyAccessDenied, KeyProvider, KeyProviderError, UnknownKey
 from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 __all__ = ["ReadStats", "parse_stripes", "read_orc", "read_stream_range"]
@@ -86,7 +86,8 @@ def _top_level(tail: OrcTail, columns: list[str] | None) -> list[tuple[str, int]
 
 
 def _unwrap(tail: OrcTail, provider: KeyProvider, v: int, encrypted: bytes, cache: dict) -> bytes | None:
-    """The local key of variant `v`, or None when the provider refuses it (read masked)."""
+    """The local key of variant `v`, or None when the provider refuses it (access denied or unknown
+    key: read masked); any other provider failure is an OrcKeyError."""
     keys = tail.footer.encryption.key
     variant = tail.footer.encryption.variants[v]
     if variant.key >= len(keys):
@@ -97,9 +98,15 @@ def _unwrap(tail: OrcTail, provider: KeyProvider, v: int, encrypted: bytes, cach
         return None  # like ORC Java: a refused key is not asked for again
     try:
         local = provider.decrypt_local_key(key.keyName, key.keyVersion, bytes(encrypted))
-    except KeyProviderError:
+    except (KeyAccessDenied, UnknownKey):
+        # the KMS refused: like ORC Java, the masked copy is what this reader may see
         cache[name] = None
         return None
+    except KeyProviderError as exc:
+        # an unreachable KMS or a failing one is not a refusal: masked data would pass for the answer
+        raise OrcKeyError(
+            tail.path, f"key {key.keyName} version {key.keyVersion}: the key provider failed: {exc}"
+        ) from exc
     expected = 16 if key.algorithm == 1 else 32
     if len(local) != expected:
         raise OrcKeyError(

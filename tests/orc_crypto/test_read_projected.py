@@ -188,3 +188,65 @@ def test_spark_written_file(spark_encrypted_orc, kms_server):
     assert masked.to_pylist() == [
         {k: masked_row(by_id[i])[k] for k in ("ssn", "email", "salary")} for i in ids
     ]
+
+
+class _FailingKms:
+    """A real HTTP server on a free loopback port that accepts the pseudo-auth handshake and
+    answers every key operation with HTTP 500: a KMS that is up but failing."""
+
+    def __enter__(self) -> str:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_OPTIONS(self):
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_POST(self):
+                body = b'{"RemoteException": {"message": "keystore locked"}}'
+                self.send_response(500)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"kms://http@127.0.0.1:{self.server.server_address[1]}/kms"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_unreachable_kms_is_an_error_not_masked_data(many_stripes):
+    from watershed.orc_crypto.errors import OrcKeyError
+    from watershed.orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.kms.server import free_port
+
+    _table, path = many_stripes
+    uri = f"kms://http@127.0.0.1:{free_port()}/kms"
+    with KmsClient(uri, user="reader", timeout=2) as client, pytest.raises(OrcKeyError) as caught:
+        read_orc(path, ["ssn"], [0], client)
+    assert str(path) in str(caught.value) and "unreachable" in str(caught.value)
+
+
+def test_a_kms_answering_5xx_is_an_error_not_masked_data(many_stripes):
+    from watershed.orc_crypto.errors import OrcKeyError
+    from watershed.orc_crypto.keys.kms_client import KmsClient
+
+    _table, path = many_stripes
+    with (
+        _FailingKms() as uri,
+        KmsClient(uri, user="reader", timeout=5) as client,
+        pytest.raises(OrcKeyError) as caught,
+    ):
+        read_orc(path, ["ssn", "salary"], [0], client)
+    assert str(path) in str(caught.value) and "HTTP 500" in str(caught.value)
