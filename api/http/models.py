@@ -102,6 +102,8 @@ class ProtectPlanRequest(BaseModel):
     #: tables of the catalog examined per page (when `tables` is not given)
     limit: int = Field(default=50, ge=1, le=500)
     cursor: str | None = Field(default=None, max_length=1000)
+    #: files of each table's plan listed at most (with `files`)
+    files_limit: int = Field(default=200, ge=1, le=1000)
 
 
 class ProtectPlanPage(BaseModel):
@@ -109,6 +111,8 @@ class ProtectPlanPage(BaseModel):
     #: tables of the catalog examined for this page (those with nothing to change are left out)
     examined: int
     next_cursor: str | None = None
+    #: table -> files its plan lists in all, for the tables whose files were cut to `files_limit`
+    files_truncated: dict[str, int] = Field(default_factory=dict)
 
 
 class ProtectApplyRequest(BaseModel):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -68,9 +69,17 @@ class ProtectRunner:
     def current(self) -> str | None:
         return self._current
 
-    def start(self, policy: ProtectionPolicy, tables: list[str] | None, actor: str) -> ProtectRunView:
-        """Check the policy, its keys and the tables here (errors answer the request), record the
-        run and start it; ApiProblem 409 while another apply of this process runs."""
+    def start(
+        self,
+        policy: ProtectionPolicy,
+        tables: list[str] | None,
+        actor: str,
+        *,
+        before_start: Callable[[str], None] | None = None,
+    ) -> ProtectRunView:
+        """Check the policy, its keys and the tables here (errors answer the request), call
+        `before_start(run id)` (the audit entry: if it raises, nothing is recorded or started),
+        record the run and start it; ApiProblem 409 while another apply of this process runs."""
         from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, check_protection
         from watershed.orc_crypto.protect.plan import now, read_catalog
         from watershed.orc_crypto.protect.spark_apply import new_run_id
@@ -94,6 +103,8 @@ class ProtectRunner:
             except ProtectionError as exc:
                 raise ApiProblem(404 if str(exc).startswith("unknown table") else 400, str(exc)) from None
             run = ProtectionRun(id=new_run_id(), started_at=now(), policy_digest=policy.digest())
+            if before_start is not None:
+                before_start(run.id)
             records.save_run(self.svc.graph, run)
             self._remember(run.id, _Progress(actor=actor))
             self._current = run.id

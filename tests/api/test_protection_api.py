@@ -143,6 +143,43 @@ def test_rights_and_bad_input(protect_api):
         assert unknown.status_code == 404 and "sec.nope" in unknown.json()["detail"]
 
 
+def test_plan_ids_are_canonical_and_its_files_bounded(protect_api):
+    with protect_api.client("viewer") as viewer:
+        answer = viewer.post(
+            "/protect/plan", json={"tables": ["SEC.People", "sec.people"], "files": True, "files_limit": 1}
+        )
+        assert answer.status_code == 200, answer.text
+        page = answer.json()
+        [table] = page["plan"]["tables"]
+        assert table["table"] == "sec.people" and len(table["files"]) == 1
+        assert page["files_truncated"] == {"sec.people": 2}
+        assert set(table["target"]) == {"ssn", "email"}
+        whole = viewer.post("/protect/plan", json={"tables": ["sec.people"], "files": True}).json()
+        assert len(whole["plan"]["tables"][0]["files"]) == 2 and whole["files_truncated"] == {}
+        too_many = viewer.post("/protect/plan", json={"tables": ["sec.people"], "files_limit": 1001})
+        assert too_many.status_code == 422
+
+
+def test_an_apply_that_cannot_be_audited_does_not_run(protect_api):
+    from watershed.orc_crypto.protect import records
+
+    runner = protect_api.app.state.protect_runner
+    policy = runner.svc.policy.protection
+    started: list[str] = []
+
+    def failing_audit(run_id: str) -> None:
+        started.append(run_id)
+        raise RuntimeError("audit store down")
+
+    with pytest.raises(RuntimeError, match="audit store down"):
+        runner.start(policy, ["sec.people"], "admin", before_start=failing_audit)
+    [run_id] = started
+    assert records.run(protect_api.graph, run_id) is None  # no run recorded, no thread started
+    assert runner.current is None
+    assert runner._lock.acquire(blocking=False)  # and the next apply may start
+    runner._lock.release()
+
+
 def test_pending_then_apply_then_encrypted(protect_api):
     files = protect_api.files
     with protect_api.client("viewer") as viewer:
@@ -219,10 +256,15 @@ def test_pending_then_apply_then_encrypted(protect_api):
         again = viewer.get("/tables/sec.people/protection", params={"files": "true"}).json()
         assert again["plan_files"] == 0  # the tails now hold what the policy asks
 
-    # a second apply finds nothing to rewrite
+    # a second apply finds nothing to rewrite (its table named as the rights check canonicalises it)
     with protect_api.client("admin") as admin:
-        second = wait_for(admin, admin.post("/protect/apply", json={"tables": ["sec.people"]}).json()["id"])
+        answer = admin.post("/protect/apply", json={"tables": ["SEC.People"]})
+        assert answer.status_code == 202, answer.text
+        second = wait_for(admin, answer.json()["id"])
         assert second["status"] == "done" and second["files_done"] == 0 and second["files_planned"] == 0
+        audit = admin.get("/audit", params={"action": "protect.apply"}).json()["items"]
+        assert audit[0]["target"] == f"protection-run:{second['id']}"
+        assert audit[0]["after"] == {"tables": ["sec.people"], "run": second["id"]}
 
 
 def kms_port(api) -> str:

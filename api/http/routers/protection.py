@@ -246,7 +246,8 @@ def protect_plan(
     policy = needs_policy(svc)
     after = None
     if body.tables is not None:
-        tables = body.tables
+        # the ids the rights check and GET /tables/{t}/protection use (`ODS.Users` is ods.users)
+        tables = list(dict.fromkeys(parse(t, "Table")[0] for t in body.tables))
     else:
         after = str(decode(body.cursor).get("after", ""))
         tables = [r[0] for r in svc.graph.read(TABLE_PAGE, {"after": after, "n": body.limit + 1})]
@@ -276,10 +277,18 @@ def protect_plan(
     if body.tables is None:
         # listed tables are reported even with nothing to change ("no location" and the like)
         plan.tables = [t for t in plan.tables if t.columns or t.ddl or t.files]
+    truncated: dict[str, int] = {}
+    for number, table_plan in enumerate(plan.tables):
+        if len(table_plan.files) > body.files_limit:
+            truncated[table_plan.table] = len(table_plan.files)
+            plan.tables[number] = table_plan.model_copy(
+                update={"files": table_plan.files[: body.files_limit]}
+            )
     return ProtectPlanPage(
         plan=plan,
         examined=len(tables),
         next_cursor=encode_cursor({"after": tables[-1]}) if more else None,
+        files_truncated=truncated,
     )
 
 
@@ -300,21 +309,28 @@ def protect_apply(
     while one runs): the files are rewritten here, without Spark; follow it at
     GET /protect/runs/{id}."""
     policy = needs_policy(svc)
+    tables = None
     if body.tables is None:
         me.require_unrestricted("admin")
     else:
-        for table in body.tables:
-            me.require("admin", parse(table, "Table")[2])
-    started = runs.start(policy, body.tables, me.name)
-    record(
-        svc.graph,
-        me.name,
-        "protect.apply",
-        f"protection-run:{started.id}",
-        None,
-        {"tables": body.tables, "run": started.id},
-    )
-    return started
+        parsed = [parse(table, "Table") for table in body.tables]
+        for _, _, database in parsed:
+            me.require("admin", database)
+        # planned under the same ids the rights were checked for
+        tables = list(dict.fromkeys(node_id for node_id, _, _ in parsed))
+
+    def audit(run_id: str) -> None:
+        # before the run starts: an apply that cannot be audited does not run
+        record(
+            svc.graph,
+            me.name,
+            "protect.apply",
+            f"protection-run:{run_id}",
+            None,
+            {"tables": tables, "run": run_id},
+        )
+
+    return runs.start(policy, tables, me.name, before_start=audit)
 
 
 @router.get("/protect/runs", response_model=Page[ProtectRunView])
