@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import secrets
 import sys
 import threading
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from watershed.graph.errors import WatershedError
 from watershed.graph.protection import (
+    MAX_RUN_PROBLEMS,
     FilePlan,
     FileProblem,
     ProtectedFile,
@@ -39,9 +41,12 @@ from watershed.graph.protection import (
     TableProtection,
 )
 from watershed.graph.store import GraphStore
+from watershed.orc_crypto.errors import OrcCryptoError
 from watershed.orc_crypto.keys.base import KeyProvider
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.apply import FileOutcome, protect_file, rewrap_recorded_file
+from watershed.orc_crypto.protect.ddl import alter_table_ddl, unset_table_ddl
+from watershed.orc_crypto.protect.plan import RECORDED_TABLES, local_path, read_file_state, walk_files
 
 #: files per Spark task at most: results (and their records) come back partition by partition
 FILES_PER_PARTITION = 8
@@ -50,8 +55,13 @@ FILES_PER_PARTITION = 8
 Progress = Callable[[int, int], None]
 
 
+#: where the graph says a table's files are: a plan's own `location` is not trusted
+TABLE_LOCATION = "MATCH (t:Table {id: $id}) RETURN t.location"
+
+
 class ApplyError(WatershedError, RuntimeError):
-    """The apply could not run at all (no key provider, a plan file that does not read)."""
+    """The apply could not run at all (no key provider, a plan file that does not read, a plan
+    whose DDL is not what the planner makes)."""
 
 
 @dataclass(frozen=True)
@@ -147,9 +157,15 @@ class _Tally:
                 elif outcome.status == "unchanged":
                     self.run.files_unchanged += 1
                 elif outcome.status == "skipped" and outcome.problem:
-                    self.run.skipped.append(outcome.problem)
+                    if len(self.run.skipped) < MAX_RUN_PROBLEMS:
+                        self.run.skipped.append(outcome.problem)
+                    else:
+                        self.run.more_skipped += 1
                 elif outcome.problem:
-                    self.run.errors.append(outcome.problem)
+                    if len(self.run.errors) < MAX_RUN_PROBLEMS:
+                        self.run.errors.append(outcome.problem)
+                    else:
+                        self.run.more_errors += 1
             self.finished += len(outcomes)
             self.run.seconds = round(time.monotonic() - self.started, 3)
             records.save_run(self.store, self.run)
@@ -157,8 +173,10 @@ class _Tally:
                 self.progress(self.finished, self.total)
 
 
-def _run_ddl(plan: ProtectionPlan, store: GraphStore, spark, run: ProtectionRun) -> None:
-    """Each table's DDL through Spark SQL, unless its record says that same DDL already ran."""
+def _run_ddl(plan: ProtectionPlan, store: GraphStore, spark, run: ProtectionRun) -> dict[str, str]:
+    """Each table's DDL through Spark SQL, unless its record says that same DDL already ran; the
+    tables whose DDL failed on Spark, with the failure."""
+    failed: dict[str, str] = {}
     for table in plan.tables:
         if not table.ddl:
             continue
@@ -176,17 +194,84 @@ def _run_ddl(plan: ProtectionPlan, store: GraphStore, spark, run: ProtectionRun)
         except Exception as exc:  # Spark's AnalysisException, Py4J errors: recorded, the files go on
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             run.errors.append(FileProblem(path=table.table, table=table.table, error=f"DDL failed: {first}"))
+            failed[table.table] = first
             continue
         records.save_table(store, _table_record(table, run.id))
+    return failed
 
 
 def _table_record(table: TablePlan, run: str) -> TableProtection:
-    columns = {
-        change.name: change.want
-        for change in table.columns
-        if change.want is not None and change.action in ("encrypt", "reencrypt", "keep")
-    }
+    """What the table's options now protect: the plan's target, every protected column (the
+    changes alone would drop the unchanged ones, and the next plan would set the DDL again)."""
+    columns = dict(table.target)
+    if not columns and any(not _is_unset(statement) for statement in table.ddl):
+        # a plan written before TablePlan.target existed: only its changes say what it wants
+        columns = {
+            change.name: change.want
+            for change in table.columns
+            if change.want is not None and change.action in ("encrypt", "reencrypt", "keep")
+        }
     return TableProtection(table=table.table, columns=columns, ddl=table.ddl, at=_now(), run=run)
+
+
+def _is_unset(statement: str) -> bool:
+    return " UNSET TBLPROPERTIES " in statement
+
+
+# ------------------------------------------------------------------ checking a plan file
+
+
+def check_ddl(plan: ProtectionPlan) -> None:
+    """ApplyError unless every table's DDL is what the planner makes from its target and the plan's
+    key provider path: a plan file is edited text, and its statements run on Spark as they are."""
+    for table in plan.tables:
+        if table.target:
+            expected = alter_table_ddl(table.table, table.target, plan.key_provider_path)
+        else:
+            expected = [unset_table_ddl(table.table)]
+        for statement in table.ddl:
+            if statement in expected:
+                continue
+            if statement.lstrip().upper().startswith("CREATE"):
+                raise ApplyError(
+                    f"plan for table {table.table} has a CREATE TABLE statement: apply runs only the "
+                    "ALTER TABLE statements the planner makes; plan without --create"
+                )
+            raise ApplyError(
+                f"plan for table {table.table} has a DDL statement that is not the one its target "
+                "protection makes: plan again (without --create) and apply that plan unedited"
+            )
+
+
+def _table_root(store: GraphStore, table: str) -> str | None:
+    """The real path of the table's location as the graph records it (None: none, or not local)."""
+    rows = store.read(TABLE_LOCATION, {"id": table})
+    location = rows[0][0] if rows else None
+    root = local_path(location) if location else None
+    return os.path.realpath(root) if root is not None else None
+
+
+def _outside(path: str, root: str | None) -> bool:
+    if root is None:
+        return True
+    real = os.path.realpath(path)
+    return os.path.commonpath([real, root]) != root or real == root
+
+
+def _misplaced(plan: ProtectionPlan, store: GraphStore) -> list[FileOutcome]:
+    """The planned files that do not lie under their table's location: errors, never rewritten."""
+    found: list[FileOutcome] = []
+    for table in plan.tables:
+        if not table.files:
+            continue
+        root = _table_root(store, table.table)
+        for file in table.files:
+            if _outside(file.path, root):
+                where = "the graph records no local location for it" if root is None else root
+                error = f"{file.path}: not under the table's location ({where}): not rewritten"
+                problem = FileProblem(path=file.path, table=table.table, error=error)
+                found.append(FileOutcome("failed", file.path, table.table, problem=problem))
+    return found
 
 
 def _chunks(items: list[str], size: int) -> list[list[str]]:
@@ -216,6 +301,7 @@ def apply_plan(
         raise ApplyError("applying on Spark needs the KMS URI (--kms, or the policy's key_provider_path)")
     if spark is None and provider is None and not kms:
         raise ApplyError("no key provider: give the KMS URI (--kms) or the policy's key_provider_path")
+    check_ddl(plan)
     settings = ProviderSettings(kms, token_file) if kms else None
     run = ProtectionRun(
         id=run_id or new_run_id(),
@@ -223,12 +309,15 @@ def apply_plan(
         policy_digest=plan.policy_digest,
         tables=len(plan.tables),
     )
+    misplaced = _misplaced(plan, store)
+    refused = {outcome.path for outcome in misplaced}
     records.save_run(store, run)
     known = records.files_of(store, [table.table for table in plan.tables])
     items = [
         _item(table.table, file, known.get(file.path))
         for table in plan.tables
         for file in sorted(table.files, key=lambda f: f.path)
+        if file.path not in refused
     ]
     return _run_items(
         items,
@@ -239,6 +328,7 @@ def apply_plan(
         provider=provider,
         progress=progress,
         before=lambda: _run_ddl(plan, store, spark, run),
+        refused=misplaced,
     )
 
 
@@ -251,16 +341,24 @@ def _run_items(
     settings: ProviderSettings | None,
     provider: KeyProvider | None,
     progress: Progress | None,
-    before: Callable[[], None] | None = None,
+    before: Callable[[], dict[str, str]] | None = None,
+    refused: list[FileOutcome] | None = None,
 ) -> ProtectionRun:
     """Run the items on Spark (or here), recording as results come back; the run ends `done`,
-    or `failed` (and the error raised) when the job itself broke."""
-    run.files_planned = len(items)
-    tally = _Tally(store, run, len(items), progress)
+    or `failed` (and the error raised) when the job itself broke. `before` runs first and names
+    the tables whose files must not be rewritten (their DDL failed); `refused` are files reported
+    as they are, never run."""
+    refused = list(refused or [])
+    run.files_planned = len(items) + len(refused)
+    tally = _Tally(store, run, run.files_planned, progress)
     try:
+        if refused:
+            tally.add(refused)
         if before is not None:
-            before()
+            failed = before()
             records.save_run(store, run)
+            if failed:
+                items = _hold_back(items, failed, tally)
         if spark is None:
             own = provider is None
             local = provider or settings.build()
@@ -283,6 +381,26 @@ def _run_items(
     run.seconds = round(time.monotonic() - tally.started, 3)
     records.save_run(store, run)
     return run
+
+
+def _hold_back(items: list[str], failed: dict[str, str], tally: _Tally) -> list[str]:
+    """Items of the tables whose DDL failed are reported skipped, not run: Spark would go on writing
+    their new files in plaintext next to encrypted ones."""
+    kept: list[str] = []
+    held: list[FileOutcome] = []
+    for item in items:
+        _kind, table, payload, _known = json.loads(item)
+        if table not in failed:
+            kept.append(item)
+            continue
+        path = FilePlan.model_validate_json(payload).path
+        error = f"not rewritten: the table's DDL failed ({failed[table]})"
+        held.append(
+            FileOutcome("skipped", path, table, problem=FileProblem(path=path, table=table, error=error))
+        )
+    for start in range(0, len(held), FILES_PER_PARTITION * 8):
+        tally.add(held[start : start + FILES_PER_PARTITION * 8])
+    return kept
 
 
 def _item(table: str, file: FilePlan, known: ProtectedFile | None) -> str:
@@ -312,16 +430,53 @@ def rewrap_files(
     if spark is None and provider is None and not kms:
         raise ApplyError("no key provider: give the KMS URI (--kms)")
     if tables is None:
-        tables = [row[0] for row in store.read(PROTECTED_TABLES, {})]
+        found = {row[0] for row in store.read(PROTECTED_TABLES, {})}
+        found.update(row[0] for row in store.read(RECORDED_TABLES, {}))
+        tables = sorted(name for name in found if name)
     known = records.files_of(store, tables)
     run = ProtectionRun(id=run_id or new_run_id(), kind="rewrap", started_at=_now(), tables=len(tables))
     records.save_run(store, run)
+    for table in tables:
+        for record in _unrecorded(store, table, known):
+            known[record.path] = record
     items = [
         json.dumps(["rewrap", record.table, record.model_dump_json(), None])
         for _, record in sorted(known.items())
     ]
     settings = ProviderSettings(kms, token_file) if kms else None
     return _run_items(items, store, run, spark=spark, settings=settings, provider=provider, progress=progress)
+
+
+def _unrecorded(store: GraphStore, table: str, known: dict[str, ProtectedFile]) -> list[ProtectedFile]:
+    """Encrypted ORC files under the table's location that have no record (a driver killed after a
+    swap but before its partition's records were saved; files Spark wrote after the DDL), each as a
+    record built from its tail. Its mtime is unknown (-1), so rewrap always renews the record from
+    the file it finds, checksum included."""
+    root = _table_root(store, table)
+    if root is None or not os.path.isdir(root):
+        return []
+    found: list[ProtectedFile] = []
+    for path in walk_files(Path(root)):
+        if str(path) in known:
+            continue
+        try:
+            state = read_file_state(path, Path(root))
+        except (OrcCryptoError, OSError):
+            continue  # not an ORC file (or gone): nothing of ours to rewrap
+        if state.current:
+            found.append(
+                ProtectedFile(
+                    path=state.path,
+                    table=table,
+                    columns=state.current,
+                    size=state.size,
+                    mtime_ns=-1,
+                    sha256="",
+                    at=_now(),
+                    run="",
+                )
+            )
+    return found
 
 
 def _apply_on_spark(spark, items: list[str], settings: ProviderSettings, run: str, tally: _Tally) -> None:

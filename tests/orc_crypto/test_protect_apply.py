@@ -57,6 +57,13 @@ def _plan(path: Path, columns: dict[str, ColumnKey], action="encrypt") -> FilePl
 WANT = {"ssn": ColumnKey(key="pii", mask="nullify"), "email": ColumnKey(key="pii", mask="sha256")}
 
 
+def add_table(store, table: str, location: Path | str) -> None:
+    """The catalog's Table node with its location: apply rewrites only files under it."""
+    store.execute(
+        "MERGE (t:Table {id: $id}) SET t.location = $location", {"id": table, "location": str(location)}
+    )
+
+
 def _leftovers(path: Path) -> list[str]:
     return sorted(p.name for p in path.parent.iterdir() if p.name != path.name)
 
@@ -163,6 +170,7 @@ def test_rewrap_recorded_files_after_a_roll(tmp_path, graph_store):
         policy_digest="t",
         tables=[TablePlan(table="db.t", files=[_plan(p, WANT) for p in paths])],
     )
+    add_table(graph_store, "db.t", tmp_path)
     assert apply_plan(plan, graph_store, provider=provider).files_done == 3
     provider.add("pii", b"b" * 32)  # the roll: version 1
     run = rewrap_files(graph_store, provider=provider)
@@ -177,3 +185,160 @@ def test_rewrap_recorded_files_after_a_roll(tmp_path, graph_store):
         assert read_table(path, provider).to_pylist() == _table().to_pylist()
     again = rewrap_files(graph_store, tables=["db.t"], provider=provider)
     assert (again.files_done, again.files_unchanged) == (0, 3)
+
+
+# ------------------------------------------------------------------ a plan file is not trusted
+
+
+def _apply_plan(tables, key_provider_path=None):
+    from watershed.graph.protection import ProtectionPlan
+
+    return ProtectionPlan(
+        created_at="2024-01-01T00:00:00+00:00",
+        policy_digest="t",
+        key_provider_path=key_provider_path,
+        tables=tables,
+    )
+
+
+def test_plan_with_create_or_edited_ddl_is_refused_before_anything_runs(tmp_path, graph_store, orc_file):
+    from watershed.graph.protection import TablePlan
+    from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
+    from watershed.orc_crypto.protect import records
+    from watershed.orc_crypto.protect.ddl import alter_table_ddl, create_table_ddl
+    from watershed.orc_crypto.protect.spark_apply import ApplyError, apply_plan
+
+    provider = InMemoryKeyProvider({"pii": b"a" * 32})
+    add_table(graph_store, "db.t", orc_file.parent)
+    before = orc_file.read_bytes()
+    create = create_table_ddl("db.t", [("ssn", "string"), ("email", "string")], WANT, "kms://x")
+    edited = alter_table_ddl("db.t", WANT, "kms://x")[0].replace("pii", "pii') , ('x'='y")
+    for ddl, words in (([create], "plan without --create"), ([edited], "not the one its target")):
+        plan = _apply_plan(
+            [TablePlan(table="db.t", target=WANT, ddl=ddl, files=[_plan(orc_file, WANT)])], "kms://x"
+        )
+        with pytest.raises(ApplyError, match=r"table db\.t ") as raised:
+            apply_plan(plan, graph_store, provider=provider)
+        assert words in str(raised.value)
+    assert orc_file.read_bytes() == before
+    assert records.runs(graph_store) == []
+    # the planner's own DDL passes (no Spark: reported as not run, the files rewritten)
+    good = _apply_plan(
+        [
+            TablePlan(
+                table="db.t",
+                target=WANT,
+                ddl=alter_table_ddl("db.t", WANT, "kms://x"),
+                files=[_plan(orc_file, WANT)],
+            )
+        ],
+        "kms://x",
+    )
+    run = apply_plan(good, graph_store, provider=provider)
+    assert run.files_done == 1
+    assert [e.error for e in run.errors] == ["DDL not run: no Spark session"]
+
+
+def test_file_outside_the_graphs_table_location_is_never_rewritten(tmp_path, graph_store):
+    from watershed.graph.protection import TablePlan
+    from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
+    from watershed.orc_crypto.protect.spark_apply import apply_plan
+
+    provider = InMemoryKeyProvider({"pii": b"a" * 32})
+    inside = tmp_path / "warehouse" / "t" / "part-0.orc"
+    sibling = tmp_path / "warehouse" / "t2" / "part-0.orc"  # shares the prefix, not the directory
+    elsewhere = tmp_path / "etc" / "part-0.orc"
+    for path in (inside, sibling, elsewhere):
+        path.parent.mkdir(parents=True)
+        orc.write_table(_table(), path)
+    escape = tmp_path / "warehouse" / "t" / "link"
+    escape.symlink_to(elsewhere.parent)
+    befores = {p: p.read_bytes() for p in (sibling, elsewhere)}
+    # the graph's location (a file: URI), not the plan's, decides
+    add_table(graph_store, "db.t", f"file://{tmp_path / 'warehouse' / 't'}")
+    files = [_plan(inside, WANT), _plan(sibling, WANT), _plan(escape / "part-0.orc", WANT)]
+    plan = _apply_plan([TablePlan(table="db.t", location=str(tmp_path), files=files)])
+    run = apply_plan(plan, graph_store, provider=provider)
+    assert (run.files_planned, run.files_done) == (3, 1)
+    assert sorted(e.path for e in run.errors) == sorted([str(sibling), str(escape / "part-0.orc")])
+    assert all("not under the table's location" in e.error for e in run.errors)
+    assert {p: p.read_bytes() for p in befores} == befores
+    # a table the graph has no location for: nothing of it is rewritten
+    lost = _apply_plan([TablePlan(table="db.unknown", files=[_plan(sibling, WANT)])])
+    run = apply_plan(lost, graph_store, provider=provider)
+    assert run.files_done == 0 and "not under the table's location" in run.errors[0].error
+    assert sibling.read_bytes() == befores[sibling]
+
+
+def test_table_record_holds_the_whole_target():
+    """apply with a protected, tag b, apply again: the record holds {a, b}, not just the change."""
+    from watershed.graph.protection import ColumnChange, TablePlan
+    from watershed.orc_crypto.protect.ddl import alter_table_ddl
+    from watershed.orc_crypto.protect.spark_apply import _table_record
+
+    target = {"a": ColumnKey(key="pii", mask="nullify"), "b": ColumnKey(key="pii", mask="nullify")}
+    second = TablePlan(
+        table="db.t",
+        target=target,
+        columns=[ColumnChange(column="db.t.b", name="b", action="encrypt", want=target["b"])],
+        ddl=alter_table_ddl("db.t", target),
+    )
+    assert _table_record(second, "r2").columns == target
+
+
+def test_run_record_lists_at_most_max_problems(graph_store):
+    from watershed.graph.protection import MAX_RUN_PROBLEMS, FileProblem, ProtectionRun
+    from watershed.orc_crypto.protect import records
+    from watershed.orc_crypto.protect.apply import FileOutcome
+    from watershed.orc_crypto.protect.spark_apply import _Tally
+
+    run = ProtectionRun(id="bounded", started_at="2024-01-01T00:00:00")
+    tally = _Tally(graph_store, run, 0, None)
+    for status in ("skipped", "failed"):
+        for start in range(0, MAX_RUN_PROBLEMS + 7, 50):
+            tally.add(
+                [
+                    FileOutcome(
+                        status, f"/f{i}", "db.t", problem=FileProblem(path=f"/f{i}", table="db.t", error="x")
+                    )
+                    for i in range(start, min(start + 50, MAX_RUN_PROBLEMS + 7))
+                ]
+            )
+    saved = records.run(graph_store, "bounded")
+    assert (len(saved.skipped), saved.more_skipped) == (MAX_RUN_PROBLEMS, 7)
+    assert (len(saved.errors), saved.more_errors) == (MAX_RUN_PROBLEMS, 7)
+
+
+def test_rewrap_covers_protected_files_without_a_record(tmp_path, graph_store):
+    from watershed.graph.protection import TablePlan
+    from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
+    from watershed.orc_crypto.protect import records
+    from watershed.orc_crypto.protect.spark_apply import apply_plan, rewrap_files
+
+    provider = InMemoryKeyProvider({"pii": b"a" * 32})
+    location = tmp_path / "t"
+    location.mkdir()
+    paths = []
+    for i in range(2):
+        path = location / f"part-{i}.orc"
+        orc.write_table(_table(), path)
+        paths.append(path)
+    (location / "notes.txt").write_text("not an ORC file")
+    add_table(graph_store, "db.t", location)
+    plan = _apply_plan([TablePlan(table="db.t", files=[_plan(p, WANT) for p in paths])])
+    assert apply_plan(plan, graph_store, provider=provider).files_done == 2
+    # the driver died before this file's record was saved
+    graph_store.execute("MATCH (f:ProtectedFile {path: $path}) DETACH DELETE f", {"path": str(paths[1])})
+    assert sorted(records.files_of(graph_store, ["db.t"])) == [str(paths[0])]
+    provider.add("pii", b"b" * 32)
+    run = rewrap_files(graph_store, provider=provider)
+    assert (run.files_done, run.errors, run.skipped) == (2, [], [])
+    saved = records.files_of(graph_store, ["db.t"])
+    assert sorted(saved) == [str(p) for p in paths]
+    held = file_protection(read_tail(paths[1]))
+    assert {k.version for k in held.values()} == {1}
+    assert saved[str(paths[1])].columns == held
+    assert saved[str(paths[1])].sha256 == hashlib.sha256(paths[1].read_bytes()).hexdigest()
+    assert saved[str(paths[1])].mtime_ns == paths[1].stat().st_mtime_ns
+    again = rewrap_files(graph_store, provider=provider)
+    assert (again.files_done, again.files_unchanged) == (0, 2)

@@ -34,7 +34,12 @@ def graph_env(monkeypatch, falkordb_server, graph_store):
     return graph_store
 
 
-def _files(tmp_path, count: int):
+def _files(tmp_path, count: int, store=None):
+    if store is not None:  # apply rewrites only files under the location the graph records
+        store.execute(
+            "MERGE (t:Table {id: $id}) SET t.location = $location",
+            {"id": "db.t", "location": str(tmp_path / "t")},
+        )
     paths = []
     for i in range(count):
         path = tmp_path / "t" / f"part-{i}.orc"
@@ -67,7 +72,7 @@ def _plan_file(tmp_path, paths, kms: str, key: str = "pii"):
 
 
 def test_apply_plan_file_reports_and_is_idempotent(tmp_path, kms_server, graph_env):
-    paths = _files(tmp_path, 3)
+    paths = _files(tmp_path, 3, graph_env)
     plan = _plan_file(tmp_path, paths, kms_server.provider_path)
     result = CliRunner().invoke(app, ["apply", "--plan", str(plan), "--local", "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -85,7 +90,7 @@ def test_apply_plan_file_reports_and_is_idempotent(tmp_path, kms_server, graph_e
 
 
 def test_changed_and_failed_files_are_reported(tmp_path, kms_server, graph_env):
-    paths = _files(tmp_path, 3)
+    paths = _files(tmp_path, 3, graph_env)
     plan = _plan_file(tmp_path, paths, kms_server.provider_path, key="absent-key")
     orc.write_table(pa.table({"id": [9], "ssn": ["changed"]}), paths[2])
     os.utime(paths[2], ns=(1, 1))

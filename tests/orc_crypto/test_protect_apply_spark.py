@@ -25,9 +25,6 @@ TABLE = "protect_apply_customers"
 SCHEMA = "id BIGINT, ssn STRING, email STRING, name STRING, dt STRING"
 ROWS = 24
 WANT = {"ssn": ColumnKey(key="pii", mask="nullify"), "email": ColumnKey(key="pii", mask="sha256")}
-# The planner's DDL (TBLPROPERTIES and SERDEPROPERTIES): a datasource (USING ORC) table takes its
-# writer options from its storage properties, so this is what proves a USING ORC table is covered.
-DDL = alter_table_ddl(TABLE, WANT)
 
 
 def _rows() -> list[dict]:
@@ -76,11 +73,23 @@ def make_plan(table: str, location: Path, files: list[Path], kms: str) -> Protec
         ColumnChange(column=f"default.{table}.{name}", name=name, action="encrypt", want=key, tag="pii=L4")
         for name, key in WANT.items()
     ]
+    # The planner's DDL (TBLPROPERTIES and SERDEPROPERTIES): a datasource (USING ORC) table takes its
+    # writer options from its storage properties, so this is what proves a USING ORC table is covered.
+    ddl = alter_table_ddl(table, WANT, kms)
     return ProtectionPlan(
         created_at=datetime.now(UTC).isoformat(),
         policy_digest="test",
         key_provider_path=kms,
-        tables=[TablePlan(table=table, location=str(location), columns=changes, ddl=DDL, files=plans)],
+        tables=[
+            TablePlan(table=table, location=str(location), target=WANT, columns=changes, ddl=ddl, files=plans)
+        ],
+    )
+
+
+def add_table(store, table: str, location: Path) -> None:
+    """The catalog's Table node with its location: apply rewrites only files under it."""
+    store.execute(
+        "MERGE (t:Table {id: $id}) SET t.location = $location", {"id": table, "location": str(location)}
     )
 
 
@@ -96,6 +105,7 @@ def test_apply_on_spark_encrypts_files_sets_ddl_and_is_idempotent(spark, kms_ser
     files = make_table(spark, location)
     assert len(files) >= 2
     plan = make_plan(TABLE, location, files, kms_server.provider_path)
+    add_table(graph_store, TABLE, location)
     seen: list[tuple[int, int]] = []
     run = apply_plan(plan, graph_store, spark=spark, progress=lambda done, total: seen.append((done, total)))
     assert run.status == "done" and not run.errors and not run.skipped, run
@@ -114,7 +124,8 @@ def test_apply_on_spark_encrypts_files_sets_ddl_and_is_idempotent(spark, kms_ser
         assert saved[str(path)].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
         assert saved[str(path)].run == run.id
     assert not [p for p in location.rglob(".*") if p.is_file() and p.name.endswith(".tmp")]
-    assert records.table_protection(graph_store, TABLE).ddl == DDL
+    assert records.table_protection(graph_store, TABLE).ddl == plan.tables[0].ddl
+    assert records.table_protection(graph_store, TABLE).columns == WANT
 
     # Spark with the key reads the plaintext; as a user without the key's ACL, the masks
     assert _spark_rows(spark, location) == _rows()
@@ -148,3 +159,27 @@ def test_apply_on_spark_encrypts_files_sets_ddl_and_is_idempotent(spark, kms_ser
     assert {p: p.read_bytes() for p in files} == before
     assert records.table_protection(graph_store, TABLE).run == run.id
     spark.sql(f"DROP TABLE IF EXISTS {TABLE}")
+
+
+def test_failed_ddl_leaves_the_tables_files_alone(spark, kms_server, graph_store, tmp_path):
+    """Spark refuses the DDL (here: no such table): its files are not rewritten, since Spark would
+    go on writing plaintext next to them."""
+    location = tmp_path / "orphan"
+    location.mkdir()
+    path = location / "part-0.orc"
+    frame = spark.createDataFrame(_rows(), SCHEMA)
+    frame.coalesce(1).write.orc(str(tmp_path / "written"))
+    next((tmp_path / "written").rglob("part-*.orc")).rename(path)
+    before = path.read_bytes()
+    table = "protect_apply_no_such_table"
+    add_table(graph_store, table, location)
+    plan = make_plan(table, location, [path], kms_server.provider_path)
+    run = apply_plan(plan, graph_store, spark=spark)
+    assert run.status == "done" and run.files_done == 0
+    assert [e.error.split(":")[0] for e in run.errors] == ["DDL failed"]
+    assert [(s.path, s.error.split(" (")[0]) for s in run.skipped] == [
+        (str(path), "not rewritten: the table's DDL failed")
+    ]
+    assert path.read_bytes() == before
+    assert records.files_of(graph_store, [table]) == {}
+    assert records.table_protection(graph_store, table) is None
