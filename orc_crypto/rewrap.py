@@ -535,7 +535,7 @@ def _rewrap_in_place(
         raise
     finally:
         writer.close()
-    remove_journal(journal)
+    remove_journal(journal, durable=False)
     return result, written
 
 

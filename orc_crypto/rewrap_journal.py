@@ -184,9 +184,12 @@ def apply_journal(target: str, journal: Path, fd: int, sealed: JournalWriter | N
     os.fsync(fd)
 
 
-def remove_journal(journal: Path) -> None:
+def remove_journal(journal: Path, *, durable: bool = True) -> None:
+    """`durable=False` after a successful apply: if the removal is lost in a crash, the next
+    rewrap replays the journal onto the file it already describes, which changes nothing."""
     journal.unlink(missing_ok=True)
-    fsync_directory(journal.parent)
+    if durable:
+        fsync_directory(journal.parent)
 
 
 def recover_rewrap(path: str | Path) -> bool:
