@@ -30,6 +30,7 @@ from watershed.orc_crypto.files import atomic_output, mapped_input, remove_stale
 from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError
 from watershed.orc_crypto.options import OptionError, parse_mask
 from watershed.orc_crypto.protect.tails import file_protection
+from watershed.orc_crypto.rewrap_journal import recover_rewrap
 from watershed.orc_crypto.verify import Expected, verify_written
 
 FileStatus = Literal["done", "unchanged", "skipped", "failed"]
@@ -140,6 +141,10 @@ def _protect(
     path = file.path
     if not os.path.exists(path):
         raise FileChanged(path, "the file no longer exists")
+    # A rewrap killed half-way through its in-place writes is finished first (its journal is
+    # complete) or dropped (it is not): either way the file is whole again before it is read. If
+    # that changed the file, the size/mtime check below reports it as changed since the plan.
+    recover_rewrap(path)
     with mapped_input(path, OrcFormatError) as data:
         tail = read_tail(path, data)
         if holds_exactly(tail, file.columns):
