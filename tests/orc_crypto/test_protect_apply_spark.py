@@ -183,3 +183,47 @@ def test_failed_ddl_leaves_the_tables_files_alone(spark, kms_server, graph_store
     assert path.read_bytes() == before
     assert records.files_of(graph_store, [table]) == {}
     assert records.table_protection(graph_store, table) is None
+
+
+def test_second_apply_records_every_protected_column_and_the_next_plan_is_empty(
+    spark, kms_server, graph_store, tmp_path
+):
+    """Issue 14: apply with ssn protected; tag email; apply again -> the table's record holds both,
+    and a plan made after it has nothing left to do."""
+    import copy
+
+    import yaml
+
+    from watershed.ingest.harvest import catalog_from_spark
+    from watershed.orc_crypto.protect.plan import plan_protection
+    from watershed.propagation.engine import local_batches, propagate_full
+    from watershed.propagation.graph_store import GraphTagStore
+    from watershed.propagation.policy import DEFAULT_POLICY_YAML, Policy
+
+    kms = kms_server.provider_path
+    data = copy.deepcopy(yaml.safe_load(DEFAULT_POLICY_YAML))
+    data.pop("seeds")
+    data["protection"]["key_provider_path"] = kms
+    policy = Policy.from_data(data, source="<test policy>")
+    table = f"default.{TABLE}"
+    make_table(spark, tmp_path / "customers")
+    try:
+        catalog = catalog_from_spark(spark, ["default"])
+        catalog.tables = {table: catalog.tables[table]}
+        graph_store.upsert_catalog(catalog)
+        tags = GraphTagStore(graph_store, policy)
+        for token, column in enumerate(("ssn", "email"), start=1):
+            tags.set_tag(f"{table}.{column}", "pii", ["L4"], by="steward")
+            tags.raise_fence(token)
+            propagate_full(
+                tags, local_batches(tags, policy, f"r{token}", token), run_id=f"r{token}", token=token
+            )
+            plan = plan_protection(graph_store, policy.protection, tables=[table])
+            run = apply_plan(plan, graph_store, spark=spark, kms=kms)
+            assert run.status == "done" and not run.errors and not run.skipped, run
+        record = records.table_protection(graph_store, table)
+        assert {name.lower() for name in record.columns} == {"ssn", "email"}
+        after = plan_protection(graph_store, policy.protection)
+        assert [(t.table, t.ddl, t.files, t.columns) for t in after.tables] == []
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {TABLE}")
