@@ -29,7 +29,9 @@ def digest_values(
     if len(target) < count * width:
         raise ValueError("output buffer too small")
     values = memoryview(data).cast("B") if len(data) else memoryview(b"")
-    positions = bounds[first * offset_width : (first + count + 1) * offset_width].cast("i" if offset_width == 4 else "q")
+    positions = bounds[first * offset_width : (first + count + 1) * offset_width].cast(
+        "i" if offset_width == 4 else "q"
+    )
     digest_length = 64 if hexadecimal else 32
     copied = min(width, digest_length)
     pad = b" " * (width - copied)
