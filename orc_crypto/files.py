@@ -127,11 +127,12 @@ def atomic_output(
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_directory(parent)
+    fsync_directory(parent)
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable."""
+def fsync_directory(directory: Path) -> None:
+    """Make a rename (or a removal) in `directory` durable; file systems that cannot fsync a
+    directory are tolerated."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

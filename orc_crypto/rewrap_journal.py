@@ -27,6 +27,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from watershed.orc_crypto.errors import OrcOutputError
+from watershed.orc_crypto.files import fsync_directory
 
 MAGIC = b"WSRWJ\x01\n\x00"
 _RECORD = struct.Struct(">QQ")
@@ -57,19 +58,6 @@ class JournalHeader(BaseModel):
 def journal_path(path: str | Path) -> Path:
     target = Path(os.path.realpath(path))
     return target.with_name(f".{target.name}.rewrap-journal")
-
-
-def fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems refuse to fsync a directory
-    finally:
-        os.close(fd)
 
 
 class JournalWriter:
