@@ -100,6 +100,26 @@ def _print_run(run) -> None:
         )
 
 
+def _progress(fmt: OutputFormat):
+    """Files finished so far, on standard error (the table format only: JSON stays parseable)."""
+
+    def progress(done: int, total: int) -> None:
+        if fmt == OutputFormat.table:
+            err_console.print(f"files {done}/{total}")
+
+    return progress
+
+
+def _report(run, fmt: OutputFormat) -> None:
+    """The run as the format asks; exit 1 when a file or a DDL failed."""
+    if fmt == OutputFormat.json:
+        write_model(run)
+    else:
+        _print_run(run)
+    if run.errors or run.more_errors:
+        raise typer.Exit(1)
+
+
 def apply_command(
     plan_file: Path | None = typer.Option(
         None,
@@ -144,11 +164,7 @@ def apply_command(
             spark = _spark_session(master, uri, hive)
             spark.sparkContext.setLogLevel("ERROR")
 
-        def progress(done: int, total: int) -> None:
-            if fmt == OutputFormat.table:
-                err_console.print(f"files {done}/{total}")
-
-        run = apply_plan(plan, store, spark=spark, kms=uri, progress=progress)
+        run = apply_plan(plan, store, spark=spark, kms=uri, progress=_progress(fmt))
         _audit(store, "protect.apply", run)
     except WatershedError as exc:
         fail(str(exc))
@@ -156,12 +172,7 @@ def apply_command(
         if spark is not None:
             spark.stop()
         store.close()
-    if fmt == OutputFormat.json:
-        write_model(run)
-    else:
-        _print_run(run)
-    if run.errors:
-        raise typer.Exit(1)
+    _report(run, fmt)
 
 
 def rewrap_command(
@@ -199,11 +210,7 @@ def rewrap_command(
             spark = _spark_session(master, kms, hive=False)
             spark.sparkContext.setLogLevel("ERROR")
 
-        def progress(done: int, total: int) -> None:
-            if fmt == OutputFormat.table:
-                err_console.print(f"files {done}/{total}")
-
-        run = rewrap_files(store, tables=table or None, spark=spark, kms=kms, progress=progress)
+        run = rewrap_files(store, tables=table or None, spark=spark, kms=kms, progress=_progress(fmt))
         _audit(store, "protect.rewrap", run)
     except WatershedError as exc:
         fail(str(exc))
@@ -211,9 +218,4 @@ def rewrap_command(
         if spark is not None:
             spark.stop()
         store.close()
-    if fmt == OutputFormat.json:
-        write_model(run)
-    else:
-        _print_run(run)
-    if run.errors:
-        raise typer.Exit(1)
+    _report(run, fmt)
