@@ -1,8 +1,12 @@
 """`protect apply` from the command line: a plan file applied (in process), the report as a table
-and as JSON, a changed file reported as skipped, a failed file as an error with exit 1."""
+and as JSON, a changed file reported as skipped, a failed file as an error with exit 1; apply and
+`rewrap` leave an audit entry as the OS user, like `watershed tag` (the run id and its counts, no
+KMS address or token)."""
 
 from __future__ import annotations
 
+import getpass
+import json
 import os
 from datetime import UTC, datetime
 
@@ -12,6 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from watershed.api.audit import entries
 from watershed.api.cli.protect_apply import apply_command, rewrap_command
 from watershed.graph.protection import ColumnKey, FilePlan, ProtectionPlan, ProtectionRun, TablePlan
 from watershed.orc_crypto.protect import records
@@ -107,3 +112,25 @@ def test_bad_plan_file_is_an_error_naming_it(tmp_path, graph_env):
     result = CliRunner().invoke(app, ["apply", "--plan", str(bad), "--local"])
     assert result.exit_code == 1
     assert "plan.json is not a protection plan" in result.output
+
+
+def test_apply_and_rewrap_are_audited_as_the_os_user(tmp_path, kms_server, graph_env):
+    plan = _plan_file(tmp_path, _files(tmp_path, 2, graph_env), kms_server.provider_path)
+    result = CliRunner().invoke(app, ["apply", "--plan", str(plan), "--local", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    applied = ProtectionRun.model_validate_json(result.stdout)
+    rewrap = CliRunner().invoke(
+        app, ["rewrap", "--kms", kms_server.provider_path, "--local", "--format", "json"]
+    )
+    assert rewrap.exit_code == 0, rewrap.output
+    rewrapped = ProtectionRun.model_validate_json(rewrap.stdout)
+
+    [rewrap_entry, apply_entry] = entries(graph_env, action="protect.")
+    assert (apply_entry.action, apply_entry.actor) == ("protect.apply", f"cli:{getpass.getuser()}")
+    assert apply_entry.target == f"protection-run:{applied.id}"
+    assert apply_entry.after["run"] == applied.id
+    assert (apply_entry.after["files_done"], apply_entry.after["files_failed"]) == (2, 0)
+    assert (rewrap_entry.action, rewrap_entry.target) == ("protect.rewrap", f"protection-run:{rewrapped.id}")
+    assert rewrap_entry.after["files_unchanged"] == 2
+    text = json.dumps([apply_entry.after, rewrap_entry.after])
+    assert "kms://" not in text and kms_server.provider_path not in text

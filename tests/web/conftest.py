@@ -209,12 +209,10 @@ STRICT_CSP = (
 )
 
 
-@pytest.fixture
-def page(browser, web_stack):
-    """A fresh browser context (no cookies) and page; the shell is served with STRICT_CSP.
-
-    A test fails at teardown if the page broke that policy or threw an uncaught error.
-    """
+@contextlib.contextmanager
+def strict_page(browser, base_url: str):
+    """A fresh browser context (no cookies) and page; the shell at `base_url` is served with
+    STRICT_CSP. Fails on leaving if the page broke that policy or threw an uncaught error."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     problems: list[str] = []
@@ -228,11 +226,18 @@ def page(browser, web_stack):
         response = route.fetch()
         route.fulfill(response=response, headers={**response.headers, "content-security-policy": STRICT_CSP})
 
-    page.route(f"{web_stack.base_url}/", strict)
+    page.route(f"{base_url}/", strict)
     page.set_default_timeout(20_000)
     yield page
     context.close()
     assert not problems, problems
+
+
+@pytest.fixture
+def page(browser, web_stack):
+    """A strict page (`strict_page`) on the web stack."""
+    with strict_page(browser, web_stack.base_url) as fresh:
+        yield fresh
 
 
 class Screenshots:

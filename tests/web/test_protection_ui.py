@@ -9,30 +9,14 @@ import pytest
 
 from bench.ui_render import login
 from tests.api.test_protection_api import held, protect_api  # noqa: F401 - the service fixture
-from tests.web.conftest import STRICT_CSP
+from tests.web.conftest import strict_page
 
 
 @pytest.fixture
 def ui(browser, protect_api):  # noqa: F811
-    """A fresh browser context and page on the protection service, the shell under STRICT_CSP."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-    page.on(
-        "console",
-        lambda message: problems.append(message.text) if "Content Security Policy" in message.text else None,
-    )
-
-    def strict(route):
-        response = route.fetch()
-        route.fulfill(response=response, headers={**response.headers, "content-security-policy": STRICT_CSP})
-
-    page.route(f"{protect_api.url}/", strict)
-    page.set_default_timeout(20_000)
-    yield page
-    context.close()
-    assert not problems, problems
+    """A strict page (tests/web/conftest.py) on the protection service."""
+    with strict_page(browser, protect_api.url) as page:
+        yield page
 
 
 def row(page, column: str) -> list[str]:
