@@ -5,6 +5,7 @@ api/cli/protect.py."""
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 from pathlib import Path
@@ -63,6 +64,37 @@ def _spark_session(master: str, kms: str | None, hive: bool):
     if hive:
         builder = builder.enableHiveSupport()
     return builder.getOrCreate()
+
+
+@contextlib.contextmanager
+def _spark(master: str, kms: str | None, hive: bool, *, wanted: bool):
+    """A Spark session for the run (None when it runs in this process), stopped after it."""
+    if not wanted:
+        yield None
+        return
+    spark = _spark_session(master, kms, hive)
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        yield spark
+    finally:
+        spark.stop()
+
+
+def _run_and_report(action: str, fmt: OutputFormat, work) -> None:
+    """`work(store)` -> a ProtectionRun, audited as `action`, then reported; a WatershedError is
+    one line and exit 1."""
+    from watershed.api.cli.graph import open_store
+    from watershed.graph.errors import WatershedError
+
+    store = open_store()
+    try:
+        run = work(store)
+        _audit(store, action, run)
+    except WatershedError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    _report(run, fmt)
 
 
 def _audit(store, action: str, run) -> None:
@@ -147,32 +179,20 @@ def apply_command(
     """Apply a protection plan: set each table's ORC options for future writes (Spark SQL) and
     encrypt its existing files in place on Spark executors. Safe to re-run: finished files are
     left alone, and a killed apply resumes where it stopped. Exit 1 when a file or a DDL failed."""
-    from watershed.api.cli.graph import open_store
-    from watershed.graph.errors import WatershedError
     from watershed.orc_crypto.protect.spark_apply import apply_plan
 
     if kms is not None and not kms.startswith("kms://"):
         fail(f"--kms {kms}: expected a kms://http@HOST:PORT/kms provider URI")
-    store = open_store()
-    spark = None
-    try:
+
+    def work(store):
         plan = _read_plan(plan_file) if plan_file else _plan_now(store, policy_file, table or None, kms)
         if not plan.tables:
             err_console.print("nothing to apply: every table is as the policy asks")
         uri = kms or plan.key_provider_path
-        if not local and plan.tables:
-            spark = _spark_session(master, uri, hive)
-            spark.sparkContext.setLogLevel("ERROR")
+        with _spark(master, uri, hive, wanted=not local and bool(plan.tables)) as spark:
+            return apply_plan(plan, store, spark=spark, kms=uri, progress=_progress(fmt))
 
-        run = apply_plan(plan, store, spark=spark, kms=uri, progress=_progress(fmt))
-        _audit(store, "protect.apply", run)
-    except WatershedError as exc:
-        fail(str(exc))
-    finally:
-        if spark is not None:
-            spark.stop()
-        store.close()
-    _report(run, fmt)
+    _run_and_report("protect.apply", fmt, work)
 
 
 def rewrap_command(
@@ -189,12 +209,11 @@ def rewrap_command(
     local: bool = typer.Option(False, "--local", help="Rewrap the files in this process, without Spark."),
     fmt: OutputFormat = format_option(),
 ) -> None:
-    """After `watershed kms roll KEY`: re-key every protected file (as the graph records them) to
-    its master keys' current versions. Only the encrypted bytes change; the masked copies and
-    plaintext columns are copied untouched. Files already current are left alone."""
-    from watershed.api.cli.graph import open_store
+    """After `watershed kms roll KEY`: re-key every protected file (recorded in the graph, or
+    found encrypted under a protected table's location) to its master keys' current versions.
+    Only the encrypted bytes and the tail are rewritten, in place; files already current are
+    left alone."""
     from watershed.api.cli.protect import protection_policy
-    from watershed.graph.errors import WatershedError
     from watershed.orc_crypto.protect.spark_apply import rewrap_files
 
     if kms is None:
@@ -203,19 +222,9 @@ def rewrap_command(
         fail(
             "rewrap needs the KMS: give --kms kms://http@HOST:PORT/kms (or set the policy's key_provider_path)"
         )
-    store = open_store()
-    spark = None
-    try:
-        if not local:
-            spark = _spark_session(master, kms, hive=False)
-            spark.sparkContext.setLogLevel("ERROR")
 
-        run = rewrap_files(store, tables=table or None, spark=spark, kms=kms, progress=_progress(fmt))
-        _audit(store, "protect.rewrap", run)
-    except WatershedError as exc:
-        fail(str(exc))
-    finally:
-        if spark is not None:
-            spark.stop()
-        store.close()
-    _report(run, fmt)
+    def work(store):
+        with _spark(master, kms, hive=False, wanted=not local) as spark:
+            return rewrap_files(store, tables=table or None, spark=spark, kms=kms, progress=_progress(fmt))
+
+    _run_and_report("protect.rewrap", fmt, work)
