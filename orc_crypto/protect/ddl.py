@@ -1,30 +1,25 @@
 """Spark SQL that sets a table's ORC encryption options for future writes, from the columns a
 plan wants protected (column -> ColumnKey).
 
-`ALTER TABLE <table> SET TBLPROPERTIES (...)` for an existing table, `ALTER TABLE ... UNSET
-TBLPROPERTIES` when nothing is protected any more, and the `CREATE TABLE ... USING ORC OPTIONS
-(...)` form on request. The statements come from orc_crypto/ddl.py, which the old tags-file
-`watershed ddl` uses too: names quoted the Spark way and the ORC way, a CREATE TABLE column type
+`ALTER TABLE <table> SET TBLPROPERTIES (...)` (and SERDEPROPERTIES) for an existing table and
+`ALTER TABLE ... UNSET TBLPROPERTIES` when nothing is protected any more; the `CREATE TABLE ...
+USING ORC OPTIONS (...)` form is orc_crypto/ddl.py's `create_statement`. The statements come from
+orc_crypto/ddl.py, which the old tags-file `watershed ddl` uses too: names quoted the Spark way and the ORC way, a CREATE TABLE column type
 parsed as a Spark type and written back canonically (ddl.spark_type), so no catalog text reaches
 a statement raw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from watershed.graph.protection import ColumnKey
 from watershed.orc_crypto.ddl import (
     PROVIDER_OPTION,
     alter_statement,
-    create_statement,
-    encryption_options,
-    encryption_plan,
     quote_table_name,
     sql_string,
 )
-
-__all__ = ["alter_table_ddl", "create_table_ddl", "encryption_options", "encryption_plan", "unset_table_ddl"]
 
 ENCRYPTION_OPTIONS = (PROVIDER_OPTION, "orc.key.provider", "orc.encrypt", "orc.mask")
 
@@ -51,15 +46,3 @@ def unset_table_ddl(table: str) -> str:
     """ALTER TABLE ... UNSET TBLPROPERTIES: new files are written in plaintext again."""
     props = ", ".join(sql_string(key) for key in ENCRYPTION_OPTIONS)
     return f"ALTER TABLE {quote_table_name(table)} UNSET TBLPROPERTIES IF EXISTS ({props})"
-
-
-def create_table_ddl(
-    table: str,
-    column_types: Sequence[tuple[str, str | None]],
-    columns: Mapping[str, ColumnKey],
-    key_provider_path: str | None = None,
-    extra_options: Mapping[str, str] | None = None,
-) -> str:
-    """CREATE TABLE ... USING ORC OPTIONS (...) with every column (name, Spark type) in table order;
-    PolicyError names a column without a type or with one that is not a Spark SQL type."""
-    return create_statement(table, column_types, columns, key_provider_path, extra_options)

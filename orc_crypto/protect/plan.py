@@ -31,13 +31,14 @@ from watershed.graph.protection import (
 from watershed.graph.store import GraphStore
 from watershed.orc_crypto.codec.kinds import STRUCT
 from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.ddl import create_statement
 from watershed.orc_crypto.errors import OrcCryptoError
 from watershed.orc_crypto.keys.base import KeyProvider
 from watershed.orc_crypto.options import quote_name
 from watershed.orc_crypto.policy import PolicyError
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, check_protection, normal_mask
-from watershed.orc_crypto.protect.ddl import alter_table_ddl, create_table_ddl, unset_table_ddl
+from watershed.orc_crypto.protect.ddl import alter_table_ddl, unset_table_ddl
 from watershed.orc_crypto.protect.tails import file_protection
 
 ALL_TABLES = (
@@ -348,7 +349,7 @@ def plan_table(
     try:
         if create and table_target:
             plan.ddl.append(
-                create_table_ddl(
+                create_statement(
                     table.id, [(c.name, c.type) for c in table.columns], table_target, provider_path
                 )
             )

@@ -35,8 +35,8 @@ def _protection(table_id: str, location, fmt, columns: list, svc: Service) -> tu
     """The table's protection from the tag policy and the graph's records (no file read), and its
     CREATE TABLE with the options the policy asks for."""
     from watershed.api.http.routers.protection import catalog_table, protection_policy, protection_state
+    from watershed.orc_crypto.ddl import create_statement
     from watershed.orc_crypto.policy import PolicyError
-    from watershed.orc_crypto.protect.ddl import create_table_ddl
 
     policy = protection_policy(svc)
     table = catalog_table(
@@ -46,7 +46,7 @@ def _protection(table_id: str, location, fmt, columns: list, svc: Service) -> tu
     wanted = {c.name: c.want for c in protection.columns if c.want is not None}
     provider_path = svc.settings.protect_kms or (policy.key_provider_path if policy else None)
     try:
-        ddl = create_table_ddl(table_id, [(c.name, c.type) for c in table.columns], wanted, provider_path)
+        ddl = create_statement(table_id, [(c.name, c.type) for c in table.columns], wanted, provider_path)
     except PolicyError:
         ddl = None  # a column without a (Spark) type: no CREATE TABLE can be written for it
     return protection, ddl
