@@ -203,15 +203,16 @@ def _apply_plan(tables, key_provider_path=None):
 
 def test_plan_with_create_or_edited_ddl_is_refused_before_anything_runs(tmp_path, graph_store, orc_file):
     from watershed.graph.protection import TablePlan
+    from watershed.orc_crypto.ddl import create_statement
     from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
     from watershed.orc_crypto.protect import records
-    from watershed.orc_crypto.protect.ddl import alter_table_ddl, create_table_ddl
+    from watershed.orc_crypto.protect.ddl import alter_table_ddl
     from watershed.orc_crypto.protect.spark_apply import ApplyError, apply_plan
 
     provider = InMemoryKeyProvider({"pii": b"a" * 32})
     add_table(graph_store, "db.t", orc_file.parent)
     before = orc_file.read_bytes()
-    create = create_table_ddl("db.t", [("ssn", "string"), ("email", "string")], WANT, "kms://x")
+    create = create_statement("db.t", [("ssn", "string"), ("email", "string")], WANT, "kms://x")
     edited = alter_table_ddl("db.t", WANT, "kms://x")[0].replace("pii", "pii') , ('x'='y")
     for ddl, words in (([create], "plan without --create"), ([edited], "not the one its target")):
         plan = _apply_plan(
