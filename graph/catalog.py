@@ -65,6 +65,10 @@ class CatalogTable(BaseModel):
     owner: str | None = None
     layer: str | None = None
     ttl_days: int | None = None
+    #: a persistent view: its definition (the query, in `view_dialect`); query-time analysis reads
+    #: through it to the base tables (`ingest.points`)
+    view_sql: str | None = None
+    view_dialect: str | None = None
 
     _coerce_columns = field_validator("columns", "partitioned_by", mode="before")(
         lambda cls, value: _coerce_columns(value)

@@ -174,6 +174,9 @@ class StatementLineage(BaseModel):
     weak_references: list[WeakReference] = Field(default_factory=list)
     table_edges: list[TableEdge] = Field(default_factory=list)
     unresolved: list[str] = Field(default_factory=list)
+    #: `create-view`: the view's query as SQL of the task's dialect, kept on the view's Table node
+    #: so query-time checks read through the view to its base tables
+    view_sql: str | None = None
 
 
 class LineageError(BaseModel):
