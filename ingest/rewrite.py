@@ -1,0 +1,140 @@
+"""Post-compute masking: wrap a query's outermost projection in masks, nothing else.
+
+The original query runs untouched as a subquery; an outer SELECT picks its columns by
+position and masks some of them:
+
+    SELECT _ws_q._ws_c0 AS id, UPPER(SHA2(CAST(_ws_q._ws_c1 AS STRING), 256)) AS email
+    FROM (<original query>) AS _ws_q(_ws_c0, _ws_c1)
+
+So WHERE, JOIN, GROUP BY, ORDER BY, windows and aggregates all run on raw values, and
+the results differ from the raw query's only in the masked values. The subquery's column
+alias list renames its outputs by position, which is what makes duplicate names
+(`a.id, b.id`), unaliased expressions (`upper(name)`) and star expansions addressable
+without touching the original query (its ORDER BY / GROUP BY alias references stay
+valid). ORDER BY and LIMIT stay inside: Spark keeps a sort's order through a projection.
+A top-level WITH moves to the outer query (Spark reads it from there as well); INSERT …
+SELECT and CREATE TABLE … AS SELECT have their query part wrapped.
+
+The masks are the ORC column masks (`orc_crypto.masks`) written as Spark SQL. redact and
+sha256 return strings (ORC keeps an integer column's type under redact; a projection
+cannot, without knowing the type); nullify keeps the column's type.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from watershed.graph.authz import OutputColumn
+from watershed.graph.errors import WatershedError
+
+MASKS = ("nullify", "sha256", "redact")
+
+_ALIAS = "_ws_q"
+_COLUMN = "_ws_c{}"
+
+
+class RewriteError(WatershedError, ValueError):
+    """A query cannot be rewritten with masks: unknown mask, outputs that do not describe it, a
+    statement without a query. The message names the bad input (never the SQL text)."""
+
+
+def mask_expression(mask: str, value_sql: str) -> str:
+    """Spark SQL computing `mask` over the expression `value_sql`, as ORC's mask of that name would."""
+    if mask == "sha256":
+        # ORC: uppercase hex SHA-256 of the string's UTF-8 bytes; NULL stays NULL
+        return f"upper(sha2(CAST({value_sql} AS STRING), 256))"
+    if mask == "redact":
+        # ORC's defaults: upper-case letters X, lower-case x, decimal digits 9, the rest kept
+        # (Spark's mask: NULL as a replacement keeps that class of characters)
+        return f"mask(CAST({value_sql} AS STRING), 'X', 'x', '9', NULL)"
+    if mask == "nullify":
+        # NULL of the value's own type (NULLIF cannot compare maps; a bare NULL is of type void)
+        return f"IF(FALSE, {value_sql}, NULL)"
+    raise RewriteError(f"unknown mask {mask!r}: expected one of {', '.join(MASKS)}")
+
+
+def _query_part(statement: exp.Expression) -> tuple[exp.Expression, exp.Expression | None]:
+    """The query a statement returns or writes, and the statement holding it (None: it is the query)."""
+    if isinstance(statement, exp.Query):
+        return statement, None
+    if isinstance(statement, (exp.Insert, exp.Create)) and isinstance(
+        statement.args.get("expression"), exp.Query
+    ):
+        return statement.args["expression"], statement
+    raise RewriteError(
+        f"cannot mask a {statement.key.upper()} statement: only a query, INSERT … SELECT or CREATE … AS "
+        "SELECT returns or writes masked values"
+    )
+
+
+def _check(outputs: list[OutputColumn], masks: dict[int, str]) -> list[OutputColumn]:
+    ordered = sorted(outputs, key=lambda o: o.position)
+    positions = [o.position for o in ordered]
+    if len(set(positions)) != len(positions):
+        raise RewriteError(f"output positions repeat: {positions}")
+    unknown = sorted(set(masks) - set(positions))
+    if unknown:
+        raise RewriteError(f"masks name output positions {unknown} the outputs do not have ({positions})")
+    for position, mask in sorted(masks.items()):
+        if mask not in MASKS:
+            raise RewriteError(
+                f"unknown mask {mask!r} for output {position}: expected one of {', '.join(MASKS)}"
+            )
+    return ordered
+
+
+def masked_query(
+    sql: str, outputs: list[OutputColumn], masks: dict[int, str], *, dialect: str = "spark"
+) -> str:
+    """`sql` with the outputs at the positions in `masks` masked after everything else is computed.
+
+    `outputs` is the query's outermost projection, all of it, in the engine's names
+    (`QueryPoints.columns`). Empty `masks` → `sql` unchanged.
+    """
+    if not masks:
+        return sql
+    ordered = _check(outputs, masks)
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except ParseError as exc:
+        first = exc.errors[0] if exc.errors else {}
+        raise RewriteError(
+            f"cannot parse the query (line {first.get('line')}, column {first.get('col')}): "
+            f"{first.get('description', 'parse error')}"
+        ) from None
+    if len(statements) != 1:
+        raise RewriteError(f"expected one statement, got {len(statements)}")
+    statement = statements[0]
+    query, holder = _query_part(statement)
+    query = query.copy()
+
+    # A top-level WITH belongs to the outer query; the CTEs stay visible inside the subquery.
+    with_ = query.args.get("with_")
+    if with_ is not None:
+        query.set("with_", None)
+
+    names = [_COLUMN.format(i) for i in range(len(ordered))]
+    items: list[exp.Expression] = []
+    for name, output in zip(names, ordered, strict=True):
+        reference = exp.column(name, table=_ALIAS)
+        mask = masks.get(output.position)
+        value = (
+            reference
+            if mask is None
+            else sqlglot.parse_one(mask_expression(mask, reference.sql("spark")), read="spark")
+        )
+        items.append(exp.alias_(value, exp.to_identifier(output.name, quoted=True)))
+    subquery = exp.Subquery(
+        this=query,
+        alias=exp.TableAlias(this=exp.to_identifier(_ALIAS), columns=[exp.to_identifier(n) for n in names]),
+    )
+    outer = exp.Select(expressions=items).from_(subquery)
+    if with_ is not None:
+        outer.set("with_", with_)
+    if holder is None:
+        return outer.sql(dialect)
+    holder = holder.copy()
+    holder.set("expression", outer)
+    return holder.sql(dialect)

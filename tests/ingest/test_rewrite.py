@@ -1,0 +1,271 @@
+"""Post-compute masking on a real local Spark: the masks equal ORC's, and a rewritten query returns
+the raw query's rows, in its order, under its column names, with only the masked values changed."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+import pytest
+
+from watershed.graph.authz import OutputColumn
+from watershed.graph.errors import WatershedError
+from watershed.ingest.rewrite import MASKS, RewriteError, mask_expression, masked_query
+from watershed.orc_crypto.masks import masked_values
+
+STRINGS = [
+    "Alice Smith",
+    "bob.jones@example.com",
+    "+1 (555) 010-9999",
+    "Ünïcödé ΩMEGA ǅ ٣٤ ½ 漢字",
+    "",
+    None,
+    "MiXeD123_ab-CD",
+]
+INTEGERS = [0, 7, -123, 2147483647, None]
+
+PEOPLE = [
+    (1, "Alice", "alice@x.org", "eng", 30),
+    (2, "Bob", "bob@y.com", "ops", 25),
+    (3, "Carol", "carol@x.org", "eng", 41),
+    (4, "Dan", "dan@z.net", "ops", 35),
+    (5, "Eve", "eve@x.org", "sec", 29),
+]
+ORDERS = [(10, 1, 100), (11, 1, 50), (12, 2, 75), (13, 3, 20), (14, 5, 60), (15, 5, 5)]
+
+
+def orc_mask(mask: str, value):
+    """What ORC (orc_crypto.masks) writes for `value` under `mask`, as the string Spark returns."""
+    if value is None or mask == "nullify":
+        return None
+    return masked_values(pa.array([str(value)]), mask).to_pylist()[0]
+
+
+@pytest.fixture(scope="module")
+def tables(spark):
+    spark.createDataFrame(
+        PEOPLE, "id INT, name STRING, email STRING, dept STRING, age INT"
+    ).createOrReplaceTempView("rw_people")
+    spark.createDataFrame(ORDERS, "id INT, person_id INT, amount INT").createOrReplaceTempView("rw_orders")
+    yield spark
+    spark.catalog.dropTempView("rw_people")
+    spark.catalog.dropTempView("rw_orders")
+
+
+@pytest.mark.parametrize("mask", ["sha256", "redact"])
+def test_masks_equal_orc_masks_on_strings(spark, mask):
+    frame = spark.createDataFrame(list(enumerate(STRINGS)), "i INT, v STRING")
+    got = [r.m for r in frame.selectExpr("i", f"{mask_expression(mask, 'v')} AS m").orderBy("i").collect()]
+    assert got == masked_values(pa.array(STRINGS, pa.string()), mask).to_pylist()
+    assert got[0] != STRINGS[0]
+
+
+def test_redact_on_integers_keeps_sign_and_nines(spark):
+    frame = spark.createDataFrame(list(enumerate(INTEGERS)), "i INT, v BIGINT")
+    got = [
+        r.m for r in frame.selectExpr("i", f"{mask_expression('redact', 'v')} AS m").orderBy("i").collect()
+    ]
+    orc = masked_values(pa.array(INTEGERS, pa.int64()), "redact").to_pylist()
+    assert got == [None if v is None else str(v) for v in orc]
+    assert got[2] == "-999"
+
+
+def test_sha256_of_non_string_hashes_its_text(spark):
+    got = spark.sql(f"SELECT {mask_expression('sha256', '42')} AS m").first().m
+    assert got == hashlib.sha256(b"42").hexdigest().upper()
+
+
+def test_nullify_keeps_the_type(spark):
+    frame = spark.sql(
+        "SELECT map('a', 1) AS m, 5 AS i, array('x') AS a, named_struct('f', 1.5D) AS s, 'x' AS t"
+    )
+    masked = frame.selectExpr(*(f"{mask_expression('nullify', c)} AS {c}" for c in frame.columns))
+    assert [f.dataType for f in masked.schema] == [f.dataType for f in frame.schema]
+    assert list(masked.first()) == [None] * 5
+
+
+def test_unknown_mask_is_refused_by_name():
+    with pytest.raises(WatershedError, match="'md5'"):
+        mask_expression("md5", "x")
+    with pytest.raises(RewriteError, match="'md5' for output 0"):
+        masked_query("SELECT a FROM t", [OutputColumn(position=0, name="a")], {0: "md5"})
+    assert MASKS == ("nullify", "sha256", "redact")
+
+
+def test_no_masks_leaves_the_sql_as_it_is():
+    sql = "select  a  from t -- as written"
+    assert masked_query(sql, [OutputColumn(position=0, name="a")], {}) == sql
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT a FROM t; SELECT b FROM t", "one statement, got 2"),
+        ("SELECT a FROM (", "cannot parse"),
+        ("DROP TABLE t", "DROP"),
+    ],
+)
+def test_bad_statements_are_refused(sql, message):
+    with pytest.raises(RewriteError, match=message):
+        masked_query(sql, [OutputColumn(position=0, name="a")], {0: "nullify"})
+
+
+def test_outputs_must_describe_the_masked_positions():
+    with pytest.raises(RewriteError, match=r"positions \[3\]"):
+        masked_query("SELECT a FROM t", [OutputColumn(position=0, name="a")], {3: "sha256"})
+    with pytest.raises(RewriteError, match="repeat"):
+        masked_query(
+            "SELECT a, b FROM t",
+            [OutputColumn(position=0, name="a"), OutputColumn(position=0, name="b")],
+            {0: "sha256"},
+        )
+
+
+# (query, output names as Spark names them, masks by position)
+QUERIES = [
+    (
+        "SELECT id, name, email FROM rw_people ORDER BY id",
+        ["id", "name", "email"],
+        {1: "redact", 2: "sha256"},
+    ),
+    (
+        "SELECT p.id AS pid, p.name AS who, p.Email AS Mail FROM rw_people p WHERE p.email LIKE '%x.org' "
+        "ORDER BY who DESC",
+        ["pid", "who", "Mail"],
+        {1: "nullify", 2: "redact"},
+    ),
+    (
+        "SELECT upper(name), id + 1, email FROM rw_people ORDER BY 2",
+        ["upper(name)", "(id + 1)", "email"],
+        {0: "redact"},
+    ),
+    (
+        "SELECT a.id, o.id, a.name FROM rw_people a JOIN rw_orders o ON a.id = o.person_id ORDER BY o.id",
+        ["id", "id", "name"],
+        {0: "sha256", 2: "redact"},
+    ),
+    (
+        "SELECT * FROM rw_people p JOIN rw_orders o ON p.id = o.person_id ORDER BY o.id",
+        ["id", "name", "email", "dept", "age", "id", "person_id", "amount"],
+        {1: "sha256", 5: "redact"},
+    ),
+    (
+        "SELECT o.*, p.name FROM rw_orders o LEFT JOIN rw_people p ON p.id = o.person_id ORDER BY 1",
+        ["id", "person_id", "amount", "name"],
+        {3: "redact"},
+    ),
+    (
+        "SELECT name AS n, email AS e FROM rw_people ORDER BY e, n",
+        ["n", "e"],
+        {0: "sha256", 1: "sha256"},
+    ),
+    (
+        "SELECT name, email FROM rw_people ORDER BY 2 DESC LIMIT 3",
+        ["name", "email"],
+        {1: "nullify"},
+    ),
+    (
+        "SELECT dept AS d, count(*) AS n, sum(age) AS total FROM rw_people GROUP BY d ORDER BY d",
+        ["d", "n", "total"],
+        {0: "redact"},
+    ),
+    (
+        "SELECT DISTINCT dept FROM rw_people ORDER BY dept",
+        ["dept"],
+        {0: "sha256"},
+    ),
+    (
+        "SELECT name FROM rw_people WHERE dept = 'eng' UNION SELECT email FROM rw_people WHERE age > 30 "
+        "ORDER BY name",
+        ["name"],
+        {0: "redact"},
+    ),
+    (
+        "SELECT name, age FROM rw_people UNION ALL SELECT email, amount FROM rw_orders JOIN rw_people "
+        "ON rw_people.id = person_id ORDER BY 2, 1 LIMIT 8",
+        ["name", "age"],
+        {0: "sha256"},
+    ),
+    (
+        "SELECT name, dept, row_number() OVER (PARTITION BY dept ORDER BY age DESC) AS rn, "
+        "sum(age) OVER (PARTITION BY dept) AS dept_age FROM rw_people ORDER BY dept, rn",
+        ["name", "dept", "rn", "dept_age"],
+        {0: "redact", 1: "nullify"},
+    ),
+    (
+        "WITH spend AS (SELECT person_id, sum(amount) AS total FROM rw_orders GROUP BY person_id) "
+        "SELECT p.name, s.total FROM rw_people p JOIN spend s ON s.person_id = p.id ORDER BY s.total DESC",
+        ["name", "total"],
+        {0: "sha256"},
+    ),
+    (
+        "SELECT name, email FROM rw_people",
+        ["name", "email"],
+        {1: "redact"},
+    ),
+]
+
+
+def _check_masked(raw_rows, masked_rows, masks):
+    assert len(masked_rows) == len(raw_rows)
+    for raw, masked in zip(raw_rows, masked_rows, strict=True):
+        assert len(raw) == len(masked)
+        for position, (raw_value, masked_value) in enumerate(zip(raw, masked, strict=True)):
+            if position in masks:
+                assert masked_value == orc_mask(masks[position], raw_value), (position, raw)
+            else:
+                assert masked_value == raw_value, (position, raw)
+
+
+@pytest.mark.parametrize(("sql", "names", "masks"), QUERIES, ids=[q[0][:60] for q in QUERIES])
+def test_rewritten_query_masks_only_the_outermost_values(tables, sql, names, masks):
+    spark = tables
+    outputs = [OutputColumn(position=i, name=name) for i, name in enumerate(names)]
+    rewritten = masked_query(sql, outputs, masks)
+    raw, masked = spark.sql(sql), spark.sql(rewritten)
+    assert masked.columns == raw.columns == names
+    raw_rows, masked_rows = raw.collect(), masked.collect()
+    assert raw_rows
+    _check_masked(raw_rows, masked_rows, masks)
+    # something was actually masked
+    assert any(m[p] != r[p] for r, m in zip(raw_rows, masked_rows, strict=True) for p in masks)
+
+
+def test_insert_select_writes_masked_values(tables):
+    spark = tables
+    spark.sql("DROP TABLE IF EXISTS rw_target")
+    spark.sql("CREATE TABLE rw_target (who STRING, spent BIGINT) USING parquet")
+    try:
+        query = "SELECT p.name, sum(o.amount) FROM rw_people p JOIN rw_orders o ON o.person_id = p.id GROUP BY p.name"
+        outputs = [OutputColumn(position=0, name="name"), OutputColumn(position=1, name="sum(amount)")]
+        rewritten = masked_query(f"INSERT INTO rw_target {query}", outputs, {0: "sha256"})
+        assert rewritten.startswith("INSERT INTO rw_target SELECT")
+        spark.sql(rewritten)
+        written = sorted(tuple(r) for r in spark.sql("SELECT who, spent FROM rw_target").collect())
+        expected = sorted((orc_mask("sha256", r[0]), r[1]) for r in spark.sql(query).collect())
+        assert written == expected
+    finally:
+        spark.sql("DROP TABLE IF EXISTS rw_target")
+
+
+def test_create_table_as_select_with_a_cte_writes_masked_values(tables):
+    spark = tables
+    spark.sql("DROP TABLE IF EXISTS rw_ctas")
+    try:
+        query = "WITH e AS (SELECT * FROM rw_people WHERE dept = 'eng') SELECT id, email FROM e"
+        outputs = [OutputColumn(position=0, name="id"), OutputColumn(position=1, name="email")]
+        spark.sql(masked_query(f"CREATE TABLE rw_ctas USING parquet AS {query}", outputs, {1: "redact"}))
+        written = sorted(tuple(r) for r in spark.table("rw_ctas").collect())
+        assert spark.table("rw_ctas").columns == ["id", "email"]
+        assert written == sorted((r[0], orc_mask("redact", r[1])) for r in spark.sql(query).collect())
+    finally:
+        spark.sql("DROP TABLE IF EXISTS rw_ctas")
+
+
+def test_aggregates_over_a_rewritten_query_match_the_raw_ones(tables):
+    spark = tables
+    sql = "SELECT p.email, o.amount FROM rw_people p JOIN rw_orders o ON o.person_id = p.id"
+    outputs = [OutputColumn(position=0, name="email"), OutputColumn(position=1, name="amount")]
+    rewritten = masked_query(sql, outputs, {0: "sha256"})
+    totals = "SELECT count(*), count(DISTINCT email), sum(amount) FROM ({}) t"
+    assert spark.sql(totals.format(rewritten)).first() == spark.sql(totals.format(sql)).first()
