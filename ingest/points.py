@@ -1,0 +1,527 @@
+"""A query's permission points: the tables, output columns, row conditions and cells it reads.
+
+`query_points` runs one statement through the lineage extractor with `PointsResolver`, a
+`QueryResolver` that also keeps, per SELECT, what permission checks need and lineage does not:
+the columns of column-versus-column comparisons (values can pass across them), and only the
+row filters that are sound. A row condition on a table read must hold for every row the query
+reads from it; where that is not certain the condition is dropped, so a cell may claim MORE
+rows than are read, never fewer. Conservative, by design:
+
+- an ON condition of an outer join filtering the preserved side (LEFT: the tables before the
+  join, RIGHT: the joined item, FULL: both; a LEFT ANTI join preserves the left) is dropped;
+- a filter from outside a subquery (a derived table, CTE or view) that computes a window
+  function, a LIMIT/OFFSET/FETCH or a TABLESAMPLE does not pass into it;
+- a filter inside a subquery on a column of an enclosing query (correlated) is dropped: under
+  NOT EXISTS or in a select item it does not restrict the outer rows;
+- OR of predicates on different columns (or of ranges) gives no condition; HAVING and QUALIFY
+  filters give none either;
+- a table read several times gives one scope per read; their conditions are never merged.
+
+Join columns are the base columns of both sides of a comparison (`=`, `<>`, `<`, `<=`, `>`,
+`>=`, `<=>`) whose sides both read columns (`a.k = b.k`, `upper(a.k) = b.k`), of
+`x IN (SELECT k ...)` and of `JOIN ... USING (k)`, in WHERE and ON clauses at any depth.
+
+Persistent views (catalog entries with `view_sql`) are read through to their base tables,
+parsed in their `view_dialect`, once per (view, text). `catalog_for` gathers the catalog a
+query needs, views' tables included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+
+from watershed.graph import ids
+from watershed.graph.authz import Cell, OutputColumn, OutputSource, QueryPoints, RowCondition, TableScope
+from watershed.graph.catalog import Catalog, CatalogTable
+from watershed.graph.errors import WatershedError
+from watershed.ingest.errors import StatementError
+from watershed.ingest.resolve import (
+    DIRECT,
+    KINDS,
+    Occurrence,
+    QueryResolver,
+    ReadContext,
+    Relation,
+    ResolverEnv,
+    Scope,
+    Source,
+    _file_source,
+    table_id,
+)
+from watershed.ingest.statements import StatementExtractor
+from watershed.ingest.variables import substitute
+
+
+class QueryError(WatershedError, ValueError):
+    """The query cannot be analysed: a parse error, not exactly one statement, or a statement
+    that reads nothing."""
+
+
+#: comparisons whose two column sides make join columns
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+
+#: views parsed, by (view id, text, dialect)
+_VIEW_CACHE: dict[tuple[str, str, str], exp.Expression] = {}
+
+
+def _parse_view(table: str, text: str, dialect: str) -> exp.Expression:
+    key = (table, text, dialect)
+    found = _VIEW_CACHE.get(key)
+    if found is None:
+        try:
+            statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+        except (ParseError, TokenError) as exc:
+            raise QueryError(f"view {table}: cannot parse its definition: {_parse_message(exc)}") from None
+        if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+            raise QueryError(f"view {table}: its definition is not one query")
+        if len(_VIEW_CACHE) > 4096:
+            _VIEW_CACHE.clear()
+        found = _VIEW_CACHE[key] = statements[0]
+    return found
+
+
+def _parse_message(exc: SqlglotError) -> str:
+    if isinstance(exc, ParseError) and exc.errors:
+        detail = exc.errors[0]
+        description = str(detail.get("description") or exc).split("\n")[0]
+        return f"line {detail.get('line')}, column {detail.get('col')}: {description}"
+    return str(exc).split("\n")[0]
+
+
+class PointsResolver(QueryResolver):
+    """The lineage resolver plus what permission points need (see the module docstring).
+    Used only by `query_points`: the harvest keeps the plain `QueryResolver`."""
+
+    def __init__(self, env: ResolverEnv) -> None:
+        super().__init__(env)
+        #: base column ids of column-versus-column comparisons
+        self.join_columns: dict[str, None] = {}
+        #: the outermost queries of the statement, with the context they read into
+        self.top: list[tuple[Relation, ReadContext]] = []
+        #: relations of subqueries, by node id (`x IN (SELECT ...)`)
+        self._relations: dict[int, Relation] = {}
+        #: occurrence ids a filter of the current clause may restrict (None: any)
+        self._allowed: set[int] | None = None
+        #: views met that could not be expanded (a cycle)
+        self.view_cycles: list[str] = []
+
+    # ---------------------------------------------------------------- queries
+
+    def query(self, node, ctx, ctes=None, parent=None) -> Relation:
+        # a nested query's filters restrict its own tables, whatever clause it stands in
+        saved = self._allowed
+        self._allowed = None
+        try:
+            relation = super().query(node, ctx, ctes, parent)
+        finally:
+            self._allowed = saved
+        if _limits_rows(node):
+            # an outer filter must not pass into a window, a LIMIT or a sample
+            relation = Relation(
+                relation.names,
+                [
+                    [c if c[4] is None else (c[0], c[1], c[2], c[3], None) for c in col]
+                    for col in relation.contribs
+                ],
+                [
+                    s
+                    if s.occurrence is None
+                    else Source(s.alias, table=s.table, columns=s.columns, relation=s.relation)
+                    for s in relation.passthrough
+                ],
+            )
+        self._relations[id(node)] = relation
+        if self._depth == 0:
+            self.top.append((relation, ctx))
+        return relation
+
+    def _add_item(self, scope, item, ctx, ctes) -> None:
+        if type(item) is exp.Table and isinstance(item.this, exp.Identifier):
+            name = item.name.lower()
+            local = item.args.get("db") is None and (name in ctes or name in self.env.temp_views)
+            if not local and (item.args.get("db") is None or _file_source(item) is None):
+                tid = table_id(item, self.env.default_database, self.env.default_catalog)
+                entry = self.env.catalog.get(tid)
+                if entry is not None and entry.view_sql:
+                    self._view(scope, item, tid, entry, ctx)
+                    return
+        super()._add_item(scope, item, ctx, ctes)
+
+    def _view(self, scope: Scope, item: exp.Table, tid: str, entry: CatalogTable, ctx: ReadContext) -> None:
+        dialect = entry.view_dialect or self.env.dialect
+        definition = _parse_view(tid, entry.view_sql or "", dialect)
+        alias = (item.alias or item.name).lower()
+        if id(definition) in self._expanding:
+            self.view_cycles.append(tid)
+            ctx.problem(f"view {tid} refers to itself")
+            scope.add(alias, Source(alias, relation=Relation([], [])))
+            return
+        env = self.env
+        saved = (env.default_database, env.dialect, env.sql_text)
+        env.default_database = ids.split(tid)[0]
+        env.dialect = dialect
+        env.sql_text = None
+        self._expanding.add(id(definition))
+        try:
+            relation = self.query(definition, ctx)
+        finally:
+            env.default_database, env.dialect, env.sql_text = saved
+            self._expanding.discard(id(definition))
+        if entry.all_columns and len(entry.all_columns) == len(relation.names):
+            # the view's columns as the catalog names them (`CREATE VIEW v (a, b) AS ...`)
+            relation = Relation(list(entry.all_columns), relation.contribs, relation.passthrough)
+        scope.add(alias, Source(alias, relation=self._renamed(relation, item)))
+
+    # ---------------------------------------------------------------- filters
+
+    def _join_condition(self, join, scope, ctx) -> None:
+        side = str(join.args.get("side") or "").upper()
+        kind = str(join.args.get("kind") or "").upper()
+        if side or kind == "ANTI":
+            joined = _occurrence_ids([s for s in scope.sources.values() if _is_item_of(s, join)])
+            everything = _occurrence_ids(scope.sources.values())
+            if side == "FULL":
+                allowed: set[int] = set()
+            elif side == "RIGHT":
+                allowed = everything - joined
+            elif kind == "SEMI":
+                allowed = everything
+            else:  # LEFT [OUTER|ANTI]: the left side is preserved
+                allowed = joined
+            saved = self._allowed
+            self._allowed = allowed if saved is None else allowed & saved
+            try:
+                super()._join_condition(join, scope, ctx)
+            finally:
+                self._allowed = saved
+        else:
+            super()._join_condition(join, scope, ctx)
+
+    def filters(self, condition, scope, ctx, role) -> None:
+        saved = self._allowed
+        local = _occurrence_ids(scope.sources.values())
+        self._allowed = local if saved is None else saved & local
+        try:
+            super().filters(condition, scope, ctx, role)
+        finally:
+            self._allowed = saved
+        self._join_keys(condition, scope, ctx)
+
+    def _occurrences_of(self, column, scope, ctx, weak=None, role=""):
+        targets = super()._occurrences_of(column, scope, ctx, weak, role)
+        allowed = self._allowed
+        if allowed is None or not targets:
+            return targets
+        kept = [(o, c) for o, c in targets if id(o) in allowed]
+        # part of a UNION's branches filtered is no condition on the others: all or none
+        return kept if len(kept) == len(targets) else []
+
+    def _using_column(self, name, scope, ctx) -> None:
+        super()._using_column(name, scope, ctx)
+        for source in scope.sources.values():
+            known = source.known_columns()
+            if known is not None and name not in known:
+                continue
+            for contribution in self._source_column(source, name, ctx, name):
+                self.join_columns[contribution[0]] = None
+
+    def _join_keys(self, condition: exp.Expression, scope: Scope, ctx: ReadContext) -> None:
+        stack = [condition]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, exp.Query | exp.Subquery):
+                continue
+            if isinstance(node, _COMPARISONS):
+                sides = [node.this, node.expression]
+                if all(_reads_columns(side) for side in sides):
+                    for side in sides:
+                        self._add_join_side(side, scope, ctx)
+                    continue
+            elif (
+                isinstance(node, exp.In) and node.args.get("query") is not None and _reads_columns(node.this)
+            ):
+                relation = self._relations.get(id(node.args["query"]))
+                if relation is not None and relation.contribs:
+                    self._add_join_side(node.this, scope, ctx)
+                    for contribution in relation.contribs[0]:
+                        self.join_columns[contribution[0]] = None
+            stack.extend(node.iter_expressions())
+
+    def _add_join_side(self, side: exp.Expression, scope: Scope, ctx: ReadContext) -> None:
+        out: list = []
+        self.value(side, scope, ctx, DIRECT, (), None, out)
+        for contribution in out:
+            self.join_columns[contribution[0]] = None
+
+
+def _reads_columns(node: exp.Expression) -> bool:
+    """Whether `node` reads a column outside any subquery (a subquery side is left to the
+    subquery's own walk)."""
+    if isinstance(node, exp.Column):
+        return not isinstance(node.this, exp.Star)
+    stack = list(node.iter_expressions())
+    while stack:
+        current = stack.pop()
+        if isinstance(current, exp.Query | exp.Subquery):
+            return False
+        if isinstance(current, exp.Column):
+            return True
+        stack.extend(current.iter_expressions())
+    return False
+
+
+def _limits_rows(node: exp.Expression) -> bool:
+    """A query whose rows depend on rows an outer filter would remove: a window function, a
+    LIMIT/OFFSET/FETCH, a TABLESAMPLE."""
+    args = node.args
+    if args.get("limit") is not None or args.get("offset") is not None or args.get("fetch") is not None:
+        return True
+    if type(node) is not exp.Select:
+        return False
+    if args.get("qualify") is not None or args.get("sample") is not None:
+        return True
+    if any(item.find(exp.Window) is not None for item in node.expressions):
+        return True
+    from_ = args.get("from_")
+    items = ([from_.this] if from_ is not None else []) + [j.this for j in args.get("joins") or []]
+    return any(item.args.get("sample") is not None for item in items if isinstance(item, exp.Expression))
+
+
+def _occurrence_ids(sources) -> set[int]:
+    found: set[int] = set()
+    for source in sources:
+        if source.occurrence is not None:
+            found.add(id(source.occurrence))
+        if source.relation is not None:
+            for column in source.relation.contribs:
+                for contribution in column:
+                    if contribution[4] is not None:
+                        found.add(id(contribution[4]))
+            found |= _occurrence_ids(source.relation.passthrough)
+    return found
+
+
+def _is_item_of(source: Source, join: exp.Join) -> bool:
+    item = join.this
+    names = {item.alias_or_name.lower()}
+    if isinstance(item, exp.Table):
+        names.add(item.name.lower())
+    return source.alias in names
+
+
+# -------------------------------------------------------------------- entry points
+
+
+def _parse_one(sql: str, dialect: str) -> exp.Expression:
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (ParseError, TokenError) as exc:
+        raise QueryError(f"cannot parse the query: {_parse_message(exc)}") from None
+    except SqlglotError as exc:
+        raise QueryError(f"cannot parse the query: {str(exc).splitlines()[0]}") from None
+    if not statements:
+        raise QueryError("the query holds no statement")
+    if len(statements) > 1:
+        raise QueryError(f"the query holds {len(statements)} statements; expected one")
+    return statements[0]
+
+
+def _cte_names(node: exp.Expression) -> set[str]:
+    return {cte.alias_or_name.lower() for cte in node.find_all(exp.CTE)}
+
+
+def tables_named(sql: str, *, dialect: str = "spark", default_database: str = "default") -> list[str]:
+    """Every table id the statement names, written or read (not CTE names), sorted."""
+    return _tables_of(_parse_one(sql, dialect), default_database)
+
+
+def _tables_of(node: exp.Expression, default_database: str) -> list[str]:
+    ctes = _cte_names(node)
+    found: dict[str, None] = {}
+    for table in node.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue  # a table function
+        if table.args.get("db") is None and table.name.lower() in ctes:
+            continue
+        location = _file_source(table)
+        try:
+            tid = ids.path_table(location) if location is not None else table_id(table, default_database)
+        except (WatershedError, StatementError) as exc:
+            raise QueryError(f"table {table.sql()}: {exc}") from None
+        found[tid] = None
+    return sorted(found)
+
+
+def catalog_for(
+    sql: str,
+    fetch: Callable[[list[str]], dict[str, CatalogTable]],
+    *,
+    dialect: str = "spark",
+    default_database: str = "default",
+    max_depth: int = 20,
+) -> Catalog:
+    """The catalog `query_points` needs for `sql`: the tables it names and, through every
+    view's definition, the tables views name, fetched level by level until closed."""
+    tables: dict[str, CatalogTable] = {}
+    #: what each view names, for the cycle check
+    names: dict[str, list[str]] = {}
+    pending = tables_named(sql, dialect=dialect, default_database=default_database)
+    asked: set[str] = set()
+    depth = 0
+    while pending:
+        wanted = [t for t in dict.fromkeys(pending) if t not in asked]
+        if not wanted:
+            break
+        if depth > max_depth:
+            raise QueryError(f"views nested deeper than {max_depth} levels: {', '.join(sorted(names))}")
+        asked.update(wanted)
+        fetched = fetch(wanted)
+        pending = []
+        for tid in wanted:
+            entry = fetched.get(tid)
+            if entry is None:
+                continue
+            tables[tid] = entry
+            if entry.view_sql:
+                view_dialect = entry.view_dialect or dialect
+                definition = _parse_view(tid, entry.view_sql, view_dialect)
+                names[tid] = _tables_of(definition, ids.split(tid)[0])
+                pending.extend(names[tid])
+        depth += 1
+    cycle = _cycle(names)
+    if cycle:
+        raise QueryError(f"views refer to themselves: {' -> '.join(cycle)}")
+    return Catalog(default_database=default_database, tables=tables)
+
+
+def _cycle(edges: dict[str, list[str]]) -> list[str]:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in edges.get(node, []):
+            if nxt not in edges:
+                continue
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return []
+
+    for start in sorted(edges):
+        if start not in state:
+            found = visit(start)
+            if found:
+                return found
+    return []
+
+
+def query_points(
+    sql: str,
+    catalog: Catalog,
+    *,
+    dialect: str = "spark",
+    default_database: str = "default",
+    variables: dict[str, str] | None = None,
+) -> QueryPoints:
+    """The permission points of one statement that reads (see the module docstring)."""
+    text = substitute(sql, variables) if variables else sql
+    node = _parse_one(text, dialect)
+    extractor = StatementExtractor(catalog, default_database, frozenset(), frozenset(), dialect, None)
+    resolver = PointsResolver(extractor.env)
+    extractor.resolver = resolver
+    extractor.env.sql_text = text
+    try:
+        lineage = extractor.extract(node, 0, 1)
+    except StatementError as exc:
+        raise QueryError(f"cannot analyse the query: {exc}") from None
+    except (SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise QueryError(f"cannot analyse the query: {type(exc).__name__}: {exc}") from None
+    if resolver.view_cycles:
+        raise QueryError(f"views refer to themselves: {', '.join(dict.fromkeys(resolver.view_cycles))}")
+    if not resolver.top and not lineage.reads:
+        raise QueryError(f"a {lineage.kind} statement reads nothing")
+
+    occurrences: list[Occurrence] = []
+    seen: set[int] = set()
+    problems: dict[str, None] = dict.fromkeys(lineage.unresolved)
+    for _relation, ctx in resolver.top:
+        problems.update(ctx.unresolved)
+        for occurrence in ctx.occurrences:
+            if id(occurrence) not in seen:
+                seen.add(id(occurrence))
+                occurrences.append(occurrence)
+    rows = [TableScope(table=o.table, conditions=_conditions(o)) for o in occurrences]
+    read_tables = {r.table for r in lineage.reads}
+    known_read = {o.table for o in occurrences}
+    # a read the resolver did not walk as a query (UPDATE ... WHERE): every row
+    rows.extend(TableScope(table=t) for t in sorted(read_tables - known_read))
+
+    columns: list[OutputColumn] = []
+    if resolver.top:
+        relation = resolver.top[0][0]
+        for position, (name, contribs) in enumerate(zip(relation.names, relation.contribs, strict=False)):
+            columns.append(OutputColumn(position=position, name=name, sources=_sources(contribs)))
+
+    tables = sorted({r.table for r in rows})
+    join_columns = sorted(resolver.join_columns)
+    cells = _cells(rows, columns, join_columns)
+    return QueryPoints(
+        query_hash=hashlib.sha256(sql.encode("utf-8")).hexdigest(),
+        dialect=dialect,
+        kind=lineage.kind,
+        tables=tables,
+        writes=list(lineage.writes),
+        columns=columns,
+        join_columns=join_columns,
+        rows=rows,
+        cells=cells,
+        unknown_tables=[t for t in tables if catalog.get(t) is None],
+        problems=list(problems),
+    )
+
+
+def _conditions(occurrence: Occurrence) -> list[RowCondition]:
+    found: dict[str, RowCondition] = {}
+    for column, op, values, text in occurrence.predicates:
+        found.setdefault(text, RowCondition(column=column, op=op, values=[str(v) for v in values], text=text))
+    return sorted(found.values(), key=lambda c: c.text)
+
+
+def _sources(contribs: list) -> list[OutputSource]:
+    found: dict[tuple, OutputSource] = {}
+    for column_id, _key, kind, functions, _occurrence in contribs:
+        key = (column_id, kind, tuple(functions))
+        if key not in found:
+            found[key] = OutputSource(column=column_id, kind=KINDS[kind], functions=list(functions))
+    return list(found.values())
+
+
+def _cells(rows: list[TableScope], columns: list[OutputColumn], join_columns: list[str]) -> list[Cell]:
+    read: dict[str, dict[str, None]] = {}
+    for column in columns:
+        for source in column.sources:
+            read.setdefault(ids.parent(source.column), {})[source.column] = None
+    for column_id in join_columns:
+        read.setdefault(ids.parent(column_id), {})[column_id] = None
+    cells: dict[tuple[str, tuple[str, ...]], Cell] = {}
+    for scope in rows:
+        key = (scope.table, tuple(c.text for c in scope.conditions))
+        if key not in cells:
+            cells[key] = Cell(
+                table=scope.table,
+                columns=sorted(read.get(scope.table, {})),
+                conditions=list(scope.conditions),
+            )
+    return sorted(cells.values(), key=lambda c: (c.table, [x.text for x in c.conditions]))
