@@ -15,7 +15,11 @@ rows than are read, never fewer. Conservative, by design:
   NOT EXISTS or in a select item it does not restrict the outer rows;
 - OR of predicates on different columns (or of ranges) gives no condition; HAVING and QUALIFY
   filters give none either;
-- a table read several times gives one scope per read; their conditions are never merged.
+- `IS NULL` gives no condition (on an outer join's null-supplying side it keeps the rows
+  without a match, which tells about the rows with one);
+- a table read several times gives one scope per read; their conditions are never merged;
+- UPDATE, DELETE, MERGE and multi-table inserts: every table read is a scope without
+  conditions, and its cells hold every column the statement's lineage names.
 
 Join columns are the base columns of both sides of a comparison (`=`, `<>`, `<`, `<=`, `>`,
 `>=`, `<=>`) whose sides both read columns (`a.k = b.k`, `upper(a.k) = b.k`), of
@@ -61,6 +65,9 @@ class QueryError(WatershedError, ValueError):
     """The query cannot be analysed: a parse error, not exactly one statement, or a statement
     that reads nothing."""
 
+
+#: statements whose outermost query is what they return or write
+_QUERY_KINDS = frozenset({"select", "insert", "create-table-as", "create-view", "temporary-view"})
 
 #: comparisons whose two column sides make join columns
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
@@ -450,33 +457,34 @@ def query_points(
         raise QueryError(f"cannot analyse the query: {type(exc).__name__}: {exc}") from None
     if resolver.view_cycles:
         raise QueryError(f"views refer to themselves: {', '.join(dict.fromkeys(resolver.view_cycles))}")
-    if not resolver.top and not lineage.reads:
+    if not resolver.top and not lineage.reads and not lineage.writes:
         raise QueryError(f"a {lineage.kind} statement reads nothing")
 
-    occurrences: list[Occurrence] = []
-    seen: set[int] = set()
     problems: dict[str, None] = dict.fromkeys(lineage.unresolved)
-    for _relation, ctx in resolver.top:
-        problems.update(ctx.unresolved)
-        for occurrence in ctx.occurrences:
-            if id(occurrence) not in seen:
-                seen.add(id(occurrence))
-                occurrences.append(occurrence)
-    rows = [TableScope(table=o.table, conditions=_conditions(o)) for o in occurrences]
-    read_tables = {r.table for r in lineage.reads}
-    known_read = {o.table for o in occurrences}
-    # a read the resolver did not walk as a query (UPDATE ... WHERE): every row
-    rows.extend(TableScope(table=t) for t in sorted(read_tables - known_read))
-
     columns: list[OutputColumn] = []
-    if resolver.top:
-        relation = resolver.top[0][0]
+    #: base columns a statement without one outermost query reads (UPDATE, DELETE, MERGE, a
+    #: multi-insert): every column its lineage names, and its rows without conditions
+    extra: list[str] = []
+    if lineage.kind in _QUERY_KINDS and len(resolver.top) == 1:
+        relation, ctx = resolver.top[0]
+        problems.update(ctx.unresolved)
+        rows = [TableScope(table=o.table, conditions=_conditions(o)) for o in ctx.occurrences]
         for position, (name, contribs) in enumerate(zip(relation.names, relation.contribs, strict=False)):
             columns.append(OutputColumn(position=position, name=name, sources=_sources(contribs)))
+    else:
+        rows = [TableScope(table=r.table) for r in lineage.reads]
+        extra = [w.column for w in lineage.weak_references]
+        extra.extend(s.column for c in lineage.columns for s in c.sources)
+        # the written table's own columns read (`SET a = b WHERE c = 1`): a read of it
+        read = {r.table for r in rows}
+        for table in dict.fromkeys(ids.parent(c) for c in [*extra, *resolver.join_columns]):
+            if table not in read:
+                read.add(table)
+                rows.append(TableScope(table=table))
 
     tables = sorted({r.table for r in rows})
     join_columns = sorted(resolver.join_columns)
-    cells = _cells(rows, columns, join_columns)
+    cells = _cells(rows, columns, [*join_columns, *extra])
     return QueryPoints(
         query_hash=hashlib.sha256(sql.encode("utf-8")).hexdigest(),
         dialect=dialect,
@@ -495,6 +503,10 @@ def query_points(
 def _conditions(occurrence: Occurrence) -> list[RowCondition]:
     found: dict[str, RowCondition] = {}
     for column, op, values, text in occurrence.predicates:
+        if op == "is null":
+            # null-accepting: on an outer join's null-supplying side it keeps the rows that
+            # found no match, which says something about the rows that did
+            continue
         found.setdefault(text, RowCondition(column=column, op=op, values=[str(v) for v in values], text=text))
     return sorted(found.values(), key=lambda c: c.text)
 

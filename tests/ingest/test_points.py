@@ -452,3 +452,45 @@ def test_catalog_for_cycle_and_depth():
     with pytest.raises(QueryError, match="deeper than 3"):
         catalog_for("SELECT * FROM db.v0", fetch_chain, max_depth=3)
     assert "db.v4" in catalog_for("SELECT * FROM db.v0", fetch_chain).tables
+
+
+def test_is_null_on_null_supplying_side_is_no_condition():
+    p = points("SELECT u.email FROM users u LEFT JOIN orders o ON u.uid = o.uid WHERE o.oid IS NULL")
+    assert rows(p) == [("db.users", []), ("db.orders", [])]
+    assert rows(points("SELECT uid FROM users WHERE email IS NOT NULL")) == [
+        ("db.users", ["email IS NOT NULL"])
+    ]
+
+
+def test_semi_and_anti_join_on_filters():
+    semi = points("SELECT u.email FROM users u LEFT SEMI JOIN orders o ON u.uid = o.uid AND u.app = 'x'")
+    assert rows(semi) == [("db.users", ["app = 'x'"]), ("db.orders", [])]
+    anti = points(
+        "SELECT u.email FROM users u LEFT ANTI JOIN orders o ON u.uid = o.uid AND u.app = 'x' AND o.amount > 1"
+    )
+    assert rows(anti) == [("db.users", []), ("db.orders", ["amount > 1"])]
+
+
+def test_insert_values_writes_only():
+    p = points("INSERT INTO t1 VALUES ('a', 'b', 'c', 'd')")
+    assert (p.kind, p.writes, p.tables, p.rows, p.cells, p.columns) == ("insert", ["db.t1"], [], [], [], [])
+
+
+def test_update_reads_its_target_without_conditions():
+    p = points("UPDATE t1 SET column1 = column2 WHERE column3 = 'x'")
+    assert (p.kind, p.writes) == ("update", ["db.t1"])
+    assert rows(p) == [("db.t1", [])]
+    assert cells(p) == [("db.t1", ["db.t1.column2", "db.t1.column3"], [])]
+
+
+def test_merge_reads_source_and_target():
+    p = points(
+        "MERGE INTO t1 USING (SELECT * FROM t2 WHERE dt = 'x') s ON t1.column1 = s.column1 "
+        "WHEN MATCHED THEN UPDATE SET column3 = s.column3"
+    )
+    assert (p.kind, p.writes, p.columns) == ("merge", ["db.t1"], [])
+    assert rows(p) == [("db.t2", []), ("db.t1", [])]
+    assert cells(p) == [
+        ("db.t1", ["db.t1.column1"], []),
+        ("db.t2", ["db.t2.column1", "db.t2.column3", "db.t2.dt"], []),
+    ]
