@@ -55,6 +55,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "at",
         "before",
         "by",
+        "column_order",
         "columns",
         "cone",
         "created_at",
@@ -129,6 +130,8 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "value",
         "version",
         "via_task",
+        "view_dialect",
+        "view_sql",
     }
 )
 

@@ -27,7 +27,10 @@ MERGE_TABLES = (
     "SET t.db = r[1], t.name = r[2], t.format = coalesce(r[3], t.format), "
     "t.location = coalesce(r[4], t.location), t.owner = coalesce(r[5], t.owner), "
     "t.layer = coalesce(r[6], t.layer), t.ttl_days = coalesce(r[7], t.ttl_days), "
-    "t.partitioned_by = coalesce(r[8], t.partitioned_by)"
+    "t.partitioned_by = coalesce(r[8], t.partitioned_by), t.column_order = coalesce(r[9], t.column_order), "
+    "t.view_sql = coalesce(r[10], t.view_sql), "
+    # a view's dialect goes with its SQL: a new definition never keeps the old one's dialect
+    "t.view_dialect = CASE WHEN r[10] IS NULL THEN t.view_dialect ELSE r[11] END"
 )
 # Columns: create the missing ones with their HAS_COLUMN edge in one statement (atomic, so two
 # loaders never both create one), then set a type only where the catalog gave one that differs.
@@ -77,6 +80,14 @@ CREATE_WRITES = (
 # columns may lose inputs, and an incremental propagation starts from what changed since its last run.
 MARK_TASK_WRITES_CHANGED = (
     "UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]->(t:Table) SET t.lineage_changed_at = timestamp()"
+)
+
+# Catalog entries of a batch of tables (GraphStore.catalog_entries): each with its columns' names
+# and types; a table without Column nodes still gives its row (OPTIONAL MATCH).
+CATALOG_ENTRIES = (
+    "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
+    "RETURN t.id, t.format, t.location, t.owner, t.layer, t.ttl_days, t.partitioned_by, t.column_order, "
+    "t.view_sql, t.view_dialect, collect([c.name, c.type])"
 )
 
 

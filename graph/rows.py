@@ -5,7 +5,12 @@ FalkorDB both serialising and parsing the parameters of a batch cost more
 than loading it. The layouts (the order the queries in `graph.queries`
 index them by):
 
-- table:       [id, db, name, format, location, owner, layer, ttl_days, partitioned_by]
+- table:       [id, db, name, format, location, owner, layer, ttl_days, partitioned_by,
+                column_order, view_sql, view_dialect]
+
+  `column_order` is the catalog's column names, data then partition columns (the order of
+  `SELECT *`); `view_sql` / `view_dialect` a view's query, from the catalog or from the task
+  that creates the view. None where unknown: the load keeps what the graph already has.
 - column:      [id, table, name, type]
 - task:        [id, version, sql_hash, owner, schedule, dialect, errors, sql]
 - column edge: [source, target, task, kind, functions, key]
@@ -48,7 +53,7 @@ class LoadRows:
         db, name = ids.split_last(table_id)
         entry = catalog.get(table_id) if catalog is not None else None
         if entry is None:
-            self.tables[table_id] = [table_id, db, name, None, None, None, None, None, None]
+            self.tables[table_id] = [table_id, db, name, None, None, None, None, None, None, None, None, None]
         else:
             self.tables[table_id] = [
                 table_id,
@@ -60,7 +65,15 @@ class LoadRows:
                 entry.layer,
                 entry.ttl_days,
                 entry.partition_column_names,
+                entry.all_columns or None,
+                entry.view_sql,
+                entry.view_dialect if entry.view_sql else None,
             ]
+
+    def add_view(self, view_id: str, view_sql: str, dialect: str, catalog: Catalog | None) -> None:
+        """A view's definition from the task that creates it (newer than any catalog's)."""
+        self.add_table(view_id, catalog)
+        self.tables[view_id][10:12] = [view_sql, dialect]
 
     def add_column(self, column_id: str, catalog: Catalog | None) -> None:
         if column_id in self.columns:
@@ -94,6 +107,9 @@ class LoadRows:
         for table in lineage.writes:
             self.add_table(table, catalog)
             self.writes.append([task_id, table])
+        for statement in lineage.statements:
+            if statement.kind == "create-view" and statement.view_sql and len(statement.writes) == 1:
+                self.add_view(statement.writes[0], statement.view_sql, task.dialect, catalog)
         for read in lineage.reads:
             self.add_table(read.table, catalog)
             self.reads.append(

@@ -24,7 +24,7 @@ from typing import Any
 
 from watershed.graph import ids as node_ids
 from watershed.graph import queries
-from watershed.graph.catalog import Catalog
+from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import (
     Direction,
@@ -339,6 +339,43 @@ class GraphStore(ABC):
             tuple(row)
             for row in self.read(queries.lineage_subgraph(label, direction, depth), {"id": node_id})
         ]
+
+    def catalog_entries(self, table_ids: Sequence[str]) -> dict[str, CatalogTable]:
+        """The catalog entries of the known tables among `table_ids` (unknown ids are absent).
+
+        Columns in `column_order` (the catalog's order, data then partition columns) when the
+        graph has it, then any other column of the table by name; partition columns are those
+        of `partitioned_by`. A column whose type the graph does not know reads as `string`
+        (the catalog's default). One read per `batch_size` ids.
+        """
+        entries: dict[str, CatalogTable] = {}
+        wanted = list(dict.fromkeys(table_ids))
+        for batch in chunks(wanted, self.batch_size):
+            for row in self.read(queries.CATALOG_ENTRIES, {"ids": list(batch)}):
+                table_id, format_, location, owner, layer, ttl_days, partitioned, order, view_sql, dialect = (
+                    row[:10]
+                )
+                types = {name: type_ for name, type_ in row[10] if name is not None}
+                names = list(dict.fromkeys([*(order or []), *sorted(types)]))
+                partition_names = list(partitioned or [])
+                partitions = set(partition_names)
+
+                def column(name: str, types: dict = types) -> CatalogColumn:
+                    return CatalogColumn(name=name, type=types.get(name) or "string")
+
+                entries[table_id] = CatalogTable(
+                    name=table_id,
+                    columns=[column(n) for n in names if n not in partitions],
+                    partitioned_by=[column(n) for n in partition_names],
+                    format=format_,
+                    location=location,
+                    owner=owner,
+                    layer=layer,
+                    ttl_days=ttl_days,
+                    view_sql=view_sql,
+                    view_dialect=dialect,
+                )
+        return entries
 
     def nodes(self, ids: Sequence[str]) -> list[GraphNode]:
         rows = self.read(queries.NODE_PROPERTIES, {"ids": list(ids)})
