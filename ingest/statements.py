@@ -731,6 +731,10 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
                     self.catalog.put(tid, source.model_copy(update={"name": tid}))
             return
         statement["kind"] = "create-view" if kind == "VIEW" else "create-table-as"
+        if kind == "VIEW":
+            statement["view_sql"] = _view_sql(
+                node, query, declared, self.env.dialect, self.env.default_database
+            )
         ctx = ReadContext()
         relation = self._query_with(node, query, ctx)
         names = declared or list(relation.names)
@@ -855,6 +859,33 @@ def _values_function_as_excluded(node: exp.Expression) -> exp.Expression:
 #: T-SQL names of tables that live only in the session: a table variable as `script_bindings`
 #: names it (`[@t]`), a temporary `#t` and a global temporary `##t` table
 _SESSION_PREFIXES = ("@", "#")
+
+
+def _view_sql(
+    node: exp.Create, query: exp.Expression, declared: list[str] | None, dialect: str, database: str
+) -> str:
+    """A persistent view's query in `dialect`, with the view's own column names when it declares
+    them, so the loader can store it and query-time analysis can read through it. Unqualified
+    tables are qualified with the database current at creation, as the engine resolves them."""
+    query = query.copy()
+    with_ = node.args.get("with_")
+    if with_ is not None and not query.args.get("with_"):
+        query.set("with_", with_.copy())
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    for table in query.find_all(exp.Table):
+        if (
+            table.args.get("db") is None
+            and isinstance(table.this, exp.Identifier)
+            and table.name.lower() not in ctes
+            and not table.name.startswith("#")
+        ):
+            table.set("db", exp.to_identifier(database))
+    if declared:
+        alias = exp.TableAlias(
+            this=exp.to_identifier("_view"), columns=[exp.to_identifier(c) for c in declared]
+        )
+        query = exp.select("*").from_(exp.Subquery(this=query, alias=alias))
+    return query.sql(dialect=dialect)
 
 
 def _is_session_table(table: exp.Table, dialect: str) -> bool:
