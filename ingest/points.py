@@ -70,7 +70,9 @@ class QueryError(WatershedError, ValueError):
 _QUERY_KINDS = frozenset({"select", "insert", "create-table-as", "create-view", "temporary-view"})
 
 #: comparisons whose two column sides make join columns
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+_COMPARISON_SET = frozenset({exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ})
+_CONNECTIVES = frozenset({exp.And, exp.Or, exp.Not, exp.Paren})
+_LEAVES = frozenset({exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Identifier})
 
 #: views parsed, by (view id, text, dialect)
 _VIEW_CACHE: dict[tuple[str, str, str], exp.Expression] = {}
@@ -239,25 +241,31 @@ class PointsResolver(QueryResolver):
 
     def _join_keys(self, condition: exp.Expression, scope: Scope, ctx: ReadContext) -> None:
         stack = [condition]
+        join_columns = self.join_columns
         while stack:
             node = stack.pop()
-            if isinstance(node, exp.Query | exp.Subquery):
-                continue
-            if isinstance(node, _COMPARISONS):
-                sides = [node.this, node.expression]
-                if all(_reads_columns(side) for side in sides):
-                    for side in sides:
-                        self._add_join_side(side, scope, ctx)
-                    continue
-            elif (
-                isinstance(node, exp.In) and node.args.get("query") is not None and _reads_columns(node.this)
-            ):
+            cls = type(node)
+            if cls in _CONNECTIVES:
+                stack.extend(node.iter_expressions())
+            elif cls in _COMPARISON_SET:
+                left, right = node.args.get("this"), node.args.get("expression")
+                if type(left) is exp.Column and type(right) is exp.Column:
+                    # `a.k = b.k`, most of a TPC-DS WHERE: resolved (and cached) by `filters`
+                    for column in (left, right):
+                        if type(column.args["this"]) is not exp.Star:
+                            for contribution in self.resolve_column(column, scope, ctx)[0]:
+                                join_columns[contribution[0]] = None
+                elif _reads_columns(left) and _reads_columns(right):
+                    self._add_join_side(left, scope, ctx)
+                    self._add_join_side(right, scope, ctx)
+            elif cls is exp.In and node.args.get("query") is not None and _reads_columns(node.this):
                 relation = self._relations.get(id(node.args["query"]))
                 if relation is not None and relation.contribs:
                     self._add_join_side(node.this, scope, ctx)
                     for contribution in relation.contribs[0]:
-                        self.join_columns[contribution[0]] = None
-            stack.extend(node.iter_expressions())
+                        join_columns[contribution[0]] = None
+            elif cls not in _LEAVES and not isinstance(node, exp.Query | exp.Subquery):
+                stack.extend(node.iter_expressions())
 
     def _add_join_side(self, side: exp.Expression, scope: Scope, ctx: ReadContext) -> None:
         out: list = []

@@ -494,3 +494,35 @@ def test_merge_reads_source_and_target():
         ("db.t1", ["db.t1.column1"], []),
         ("db.t2", ["db.t2.column1", "db.t2.column3", "db.t2.dt"], []),
     ]
+
+
+def test_other_dialects():
+    p = query_points(
+        "SELECT \"email\", length(app) AS n FROM db.users WHERE dt BETWEEN '2024-01-01' AND '2024-01-31'",
+        _catalog(),
+        dialect="trino",
+    )
+    assert outputs(p) == [
+        ("email", [("db.users.email", "direct", [])]),
+        ("n", [("db.users.app", "expression", ["length"])]),
+    ]
+    assert rows(p) == [("db.users", ["dt BETWEEN '2024-01-01' AND '2024-01-31'"])]
+    assert p.rows[0].conditions[0].values == ["2024-01-01", "2024-01-31"]
+
+
+def test_cte_with_limit_stops_outer_filter():
+    p = points(
+        "WITH top AS (SELECT uid, app FROM users ORDER BY uid LIMIT 5) SELECT uid FROM top WHERE app = 'a'"
+    )
+    assert rows(p) == [("db.users", [])]
+
+
+def test_view_filter_and_outer_join_on_the_view():
+    catalog = _catalog(**{"db.dy": ("SELECT uid, email FROM db.users WHERE app = 'douyin'", "uid,email")})
+    p = points(
+        "SELECT o.amount, v.email FROM orders o LEFT JOIN dy v ON o.uid = v.uid AND v.email LIKE '%@x'",
+        catalog,
+    )
+    assert p.tables == ["db.orders", "db.users"]
+    assert rows(p) == [("db.orders", []), ("db.users", ["app = 'douyin'", "email LIKE '%@x'"])]
+    assert p.join_columns == ["db.orders.uid", "db.users.uid"]
