@@ -192,9 +192,11 @@ class PointsResolver(QueryResolver):
         side = str(join.args.get("side") or "").upper()
         kind = str(join.args.get("kind") or "").upper()
         if side or kind == "ANTI":
-            joined = _occurrence_ids([s for s in scope.sources.values() if _is_item_of(s, join)])
+            item_sources = [s for s in scope.sources.values() if _is_item_of(s, join)]
+            joined = _occurrence_ids(item_sources)
             everything = _occurrence_ids(scope.sources.values())
-            if side == "FULL":
+            if side == "FULL" or not item_sources:
+                # both sides preserved, or the joined item not told apart (a pivot's alias)
                 allowed: set[int] = set()
             elif side == "RIGHT":
                 allowed = everything - joined

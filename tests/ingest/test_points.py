@@ -526,3 +526,11 @@ def test_view_filter_and_outer_join_on_the_view():
     assert p.tables == ["db.orders", "db.users"]
     assert rows(p) == [("db.orders", []), ("db.users", ["app = 'douyin'", "email LIKE '%@x'"])]
     assert p.join_columns == ["db.orders.uid", "db.users.uid"]
+
+
+def test_outer_join_item_not_told_apart_drops_every_on_filter():
+    p = points(
+        "SELECT * FROM t3 RIGHT JOIN t1 PIVOT (max(column2) FOR column3 IN ('a', 'b')) p "
+        "ON t3.column1 = p.column1 AND p.dt = 'x' AND t3.name = 'n'"
+    )
+    assert rows(p) == [("db.t3", []), ("db.t1", [])]
