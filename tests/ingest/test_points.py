@@ -534,3 +534,12 @@ def test_outer_join_item_not_told_apart_drops_every_on_filter():
         "ON t3.column1 = p.column1 AND p.dt = 'x' AND t3.name = 'n'"
     )
     assert rows(p) == [("db.t3", []), ("db.t1", [])]
+
+
+def test_multi_insert_reads_every_column_without_conditions():
+    p = points(
+        "FROM users u INSERT INTO t1 SELECT uid, email, app, dt WHERE app = 'a' "
+        "INSERT INTO t2 SELECT uid, email, app, dt WHERE app = 'b'"
+    )
+    assert (p.kind, p.writes, p.columns) == ("multi-insert", ["db.t1", "db.t2"], [])
+    assert cells(p) == [("db.users", ["db.users.app", "db.users.dt", "db.users.email", "db.users.uid"], [])]
