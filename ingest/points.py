@@ -21,6 +21,10 @@ rows than are read, never fewer. Conservative, by design:
 - UPDATE, DELETE, MERGE and multi-table inserts: every table read is a scope without
   conditions, and its cells hold every column the statement's lineage names.
 
+A cell's columns are per table: every base column of it among the outputs' sources and the
+join columns, on each of its cells (not per read). A query reading no table (`SELECT 1`) has
+empty points; a statement that neither reads nor writes (SET, SHOW) is a QueryError.
+
 Join columns are the base columns of both sides of a comparison (`=`, `<>`, `<`, `<=`, `>`,
 `>=`, `<=>`) whose sides both read columns (`a.k = b.k`, `upper(a.k) = b.k`), of
 `x IN (SELECT k ...)` and of `JOIN ... USING (k)`, in WHERE and ON clauses at any depth.
