@@ -85,13 +85,37 @@ def _check(outputs: list[OutputColumn], masks: dict[int, str]) -> list[OutputCol
     return ordered
 
 
+def _first_projection(query: exp.Expression) -> list[exp.Expression] | None:
+    """The outermost projection as written (the first branch of a set operation names the columns)."""
+    while isinstance(query, (exp.SetOperation, exp.Subquery)):
+        query = query.this
+    return query.expressions if isinstance(query, exp.Select) else None
+
+
+def _names(query: exp.Expression, ordered: list[OutputColumn]) -> list[str]:
+    """Output names as Spark gives them: an alias or a column as written (Spark keeps its case,
+    `SELECT ID` returns `ID`) where the outputs name it the same up to case, else the outputs' name."""
+    names = [o.name for o in ordered]
+    items = _first_projection(query)
+    if items is None or len(items) != len(names) or any(i.is_star for i in items):
+        return names
+    for i, item in enumerate(items):
+        written = (
+            item.alias if isinstance(item, exp.Alias) else item.name if isinstance(item, exp.Column) else None
+        )
+        if written and written.lower() == names[i].lower():
+            names[i] = written
+    return names
+
+
 def masked_query(
     sql: str, outputs: list[OutputColumn], masks: dict[int, str], *, dialect: str = "spark"
 ) -> str:
     """`sql` with the outputs at the positions in `masks` masked after everything else is computed.
 
     `outputs` is the query's outermost projection, all of it, in the engine's names
-    (`QueryPoints.columns`). Empty `masks` → `sql` unchanged.
+    (`QueryPoints.columns`); an alias or column written in another case keeps the case it is
+    written in, as Spark does. Empty `masks` → `sql` unchanged.
     """
     if not masks:
         return sql
@@ -117,7 +141,7 @@ def masked_query(
 
     names = [_COLUMN.format(i) for i in range(len(ordered))]
     items: list[exp.Expression] = []
-    for name, output in zip(names, ordered, strict=True):
+    for name, output, output_name in zip(names, ordered, _names(query, ordered), strict=True):
         reference = exp.column(name, table=_ALIAS)
         mask = masks.get(output.position)
         value = (
@@ -125,7 +149,7 @@ def masked_query(
             if mask is None
             else sqlglot.parse_one(mask_expression(mask, reference.sql("spark")), read="spark")
         )
-        items.append(exp.alias_(value, exp.to_identifier(output.name, quoted=True)))
+        items.append(exp.alias_(value, exp.to_identifier(output_name, quoted=True)))
     subquery = exp.Subquery(
         this=query,
         alias=exp.TableAlias(this=exp.to_identifier(_ALIAS), columns=[exp.to_identifier(n) for n in names]),

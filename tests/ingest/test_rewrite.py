@@ -206,6 +206,15 @@ QUERIES = [
 ]
 
 
+def test_names_keep_the_case_they_are_written_in(tables):
+    # Spark returns `ID` for `SELECT ID`; outputs named in lower case (as a resolver may) still give it
+    spark = tables
+    sql = "SELECT ID, p.Name, email AS Mail, upper(dept) FROM rw_people p UNION SELECT 0, 'Zed', 'z@q', 'X'"
+    outputs = [OutputColumn(position=i, name=n) for i, n in enumerate(["id", "name", "mail", "upper(dept)"])]
+    masked = spark.sql(masked_query(sql, outputs, {2: "sha256"}))
+    assert masked.columns == spark.sql(sql).columns == ["ID", "Name", "Mail", "upper(dept)"]
+
+
 def _check_masked(raw_rows, masked_rows, masks):
     assert len(masked_rows) == len(raw_rows)
     for raw, masked in zip(raw_rows, masked_rows, strict=True):
