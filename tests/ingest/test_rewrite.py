@@ -203,6 +203,11 @@ QUERIES = [
         ["name", "email"],
         {1: "redact"},
     ),
+    (
+        "(SELECT name, email FROM rw_people ORDER BY email DESC)",
+        ["name", "email"],
+        {0: "redact"},
+    ),
 ]
 
 
@@ -240,15 +245,23 @@ def test_rewritten_query_masks_only_the_outermost_values(tables, sql, names, mas
     assert any(m[p] != r[p] for r, m in zip(raw_rows, masked_rows, strict=True) for p in masks)
 
 
-def test_insert_select_writes_masked_values(tables):
+@pytest.mark.parametrize("cte_first", [False, True])
+def test_insert_select_writes_masked_values(tables, cte_first):
     spark = tables
     spark.sql("DROP TABLE IF EXISTS rw_target")
     spark.sql("CREATE TABLE rw_target (who STRING, spent BIGINT) USING parquet")
     try:
         query = "SELECT p.name, sum(o.amount) FROM rw_people p JOIN rw_orders o ON o.person_id = p.id GROUP BY p.name"
         outputs = [OutputColumn(position=0, name="name"), OutputColumn(position=1, name="sum(amount)")]
-        rewritten = masked_query(f"INSERT INTO rw_target {query}", outputs, {0: "sha256"})
-        assert rewritten.startswith("INSERT INTO rw_target SELECT")
+        statement = f"INSERT INTO rw_target {query}"
+        if cte_first:
+            # the CTE stays on the INSERT, which holds the query it wraps
+            cte = "WITH o AS (SELECT * FROM rw_orders WHERE amount > 10)"
+            query = query.replace("rw_orders o", "o")
+            statement = f"{cte} INSERT INTO rw_target {query}"
+            query = f"{cte} {query}"
+        rewritten = masked_query(statement, outputs, {0: "sha256"})
+        assert "INSERT INTO rw_target SELECT" in rewritten
         spark.sql(rewritten)
         written = sorted(tuple(r) for r in spark.sql("SELECT who, spent FROM rw_target").collect())
         expected = sorted((orc_mask("sha256", r[0]), r[1]) for r in spark.sql(query).collect())
