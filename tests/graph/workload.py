@@ -48,6 +48,7 @@ def run_graph_and_engines(store: FalkorDBStore, directory: Path, redis_port: int
         store.neighbours([node], "upstream")
         store.neighbours([node], "downstream")
     store.nodes([table, column])
+    store.catalog_entries([table, "no_such_db.no_such_table"])
     store.search(table[:5])
     store.search("nothing-like-this")
     store.stats()
