@@ -109,17 +109,55 @@ def _names(query: exp.Expression, ordered: list[OutputColumn]) -> list[str]:
 
 
 def masked_query(
-    sql: str, outputs: list[OutputColumn], masks: dict[int, str], *, dialect: str = "spark"
+    sql: str,
+    outputs: list[OutputColumn],
+    masks: dict[int, str],
+    *,
+    dialect: str = "spark",
+    statement: exp.Expression | None = None,
 ) -> str:
     """`sql` with the outputs at the positions in `masks` masked after everything else is computed.
 
     `outputs` is the query's outermost projection, all of it, in the engine's names
     (`QueryPoints.columns`); an alias or column written in another case keeps the case it is
-    written in, as Spark does. Empty `masks` → `sql` unchanged.
+    written in, as Spark does. Empty `masks` → `sql` unchanged. `statement` is `sql` already
+    parsed (`ingest.points.parse_query`), so the query on every check is parsed once; it is not
+    changed.
+
+    A query is wrapped as text: the user's SQL runs exactly as written, never as sqlglot renders
+    it again (and nothing is generated but the outer projection). INSERT … SELECT and CREATE …
+    AS SELECT are rendered from the tree, with their query part wrapped.
     """
     if not masks:
         return sql
     ordered = _check(outputs, masks)
+    if statement is None:
+        statement = _parse(sql, dialect)
+    query, holder = _query_part(statement)
+    names = [_COLUMN.format(i) for i in range(len(ordered))]
+    items = ", ".join(
+        _item(name, output, output_name, masks.get(output.position), dialect)
+        for name, output, output_name in zip(names, ordered, _names(query, ordered), strict=True)
+    )
+    alias = f"{_ALIAS}({', '.join(names)})"
+    if holder is None:
+        # the newline ends a trailing `--` comment of the user's text
+        return f"SELECT {items} FROM (\n{_without_terminator(sql)}\n) AS {alias}"
+    inner = query.copy()
+    with_ = inner.args.get("with_")
+    if with_ is not None:
+        # a WITH on the query part of an INSERT belongs to the outer query (Spark reads it there)
+        inner.set("with_", None)
+    outer = sqlglot.parse_one(f"SELECT {items} FROM (SELECT 1) AS {alias}", read=dialect)
+    outer.args["from_"].this.set("this", inner)
+    if with_ is not None:
+        outer.set("with_", with_)
+    holder = holder.copy()
+    holder.set("expression", outer)
+    return holder.sql(dialect)
+
+
+def _parse(sql: str, dialect: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except ParseError as exc:
@@ -130,35 +168,17 @@ def masked_query(
         ) from None
     if len(statements) != 1:
         raise RewriteError(f"expected one statement, got {len(statements)}")
-    statement = statements[0]
-    query, holder = _query_part(statement)
-    query = query.copy()
+    return statements[0]
 
-    # A top-level WITH belongs to the outer query; the CTEs stay visible inside the subquery.
-    with_ = query.args.get("with_")
-    if with_ is not None:
-        query.set("with_", None)
 
-    names = [_COLUMN.format(i) for i in range(len(ordered))]
-    items: list[exp.Expression] = []
-    for name, output, output_name in zip(names, ordered, _names(query, ordered), strict=True):
-        reference = exp.column(name, table=_ALIAS)
-        mask = masks.get(output.position)
-        value = (
-            reference
-            if mask is None
-            else sqlglot.parse_one(mask_expression(mask, reference.sql("spark")), read="spark")
-        )
-        items.append(exp.alias_(value, exp.to_identifier(output_name, quoted=True)))
-    subquery = exp.Subquery(
-        this=query,
-        alias=exp.TableAlias(this=exp.to_identifier(_ALIAS), columns=[exp.to_identifier(n) for n in names]),
-    )
-    outer = exp.Select(expressions=items).from_(subquery)
-    if with_ is not None:
-        outer.set("with_", with_)
-    if holder is None:
-        return outer.sql(dialect)
-    holder = holder.copy()
-    holder.set("expression", outer)
-    return holder.sql(dialect)
+def _item(name: str, output: OutputColumn, output_name: str, mask: str | None, dialect: str) -> str:
+    reference = f"{_ALIAS}.{name}"
+    value = reference if mask is None else mask_expression(mask, reference)
+    return f"{value} AS {exp.to_identifier(output_name, quoted=True).sql(dialect)}"
+
+
+def _without_terminator(sql: str) -> str:
+    text = sql.rstrip()
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    return text
