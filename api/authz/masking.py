@@ -1,0 +1,134 @@
+"""Masking decisions: which output columns of an allowed query are masked for a user, and why.
+
+Per output column, its tags are derived from its base sources with the propagation rules
+(`propagation.rules.derive`: one `Incoming` per source carrying the base column's effective
+tags, the path's kind and functions), so a `count`, or a hash the policy treats as
+pseudonymised, no longer carries the sensitive level: the same function effect table as
+propagation. The first protection rule of the policy matching those tags
+(`ProtectionPolicy.rule_for`) names the mask. The column is masked unless the user holds
+`unmask` (or `all`) covering every base source that on its own carries the protected tag;
+a row-scoped unmask grant counts only when every read of that table implies its condition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from watershed.api.authz.decide import ParsedGrant, Tags, covers_column
+from watershed.graph import ids
+from watershed.graph.authz import OutputColumn, OutputMask, QueryPoints
+from watershed.ingest.rewrite import MASKS
+from watershed.propagation.policy import Policy
+from watershed.propagation.rules import Incoming, TagValue, derive
+
+
+def _plain(tags: Mapping[str, TagValue]) -> dict[str, list[str]]:
+    return {key: sorted(tag.values) for key, tag in sorted(tags.items())}
+
+
+def _incoming(source, tags: Mapping[str, Mapping[str, TagValue]]) -> Incoming:
+    return Incoming(
+        source=source.column,
+        source_tags=dict(tags.get(source.column, {})),
+        task=None,
+        kind=source.kind,
+        functions=tuple(source.functions),
+    )
+
+
+def mask_name(orc_mask: str) -> str:
+    """The mask of a rule's ORC mask text (`redact,params` → `redact`); unknown ones nullify."""
+    name = orc_mask.split(",", 1)[0].strip().lower()
+    return name if name in MASKS else "nullify"
+
+
+def output_masks(
+    points: QueryPoints,
+    grants: Sequence[ParsedGrant],
+    tags: Mapping[str, Mapping[str, TagValue]],
+    policy: Policy,
+) -> list[OutputMask]:
+    """One OutputMask per output column of `points` (see the module docstring)."""
+    plain: Tags = {node: _plain(t) for node, t in tags.items()}
+    scopes: dict[str, list] = {}
+    for scope in points.rows:
+        scopes.setdefault(scope.table, []).append(scope.conditions)
+    return [_mask(column, grants, tags, plain, scopes, policy) for column in points.columns]
+
+
+def _mask(
+    column: OutputColumn,
+    grants: Sequence[ParsedGrant],
+    tags: Mapping[str, Mapping[str, TagValue]],
+    plain: Tags,
+    scopes: dict[str, list],
+    policy: Policy,
+) -> OutputMask:
+    incoming = [_incoming(source, tags) for source in column.sources]
+    derived = _plain(derive(incoming, policy))
+    protection = policy.protection
+    found = protection.rule_for(derived) if protection is not None else None
+    if found is None:
+        if not column.sources:
+            why = "computed from no base column"
+        elif protection is None:
+            why = "the policy has no protection rules"
+        else:
+            why = f"no protection rule matches its tags {derived or '{}'}"
+        return OutputMask(position=column.position, name=column.name, masked=False, tags=derived, why=why)
+    rule, level = found
+    tag = f"{rule.tag}={level}"
+    carriers = []
+    for source, edge in zip(column.sources, incoming, strict=True):
+        alone = _plain(derive([edge], policy))
+        if rule.matches(alone) is not None:
+            carriers.append((source, alone))
+    if not carriers:
+        # level and type from different sources: every source with a protected level, else all
+        for source, edge in zip(column.sources, incoming, strict=True):
+            alone = _plain(derive([edge], policy))
+            if any(v in rule.levels for v in alone.get(rule.tag, ())):
+                carriers.append((source, alone))
+        carriers = carriers or [(s, {}) for s in column.sources]
+    uncovered, unmasked_by = [], []
+    for source, _ in carriers:
+        reads = scopes.get(ids.parent(source.column)) or [[]]
+        grant = next(
+            (
+                g
+                for g in grants
+                if all(
+                    covers_column(g, source.column, conditions, "unmask", plain, policy)
+                    for conditions in reads
+                )
+            ),
+            None,
+        )
+        if grant is None:
+            uncovered.append(source)
+        else:
+            unmasked_by.append(f"{source.column} by grant {grant.grant.id}")
+
+    def path(source) -> str:
+        functions = f" through {', '.join(source.functions)}" if source.functions else ""
+        return f"{source.column} ({source.kind}{functions})"
+
+    if not uncovered:
+        return OutputMask(
+            position=column.position,
+            name=column.name,
+            masked=False,
+            tags=derived,
+            why=f"{tag} from {', '.join(path(s) for s, _ in carriers)} (rule {rule.tag} {'/'.join(rule.levels)}, "
+            f"mask {rule.mask}); unmask held: {'; '.join(unmasked_by)}",
+        )
+    mask = mask_name(rule.mask)
+    return OutputMask(
+        position=column.position,
+        name=column.name,
+        masked=True,
+        mask=mask,
+        tags=derived,
+        why=f"{tag} from {', '.join(path(s) for s in uncovered)} (rule {rule.tag} {'/'.join(rule.levels)}, "
+        f"mask {rule.mask}); no unmask grant covers {', '.join(s.column for s in uncovered)}",
+    )
