@@ -112,6 +112,7 @@ def check_name(name: str, what: str) -> str:
 def parse_actions(actions: list[str] | str) -> list[Action]:
     """Actions in their canonical order; AuthzError naming an unknown one."""
     items = actions.split(",") if isinstance(actions, str) else actions
+    items = [i for i in items if i.strip()]
     found: set[str] = set()
     for item in items:
         action = item.strip().lower()
