@@ -338,7 +338,14 @@ def _is_item_of(source: Source, join: exp.Join) -> bool:
 # -------------------------------------------------------------------- entry points
 
 
-def _parse_one(sql: str, dialect: str) -> exp.Expression:
+#: where `parse_query` keeps the text a statement was parsed from (Spark names unaliased
+#: outputs by their written text); sqlglot renders nothing from `meta`
+_TEXT = "watershed_sql"
+
+
+def parse_query(sql: str, *, dialect: str = "spark") -> exp.Expression:
+    """`sql` parsed as exactly one statement, for `tables_named`, `catalog_for`, `query_points`
+    and `rewrite.masked_query` to share (one parse per check). None of them changes it."""
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:
@@ -349,16 +356,27 @@ def _parse_one(sql: str, dialect: str) -> exp.Expression:
         raise QueryError("the query holds no statement")
     if len(statements) > 1:
         raise QueryError(f"the query holds {len(statements)} statements; expected one")
-    return statements[0]
+    statement = statements[0]
+    statement.meta[_TEXT] = sql
+    return statement
+
+
+def _statement(sql: str | exp.Expression, dialect: str) -> exp.Expression:
+    if isinstance(sql, exp.Expression):
+        return sql
+    return parse_query(sql, dialect=dialect)
 
 
 def _cte_names(node: exp.Expression) -> set[str]:
     return {cte.alias_or_name.lower() for cte in node.find_all(exp.CTE)}
 
 
-def tables_named(sql: str, *, dialect: str = "spark", default_database: str = "default") -> list[str]:
-    """Every table id the statement names, written or read (not CTE names), sorted."""
-    return _tables_of(_parse_one(sql, dialect), default_database)
+def tables_named(
+    sql: str | exp.Expression, *, dialect: str = "spark", default_database: str = "default"
+) -> list[str]:
+    """Every table id the statement names, written or read (not CTE names), sorted. `sql` is
+    the text or the statement `parse_query` returned."""
+    return _tables_of(_statement(sql, dialect), default_database)
 
 
 def _tables_of(node: exp.Expression, default_database: str) -> list[str]:
@@ -379,7 +397,7 @@ def _tables_of(node: exp.Expression, default_database: str) -> list[str]:
 
 
 def catalog_for(
-    sql: str,
+    sql: str | exp.Expression,
     fetch: Callable[[list[str]], dict[str, CatalogTable]],
     *,
     dialect: str = "spark",
@@ -387,7 +405,8 @@ def catalog_for(
     max_depth: int = 20,
 ) -> Catalog:
     """The catalog `query_points` needs for `sql`: the tables it names and, through every
-    view's definition, the tables views name, fetched level by level until closed."""
+    view's definition, the tables views name, fetched level by level until closed. `sql` is
+    the text or the statement `parse_query` returned."""
     tables: dict[str, CatalogTable] = {}
     #: what each view names, for the cycle check
     names: dict[str, list[str]] = {}
@@ -449,16 +468,30 @@ def _cycle(edges: dict[str, list[str]]) -> list[str]:
 
 
 def query_points(
-    sql: str,
+    sql: str | exp.Expression,
     catalog: Catalog,
     *,
     dialect: str = "spark",
     default_database: str = "default",
     variables: dict[str, str] | None = None,
 ) -> QueryPoints:
-    """The permission points of one statement that reads (see the module docstring)."""
-    text = substitute(sql, variables) if variables else sql
-    node = _parse_one(text, dialect)
+    """The permission points of one statement that reads (see the module docstring).
+
+    `sql` is the text or the statement `parse_query` returned (parsed from the text with its
+    variables already substituted: `variables` applies to text only); the statement is not
+    changed, so the caller can hand it on to the rewrite. `query_hash` is of the text.
+    """
+    if isinstance(sql, exp.Expression):
+        if variables:
+            raise QueryError("variables apply to the query's text, not to a parsed statement")
+        node = sql
+        text = node.meta.get(_TEXT)
+        if not isinstance(text, str):
+            raise QueryError("the statement was not parsed by parse_query: its text is unknown")
+        sql = text
+    else:
+        text = substitute(sql, variables) if variables else sql
+        node = parse_query(text, dialect=dialect)
     extractor = StatementExtractor(catalog, default_database, frozenset(), frozenset(), dialect, None)
     resolver = PointsResolver(extractor.env)
     extractor.resolver = resolver

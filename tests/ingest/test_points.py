@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from watershed.graph.catalog import Catalog, CatalogTable
-from watershed.ingest.points import QueryError, catalog_for, query_points, tables_named
+from watershed.ingest.points import QueryError, catalog_for, parse_query, query_points, tables_named
 
 CATALOG = {
     "default_database": "db",
@@ -543,3 +543,61 @@ def test_multi_insert_reads_every_column_without_conditions():
     )
     assert (p.kind, p.writes, p.columns) == ("multi-insert", ["db.t1", "db.t2"], [])
     assert cells(p) == [("db.users", ["db.users.app", "db.users.dt", "db.users.email", "db.users.uid"], [])]
+
+
+# ---------------------------------------------------------------- one parse per check
+
+
+PARSED_CASES = [
+    "SELECT nvl(u.email, 'x'), count(1) FROM users u JOIN orders o ON u.uid = o.uid "
+    "WHERE u.dt = '2024-01-01' AND u.app IN ('a', 'b') GROUP BY 1",
+    "WITH c AS (SELECT uid, email FROM users WHERE app = 'a') SELECT * FROM c "
+    "UNION ALL SELECT uid, email FROM users",
+    "INSERT OVERWRITE TABLE t3 SELECT column1, upper(column2), dt FROM t1 WHERE column2 = 'zhangsan'",
+    "SELECT uid, row_number() OVER (PARTITION BY app ORDER BY dt) FROM (SELECT * FROM vu LIMIT 5) s "
+    "WHERE uid IN (SELECT uid FROM orders WHERE amount > 3)",
+]
+
+
+@pytest.mark.parametrize("sql", PARSED_CASES)
+def test_parsed_statement_gives_the_same_answers_and_is_not_changed(sql):
+    catalog = _catalog(**{"db.vu": ("SELECT uid, app, dt FROM db.users WHERE app = 'a'", "uid,app,dt")})
+    statement = parse_query(sql)
+    before = statement.sql()
+    assert query_points(statement, catalog, default_database="db") == points(sql, catalog)
+    assert tables_named(statement, default_database="db") == tables_named(sql, default_database="db")
+
+    def fetch(names):
+        return {n: catalog.tables[n] for n in names if n in catalog.tables}
+
+    assert catalog_for(statement, fetch, default_database="db") == catalog_for(
+        sql, fetch, default_database="db"
+    )
+    assert statement.sql() == before
+    # twice on the same statement: nothing of the first analysis stays on it
+    assert query_points(statement, catalog, default_database="db") == points(sql, catalog)
+
+
+def test_parse_query_errors_are_the_text_forms():
+    with pytest.raises(QueryError, match=r"cannot parse the query: line 2, column \d+"):
+        parse_query("SELECT a\nFROM t1 WHERE (")
+    with pytest.raises(QueryError, match="2 statements"):
+        parse_query("SELECT 1; SELECT 2")
+    with pytest.raises(QueryError, match="no statement"):
+        parse_query("  ;  ")
+
+
+def test_parsed_statement_keeps_the_written_names_and_the_text_hash():
+    sql = "SELECT ucase(email), nvl(app, 'x') FROM users"
+    p = query_points(parse_query(sql), _catalog(), default_database="db")
+    assert [c.name for c in p.columns] == ["ucase(email)", "nvl(app, x)"]
+    assert p.query_hash == points(sql).query_hash
+
+
+def test_parsed_statement_refuses_variables_and_foreign_trees():
+    import sqlglot
+
+    with pytest.raises(QueryError, match="variables apply to the query's text"):
+        query_points(parse_query("SELECT uid FROM users"), _catalog(), variables={"d": "1"})
+    with pytest.raises(QueryError, match="not parsed by parse_query"):
+        query_points(sqlglot.parse_one("SELECT uid FROM users"), _catalog())
