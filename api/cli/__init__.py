@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from watershed.api.cli import (
+    authz,
     ddl,
     demo,
     graph,
@@ -76,6 +77,7 @@ app.command("serve")(serve.serve_command)
 app.add_typer(users.users_app, name="users")
 app.add_typer(users.tokens_app, name="tokens")
 app.add_typer(protect.app, name="protect")
+app.add_typer(authz.app, name="authz")
 # Further command groups register here, one line each.
 
 
