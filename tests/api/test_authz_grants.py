@@ -144,3 +144,16 @@ def test_membership_and_role_deletion(store):
     assert deleted.before["grants"][0]["id"] == db.id and deleted.actor == "root"
     with pytest.raises(AuthzError, match="role name"):
         store.add_role(ROOT, "two words")
+
+
+def test_statements_are_neo4j_5_cypher():
+    """The store's statements pass Neo4j's own parser too (tests/cypher/lint.mjs), with their parameters."""
+    import re
+
+    from tests.graph.test_neo4j_cypher import lint
+    from watershed.api.authz import grants
+
+    statements = [v for k, v in vars(grants).items() if k.isupper() and isinstance(v, str) and "MATCH" in v]
+    assert len(statements) >= 20
+    answers = lint([{"query": q, "params": sorted(set(re.findall(r"\$(\w+)", q)))} for q in statements])
+    assert [a["errors"] for a in answers] == [[]] * len(statements), answers
