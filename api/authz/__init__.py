@@ -7,13 +7,14 @@ data roles, groups and grants), the condition and tag-scope parsers, and the err
 from watershed.api.authz.conditions import implies, parse_condition
 from watershed.api.authz.decide import decide
 from watershed.api.authz.errors import AuthzError, UnknownGrantError
-from watershed.api.authz.grants import GrantStore, parse_actions
+from watershed.api.authz.grants import DataRole, GrantStore, parse_actions
 from watershed.api.authz.service import AuthzService
 from watershed.api.authz.tag_scope import parse_tag
 
 __all__ = [
     "AuthzError",
     "AuthzService",
+    "DataRole",
     "GrantStore",
     "UnknownGrantError",
     "decide",

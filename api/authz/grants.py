@@ -29,6 +29,8 @@ import json
 from datetime import UTC, datetime
 from typing import Literal
 
+from pydantic import BaseModel, Field
+
 from watershed.api.accounts.rights import Me
 from watershed.api.audit import CREATE_ENTRY, audit_params, statement
 from watershed.api.authz.conditions import parse_condition
@@ -96,6 +98,15 @@ ADD_GRANT = (
 REVOKE_GRANT = "MATCH (g:DataGrant {id: $id}) " + CREATE_ENTRY + " DELETE g RETURN count(*)"
 TABLE_OF_DATABASE = "MATCH (t:Table {db: $db}) RETURN t.id LIMIT 1"
 ADMINS = "MATCH (u:User {role: 'admin'}) RETURN u.name, u.databases ORDER BY u.name"
+
+
+class DataRole(BaseModel):
+    """A data role with the users and groups it is assigned to."""
+
+    name: str
+    created_at: str | None = None
+    users: list[str] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
 
 
 def _now() -> str:
@@ -174,18 +185,18 @@ class GrantStore:
 
     # ------------------------------------------------------------ roles
 
-    def roles(self) -> list[dict]:
-        """Every data role with its users and groups: [{name, created_at, users, groups}]."""
+    def roles(self) -> list[DataRole]:
+        """Every data role with its users and groups, by name."""
         members: dict[str, dict[str, list[str]]] = {}
         for role, kind, name in self.graph.read(MEMBERS):
             members.setdefault(role, {"user": [], "group": []})[kind].append(name)
         return [
-            {
-                "name": name,
-                "created_at": at,
-                "users": members.get(name, {}).get("user", []),
-                "groups": members.get(name, {}).get("group", []),
-            }
+            DataRole(
+                name=name,
+                created_at=at,
+                users=members.get(name, {}).get("user", []),
+                groups=members.get(name, {}).get("group", []),
+            )
             for name, at in self.graph.read(LIST_ROLES)
         ]
 
@@ -337,6 +348,9 @@ class GrantStore:
             entry = self.graph.catalog_entries([table]).get(table)
             if entry is None:
                 raise AuthzError(f"table {table}: not in the graph")
+            if entry.view_sql:
+                # queries are checked on the base tables a view reads: grant on those
+                raise AuthzError(f"table {table}: a view; grant on the tables it reads")
             update["table"] = table
             if grant.columns is not None:
                 columns = sorted({c.strip().lower() for c in grant.columns if c.strip()})

@@ -239,16 +239,12 @@ def role_delete_command(name: str = typer.Argument(..., help="The data role's na
 
 @role_app.command("list")
 def role_list_command(
-    output: OutputFormat = format_option(
-        "Output format: a table, or JSON ([{name, created_at, users, groups}])."
-    ),
+    output: OutputFormat = format_option("Output format: a table, or JSON (a list of DataRole)."),
 ) -> None:
     """Every data role with its users and groups."""
-    import json
-
     roles = _service().grants.roles()
     if output is OutputFormat.json:
-        typer.echo(json.dumps(roles))
+        typer.echo("[" + ",".join(r.model_dump_json() for r in roles) + "]")
         return
     table = Table()
     for header in ("role", "users", "groups", "created"):
