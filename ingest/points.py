@@ -44,7 +44,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from watershed.graph import ids
-from watershed.graph.authz import Cell, OutputColumn, OutputSource, QueryPoints, RowCondition, TableScope
+from watershed.graph.authz import QueryPoints
 from watershed.graph.catalog import Catalog, CatalogTable
 from watershed.graph.errors import WatershedError
 from watershed.ingest.errors import StatementError
@@ -77,6 +77,8 @@ _QUERY_KINDS = frozenset({"select", "insert", "create-table-as", "create-view", 
 _COMPARISON_SET = frozenset({exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ})
 _CONNECTIVES = frozenset({exp.And, exp.Or, exp.Not, exp.Paren})
 _LEAVES = frozenset({exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Identifier})
+#: select items that hold no window, told without walking them
+_PLAIN_ITEMS = frozenset({exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Star})
 
 #: views parsed, by (view id, text, dialect)
 _VIEW_CACHE: dict[tuple[str, str, str], exp.Expression] = {}
@@ -306,8 +308,11 @@ def _limits_rows(node: exp.Expression) -> bool:
         return False
     if args.get("qualify") is not None or args.get("sample") is not None:
         return True
-    if any(item.find(exp.Window) is not None for item in node.expressions):
-        return True
+    for item in node.expressions:
+        inner = item.args.get("this") if type(item) is exp.Alias else item
+        # most items are columns: no walk for them (this runs on every query of a check)
+        if type(inner) not in _PLAIN_ITEMS and inner.find(exp.Window) is not None:
+            return True
     from_ = args.get("from_")
     items = ([from_.this] if from_ is not None else []) + [j.this for j in args.get("joins") or []]
     return any(item.args.get("sample") is not None for item in items if isinstance(item, exp.Expression))
@@ -508,79 +513,87 @@ def query_points(
         raise QueryError(f"a {lineage.kind} statement reads nothing")
 
     problems: dict[str, None] = dict.fromkeys(lineage.unresolved)
-    columns: list[OutputColumn] = []
+    # the answer is built as plain data and validated once, nested models and all: a model
+    # per item (some fifty a query) cost a fifth of the analysis
+    columns: list[dict] = []
     #: base columns a statement without one outermost query reads (UPDATE, DELETE, MERGE, a
     #: multi-insert): every column its lineage names, and its rows without conditions
     extra: list[str] = []
+    rows: list[dict]
     if lineage.kind in _QUERY_KINDS and len(resolver.top) == 1:
         relation, ctx = resolver.top[0]
         problems.update(ctx.unresolved)
-        rows = [TableScope(table=o.table, conditions=_conditions(o)) for o in ctx.occurrences]
+        rows = [{"table": o.table, "conditions": _conditions(o)} for o in ctx.occurrences]
         for position, (name, contribs) in enumerate(zip(relation.names, relation.contribs, strict=False)):
-            columns.append(OutputColumn(position=position, name=name, sources=_sources(contribs)))
+            columns.append({"position": position, "name": name, "sources": _sources(contribs)})
     else:
-        rows = [TableScope(table=r.table) for r in lineage.reads]
+        rows = [{"table": r.table, "conditions": []} for r in lineage.reads]
         extra = [w.column for w in lineage.weak_references]
         extra.extend(s.column for c in lineage.columns for s in c.sources)
         # the written table's own columns read (`SET a = b WHERE c = 1`): a read of it
-        read = {r.table for r in rows}
+        read = {r["table"] for r in rows}
         for table in dict.fromkeys(ids.parent(c) for c in [*extra, *resolver.join_columns]):
             if table not in read:
                 read.add(table)
-                rows.append(TableScope(table=table))
+                rows.append({"table": table, "conditions": []})
 
-    tables = sorted({r.table for r in rows})
+    tables = sorted({r["table"] for r in rows})
     join_columns = sorted(resolver.join_columns)
     cells = _cells(rows, columns, [*join_columns, *extra])
-    return QueryPoints(
-        query_hash=hashlib.sha256(sql.encode("utf-8")).hexdigest(),
-        dialect=dialect,
-        kind=lineage.kind,
-        tables=tables,
-        writes=list(lineage.writes),
-        columns=columns,
-        join_columns=join_columns,
-        rows=rows,
-        cells=cells,
-        unknown_tables=[t for t in tables if catalog.get(t) is None],
-        problems=list(problems),
+    return QueryPoints.model_validate(
+        {
+            "query_hash": hashlib.sha256(sql.encode("utf-8")).hexdigest(),
+            "dialect": dialect,
+            "kind": lineage.kind,
+            "tables": tables,
+            "writes": list(lineage.writes),
+            "columns": columns,
+            "join_columns": join_columns,
+            "rows": rows,
+            "cells": cells,
+            "unknown_tables": [t for t in tables if catalog.get(t) is None],
+            "problems": list(problems),
+        }
     )
 
 
-def _conditions(occurrence: Occurrence) -> list[RowCondition]:
-    found: dict[str, RowCondition] = {}
+def _conditions(occurrence: Occurrence) -> list[dict]:
+    found: dict[str, dict] = {}
     for column, op, values, text in occurrence.predicates:
         if op == "is null":
             # null-accepting: on an outer join's null-supplying side it keeps the rows that
             # found no match, which says something about the rows that did
             continue
-        found.setdefault(text, RowCondition(column=column, op=op, values=[str(v) for v in values], text=text))
-    return sorted(found.values(), key=lambda c: c.text)
+        if text not in found:
+            found[text] = {"column": column, "op": op, "values": [str(v) for v in values], "text": text}
+    return [found[text] for text in sorted(found)]
 
 
-def _sources(contribs: list) -> list[OutputSource]:
-    found: dict[tuple, OutputSource] = {}
+def _sources(contribs: list) -> list[dict]:
+    found: dict[tuple, dict] = {}
     for column_id, _key, kind, functions, _occurrence in contribs:
         key = (column_id, kind, tuple(functions))
         if key not in found:
-            found[key] = OutputSource(column=column_id, kind=KINDS[kind], functions=list(functions))
+            found[key] = {"column": column_id, "kind": KINDS[kind], "functions": list(functions)}
     return list(found.values())
 
 
-def _cells(rows: list[TableScope], columns: list[OutputColumn], join_columns: list[str]) -> list[Cell]:
+def _cells(rows: list[dict], columns: list[dict], join_columns: list[str]) -> list[dict]:
     read: dict[str, dict[str, None]] = {}
     for column in columns:
-        for source in column.sources:
-            read.setdefault(ids.parent(source.column), {})[source.column] = None
+        for source in column["sources"]:
+            column_id = source["column"]
+            read.setdefault(ids.parent(column_id), {})[column_id] = None
     for column_id in join_columns:
         read.setdefault(ids.parent(column_id), {})[column_id] = None
-    cells: dict[tuple[str, tuple[str, ...]], Cell] = {}
+    cells: dict[tuple[str, tuple[str, ...]], dict] = {}
     for scope in rows:
-        key = (scope.table, tuple(c.text for c in scope.conditions))
+        texts = tuple(c["text"] for c in scope["conditions"])
+        key = (scope["table"], texts)
         if key not in cells:
-            cells[key] = Cell(
-                table=scope.table,
-                columns=sorted(read.get(scope.table, {})),
-                conditions=list(scope.conditions),
-            )
-    return sorted(cells.values(), key=lambda c: (c.table, [x.text for x in c.conditions]))
+            cells[key] = {
+                "table": scope["table"],
+                "columns": sorted(read.get(scope["table"], {})),
+                "conditions": list(scope["conditions"]),
+            }
+    return [cells[key] for key in sorted(cells)]
