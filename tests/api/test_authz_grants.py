@@ -151,3 +151,17 @@ def test_statements_are_neo4j_5_cypher():
     assert len(statements) >= 20
     answers = lint([{"query": q, "params": sorted(set(re.findall(r"\$(\w+)", q)))} for q in statements])
     assert [a["errors"] for a in answers] == [[]] * len(statements), answers
+
+
+def test_a_view_is_not_granted_on(store):
+    from watershed.graph.catalog import Catalog, CatalogTable
+
+    view = CatalogTable(
+        name="ods.profile_v",
+        columns=[{"name": "user_id", "type": "bigint"}],
+        view_sql="SELECT user_id FROM ods.user_profile",
+    )
+    store.graph.upsert_catalog(Catalog(default_database="ods", tables={"ods.profile_v": view}))
+    store.add_role(ROOT, "analyst")
+    with pytest.raises(AuthzError, match=r"ods\.profile_v: a view"):
+        store.grant(ROOT, g(table="ods.profile_v"))
