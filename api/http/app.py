@@ -13,7 +13,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from watershed.api.http import problems
 from watershed.api.http.deps import Service
 from watershed.api.http.protect_runs import ProtectRunner
-from watershed.api.http.routers import lineage, protection, runs, search, session, tables, tags, ttl, users
+from watershed.api.http.routers import (
+    authz,
+    lineage,
+    protection,
+    runs,
+    search,
+    session,
+    tables,
+    tags,
+    ttl,
+    users,
+)
 from watershed.api.http.runs import RunLauncher
 from watershed.api.http.settings import ApiSettings
 from watershed.graph.store import GraphStore
@@ -89,7 +100,7 @@ def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = N
     app.state.protect_runner = ProtectRunner(service)
     problems.install(app)
     # protection before tables: /tables/{t}/protection before the /tables/{t:path} page
-    for module in (session, search, protection, tables, lineage, tags, runs, ttl, users):
+    for module in (session, search, protection, tables, lineage, tags, runs, ttl, users, authz):
         app.include_router(module.router, prefix=PREFIX)
     if WEB.is_dir():
         from fastapi.staticfiles import StaticFiles

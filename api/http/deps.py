@@ -36,6 +36,13 @@ class Service:
 
         return load_policy(self.settings.policy_file)
 
+    @cached_property
+    def authz(self):
+        """Query-time authorization (api.authz.AuthzService); it keeps no state of its own."""
+        from watershed.api.authz import AuthzService
+
+        return AuthzService(self.graph, self.policy)
+
 
 # The dependencies without I/O are coroutines: FastAPI runs those in the event loop instead of
 # handing each to the thread pool (a thread hop per dependency per request; see bench/api_bench.py).

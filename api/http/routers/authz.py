@@ -1,0 +1,220 @@
+"""Query-time authorization: a query's permission points, a user's decision and masked rewrite,
+and the data roles, groups and grants behind them (docs/authz.md).
+
+Anyone authenticated may analyse a query and check or rewrite their own; checking for another
+user needs an admin (a query gateway runs with an admin token). Roles, groups and grants are
+managed by admins, a database-limited admin inside their databases only. Every decision and
+every change is audited; a decision's entry never holds the SQL text.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Depends, Query, Response
+from pydantic import BaseModel, Field
+
+from watershed.api.accounts.rights import Me
+from watershed.api.authz import AuthzError, DataRole, UnknownGrantError
+from watershed.api.http.deps import Service, admin, caller, service
+from watershed.api.http.problems import ApiProblem
+from watershed.graph.authz import Action, Decision, Grant, QueryPoints, Rewrite
+from watershed.ingest.points import QueryError
+
+router = APIRouter(prefix="/authz", tags=["authz"])
+
+#: what a list of grants answers at most (a role with more is an operator's mistake to see)
+MAX_GRANTS = 1000
+
+
+class QueryRequest(BaseModel):
+    sql: str = Field(min_length=1, description="One statement: a query, or a statement that reads.")
+    dialect: str = Field("spark", description="The SQL dialect (sqlglot's name); the gateway's engine.")
+    user: str | None = Field(
+        None, description="Whose query (default: the caller); another user's needs admin."
+    )
+
+
+class RoleCreate(BaseModel):
+    name: str
+
+
+class MemberRequest(BaseModel):
+    kind: Literal["user", "group"]
+    name: str
+
+
+class GroupMember(BaseModel):
+    user: str
+
+
+class GrantRequest(BaseModel):
+    """One scope: `database`, or `table` (+ `columns`, `condition`), or `tag` (+ optional `database`)."""
+
+    role: str
+    actions: list[Action] = Field(min_length=1)
+    database: str | None = None
+    table: str | None = None
+    columns: list[str] | None = None
+    condition: str | None = Field(None, description="A row condition on the table, e.g. app = 'douyin'.")
+    tag: str | None = Field(None, description="A tag expression, e.g. pii<=L2, pii_type=email, app=douyin.")
+
+
+class GrantList(BaseModel):
+    items: list[Grant]
+    truncated: bool = False
+
+
+class Changed(BaseModel):
+    changed: bool
+
+
+def _bad(exc: Exception) -> ApiProblem:
+    if isinstance(exc, UnknownGrantError):
+        return ApiProblem(404, str(exc))
+    return ApiProblem(400, str(exc))
+
+
+# ------------------------------------------------------------------ queries
+
+
+@router.post("/points", response_model=QueryPoints)
+def points(body: QueryRequest, _: Me = Depends(caller), svc: Service = Depends(service)) -> QueryPoints:
+    """The query's tables, output columns traced to base columns, join columns, row conditions and cells."""
+    try:
+        return svc.authz.points(body.sql, body.dialect)
+    except (QueryError, AuthzError) as exc:
+        raise ApiProblem(400, str(exc)) from None
+
+
+@router.post("/check", response_model=Decision)
+def check(body: QueryRequest, me: Me = Depends(caller), svc: Service = Depends(service)) -> Decision:
+    """Allowed, or denied with the parse error / unknown table / missing cells and the grant to ask for."""
+    return svc.authz.check(body.user or me.name, body.sql, body.dialect, caller=me)
+
+
+@router.post("/rewrite", response_model=Rewrite)
+def rewrite(body: QueryRequest, me: Me = Depends(caller), svc: Service = Depends(service)) -> Rewrite:
+    """The SQL to run (masks on the outermost projection only), or none when denied; why per output."""
+    return svc.authz.rewrite(body.user or me.name, body.sql, body.dialect, caller=me)
+
+
+# ------------------------------------------------------------------ roles and groups
+
+
+@router.get("/roles", response_model=list[DataRole])
+def roles(_: Me = Depends(admin), svc: Service = Depends(service)) -> list[DataRole]:
+    return svc.authz.grants.roles()
+
+
+@router.post("/roles", response_model=Changed, status_code=201)
+def add_role(
+    body: RoleCreate, response: Response, me: Me = Depends(admin), svc: Service = Depends(service)
+) -> Changed:
+    """Create a data role (200 and `changed: false` when it exists)."""
+    try:
+        created = svc.authz.grants.add_role(me, body.name)
+    except AuthzError as exc:
+        raise _bad(exc) from None
+    if not created:
+        response.status_code = 200
+    return Changed(changed=created)
+
+
+@router.delete("/roles/{name}", response_model=list[Grant])
+def delete_role(name: str, me: Me = Depends(admin), svc: Service = Depends(service)) -> list[Grant]:
+    """Delete a data role with its grants and assignments; answers the grants it had."""
+    try:
+        return svc.authz.grants.delete_role(me, name)
+    except (AuthzError, UnknownGrantError) as exc:
+        raise _bad(exc) from None
+
+
+@router.post("/roles/{name}/members", response_model=Changed)
+def assign(
+    name: str, body: MemberRequest, me: Me = Depends(admin), svc: Service = Depends(service)
+) -> Changed:
+    try:
+        return Changed(changed=svc.authz.grants.assign(me, name, body.kind, body.name))
+    except (AuthzError, UnknownGrantError) as exc:
+        raise _bad(exc) from None
+
+
+@router.delete("/roles/{name}/members/{kind}/{member}", status_code=204)
+def unassign(
+    name: str,
+    kind: Literal["user", "group"],
+    member: str,
+    me: Me = Depends(admin),
+    svc: Service = Depends(service),
+) -> Response:
+    try:
+        svc.authz.grants.unassign(me, name, kind, member)
+    except (AuthzError, UnknownGrantError) as exc:
+        raise _bad(exc) from None
+    return Response(status_code=204)
+
+
+@router.get("/groups", response_model=dict[str, list[str]])
+def groups(_: Me = Depends(admin), svc: Service = Depends(service)) -> dict[str, list[str]]:
+    return svc.authz.grants.groups()
+
+
+@router.post("/groups/{group}/users", response_model=Changed)
+def add_to_group(
+    group: str, body: GroupMember, me: Me = Depends(admin), svc: Service = Depends(service)
+) -> Changed:
+    try:
+        return Changed(changed=svc.authz.grants.add_to_group(me, group, body.user))
+    except (AuthzError, UnknownGrantError) as exc:
+        raise _bad(exc) from None
+
+
+@router.delete("/groups/{group}/users/{user}", status_code=204)
+def remove_from_group(
+    group: str, user: str, me: Me = Depends(admin), svc: Service = Depends(service)
+) -> Response:
+    try:
+        svc.authz.grants.remove_from_group(me, group, user)
+    except (AuthzError, UnknownGrantError) as exc:
+        raise _bad(exc) from None
+    return Response(status_code=204)
+
+
+# ------------------------------------------------------------------ grants
+
+
+@router.get("/grants", response_model=GrantList)
+def grants(
+    role: str | None = Query(None, description="Only this data role's grants."),
+    user: str | None = Query(None, description="Every grant this user holds, through roles and groups."),
+    _: Me = Depends(admin),
+    svc: Service = Depends(service),
+) -> GrantList:
+    if role is not None and user is not None:
+        raise ApiProblem(400, "give role or user, not both")
+    found = svc.authz.grants.grants_of(user) if user is not None else svc.authz.grants.grants(role=role)
+    return GrantList(items=found[:MAX_GRANTS], truncated=len(found) > MAX_GRANTS)
+
+
+@router.post("/grants", response_model=Grant, status_code=201)
+def add_grant(
+    body: GrantRequest, response: Response, me: Me = Depends(admin), svc: Service = Depends(service)
+) -> Grant:
+    """Grant actions on a scope to a data role (200 with the stored grant when it exists already)."""
+    try:
+        stored, created = svc.authz.grants.grant(me, Grant(id="", **body.model_dump()))
+    except (AuthzError, UnknownGrantError) as exc:
+        raise _bad(exc) from None
+    if not created:
+        response.status_code = 200
+    return stored
+
+
+@router.delete("/grants/{grant_id}", response_model=Grant)
+def revoke(grant_id: str, me: Me = Depends(admin), svc: Service = Depends(service)) -> Grant:
+    """Revoke a grant; answers what it granted."""
+    try:
+        return svc.authz.grants.revoke(me, grant_id)
+    except (AuthzError, UnknownGrantError) as exc:
+        raise _bad(exc) from None
