@@ -16,7 +16,7 @@ from watershed.api.authz.grants import GrantStore, record_decision
 from watershed.api.authz.masking import output_masks
 from watershed.graph.authz import Decision, OutputMask, QueryPoints, Rewrite
 from watershed.graph.store import GraphStore
-from watershed.ingest.points import QueryError, catalog_for, query_points
+from watershed.ingest.points import QueryError, catalog_for, parse_query, query_points
 from watershed.ingest.rewrite import RewriteError, masked_query
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
@@ -39,10 +39,14 @@ class AuthzService:
 
     def points(self, sql: str, dialect: str = "spark") -> QueryPoints:
         """The query's permission points; QueryError when it cannot be analysed."""
+        return self._points(parse_query(sql, dialect=dialect), dialect)
+
+    def _points(self, statement, dialect: str) -> QueryPoints:
+        # one parse per check: the catalog lookup, the points and the rewrite share the statement
         catalog = catalog_for(
-            sql, self.graph.catalog_entries, dialect=dialect, default_database=self.default_database
+            statement, self.graph.catalog_entries, dialect=dialect, default_database=self.default_database
         )
-        return query_points(sql, catalog, dialect=dialect, default_database=self.default_database)
+        return query_points(statement, catalog, dialect=dialect, default_database=self.default_database)
 
     @staticmethod
     def _authorize(caller: Me | None, user: str) -> None:
@@ -51,8 +55,10 @@ class AuthzService:
             caller.require("admin")
 
     def _decide(self, user: str, sql: str, dialect: str):
+        statement = None
         try:
-            points = self.points(sql, dialect)
+            statement = parse_query(sql, dialect=dialect)
+            points = self._points(statement, dialect)
         except QueryError as exc:
             decision = Decision(
                 user=user,
@@ -60,14 +66,14 @@ class AuthzService:
                 allowed=False,
                 error=str(exc),
             )
-            return decision, [], {}
+            return decision, [], {}, statement
         grants = self.grants.grants_of(user)
         nodes = {*points.tables, *points.writes, *points.join_columns}
         nodes.update(c for cell in points.cells for c in cell.columns)
         nodes.update(s.column for column in points.columns for s in column.sources)
         tags = self._tags.tags_of(sorted(nodes)) if nodes else {}
         decision = decide(user, points, grants, _plain(tags), self.policy, admins_of=self.grants.admins_of)
-        return decision, grants, tags
+        return decision, grants, tags, statement
 
     def _record(self, caller: Me | None, decision: Decision, outputs: list[OutputMask] | None = None) -> None:
         payload = {
@@ -93,14 +99,14 @@ class AuthzService:
     def check(self, user: str, sql: str, dialect: str = "spark", *, caller: Me | None = None) -> Decision:
         """Whether `user` may run `sql`; audited. `caller` None = a trusted in-process caller."""
         self._authorize(caller, user)
-        decision, _, _ = self._decide(user, sql, dialect)
+        decision, _, _, _ = self._decide(user, sql, dialect)
         self._record(caller, decision)
         return decision
 
     def rewrite(self, user: str, sql: str, dialect: str = "spark", *, caller: Me | None = None) -> Rewrite:
         """The SQL `user` may run (None when denied), masked after computing, and why per output."""
         self._authorize(caller, user)
-        decision, grants, tags = self._decide(user, sql, dialect)
+        decision, grants, tags, statement = self._decide(user, sql, dialect)
         if not decision.allowed or decision.points is None:
             self._record(caller, decision)
             return Rewrite(decision=decision)
@@ -108,7 +114,7 @@ class AuthzService:
         outputs = output_masks(points, parse_grants(grants, self.policy), tags, self.policy)
         masks = {o.position: o.mask for o in outputs if o.masked and o.mask}
         try:
-            text = masked_query(sql, points.columns, masks, dialect=dialect)
+            text = masked_query(sql, points.columns, masks, dialect=dialect, statement=statement)
         except RewriteError as exc:
             # masks that cannot be applied must never let the raw values through
             decision = decision.model_copy(
