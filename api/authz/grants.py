@@ -68,7 +68,6 @@ UNASSIGN = (
     + CREATE_ENTRY
     + " DELETE m RETURN count(*)"
 )
-GROUPS_OF = "MATCH (g:GroupMember {user: $user}) RETURN g.group ORDER BY g.group"
 GROUP_MEMBERS = "MATCH (g:GroupMember) RETURN g.group, g.user ORDER BY g.group, g.user"
 ADD_TO_GROUP = (
     "OPTIONAL MATCH (old:GroupMember {group: $group, user: $user}) WITH count(old) AS existing "
@@ -77,11 +76,14 @@ ADD_TO_GROUP = (
 REMOVE_FROM_GROUP = (
     "MATCH (g:GroupMember {group: $group, user: $user}) " + CREATE_ENTRY + " DELETE g RETURN count(*)"
 )
-ROLES_OF = (
-    "MATCH (m:DataRoleMember) WHERE (m.kind = 'user' AND m.name = $user) "
-    "OR (m.kind = 'group' AND m.name IN $groups) RETURN DISTINCT m.role"
-)
 ROLES_OF_GROUP = "MATCH (m:DataRoleMember {kind: 'group', name: $group}) RETURN m.role"
+#: a user's grants in one read: their groups, the roles of the user and of those groups, the grants
+GRANTS_OF_USER = (
+    "OPTIONAL MATCH (gm:GroupMember {user: $user}) WITH collect(gm.group) AS groups "
+    "MATCH (m:DataRoleMember) WHERE (m.kind = 'user' AND m.name = $user) "
+    "OR (m.kind = 'group' AND m.name IN groups) WITH collect(DISTINCT m.role) AS roles "
+    f"MATCH (g:DataGrant) WHERE g.role IN roles RETURN {GRANT_FIELDS} ORDER BY g.id"
+)
 GRANTS_OF_ROLES = f"MATCH (g:DataGrant) WHERE g.role IN $roles RETURN {GRANT_FIELDS} ORDER BY g.id"
 LIST_GRANTS = (
     f"MATCH (g:DataGrant) WHERE $role IS NULL OR g.role = $role RETURN {GRANT_FIELDS} ORDER BY g.role, g.id"
@@ -308,9 +310,7 @@ class GrantStore:
 
     def grants_of(self, user: str) -> list[Grant]:
         """Every grant a user holds, through their roles and their groups' roles."""
-        groups = [r[0] for r in self.graph.read(GROUPS_OF, {"user": user})]
-        roles = [r[0] for r in self.graph.read(ROLES_OF, {"user": user, "groups": groups})]
-        return self._grants_of_roles(roles)
+        return [_grant(row) for row in self.graph.read(GRANTS_OF_USER, {"user": user})]
 
     def get(self, grant_id_: str) -> Grant:
         rows = self.graph.read(GET_GRANT, {"id": grant_id_})
