@@ -186,11 +186,28 @@ def call_every_route(store: FalkorDBStore, redis_port: int, data_dir: Path) -> N
             ("POST", "/users/dora/tokens", None),
             ("GET", "/users/dora/tokens", None),
             ("DELETE", "/users/dora/tokens/nope", None),
+            ("POST", "/authz/roles", {"json": {"name": "analyst"}}),
+            ("POST", "/authz/roles/analyst/members", {"json": {"kind": "group", "name": "analysts"}}),
+            ("POST", "/authz/groups/analysts/users", {"json": {"user": "dora"}}),
+            ("GET", "/authz/groups", None),
+            ("POST", "/authz/grants", {"json": {"role": "analyst", "actions": ["select"], "table": table}}),
+            ("POST", "/authz/grants", {"json": {"role": "analyst", "actions": ["unmask"], "tag": "pii<=L2"}}),
+            ("POST", "/authz/grants", {"json": {"role": "analyst", "actions": ["all"], "database": "ods"}}),
+            ("GET", "/authz/grants", {"params": {"user": "dora"}}),
+            ("GET", "/authz/roles", None),
+            ("POST", "/authz/points", {"json": {"sql": f"SELECT * FROM {table}"}}),
+            ("POST", "/authz/check", {"json": {"sql": f"SELECT * FROM {table}", "user": "dora"}}),
+            ("POST", "/authz/rewrite", {"json": {"sql": f"SELECT * FROM {table}", "user": "dora"}}),
+            ("DELETE", "/authz/groups/analysts/users/dora", None),
+            ("DELETE", "/authz/roles/analyst/members/group/analysts", None),
         ]
         for method, path, kwargs in calls:
             answered(client.request(method, path, **(kwargs or {})))
         dora = answered(client.post("/users/dora/tokens")).json()
         answered(client.delete(f"/users/dora/tokens/{dora['id']}"))
+        for grant in answered(client.get("/authz/grants", params={"role": "analyst"})).json()["items"][:1]:
+            answered(client.delete(f"/authz/grants/{grant['id']}"))
+        answered(client.delete("/authz/roles/analyst"))
         for method, path in (("DELETE", "/users/dora"), ("GET", "/audit")):
             answered(client.request(method, path, params={"actor": "admin", "action": "user."}))
         # the browser's way in: a session cookie instead of the bearer token
