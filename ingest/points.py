@@ -47,6 +47,7 @@ from watershed.graph import ids
 from watershed.graph.authz import QueryPoints
 from watershed.graph.catalog import Catalog, CatalogTable
 from watershed.graph.errors import WatershedError
+from watershed.graph.lineage import StatementLineage
 from watershed.ingest.errors import StatementError
 from watershed.ingest.resolve import (
     DIRECT,
@@ -497,16 +498,15 @@ def query_points(
     else:
         text = substitute(sql, variables) if variables else sql
         node = parse_query(text, dialect=dialect)
-    extractor = StatementExtractor(catalog, default_database, frozenset(), frozenset(), dialect, None)
-    resolver = PointsResolver(extractor.env)
-    extractor.resolver = resolver
-    extractor.env.sql_text = text
-    try:
-        lineage = extractor.extract(node, 0, 1)
-    except StatementError as exc:
-        raise QueryError(f"cannot analyse the query: {exc}") from None
-    except (SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
-        raise QueryError(f"cannot analyse the query: {type(exc).__name__}: {exc}") from None
+    # INSERT … SELECT and CREATE … AS: the points come from the query, so the target's column
+    # lineage (a fifth of an INSERT's analysis) is skipped; when the statement turns out to
+    # have no single outermost query, it is analysed again in full
+    lean = isinstance(node, exp.Create) or (
+        isinstance(node, exp.Insert) and node.args.get("conflict") is None
+    )
+    lineage, resolver = _extract(node, text, catalog, default_database, dialect, lean)
+    if lean and not (lineage.kind in _QUERY_KINDS and len(resolver.top) == 1):
+        lineage, resolver = _extract(node, text, catalog, default_database, dialect, False)
     if resolver.view_cycles:
         raise QueryError(f"views refer to themselves: {', '.join(dict.fromkeys(resolver.view_cycles))}")
     if not resolver.top and not lineage.reads and not lineage.writes:
@@ -555,6 +555,31 @@ def query_points(
             "problems": list(problems),
         }
     )
+
+
+class _PointsExtractor(StatementExtractor):
+    """The statement extractor, without the written columns' lineage when `lean`."""
+
+    lean = False
+
+    def _column_lineage(self, tid, names, relation):
+        return [] if self.lean else super()._column_lineage(tid, names, relation)
+
+
+def _extract(
+    node: exp.Expression, text: str, catalog: Catalog, default_database: str, dialect: str, lean: bool
+) -> tuple[StatementLineage, PointsResolver]:
+    extractor = _PointsExtractor(catalog, default_database, frozenset(), frozenset(), dialect, None)
+    extractor.lean = lean
+    resolver = PointsResolver(extractor.env)
+    extractor.resolver = resolver
+    extractor.env.sql_text = text
+    try:
+        return extractor.extract(node, 0, 1), resolver
+    except StatementError as exc:
+        raise QueryError(f"cannot analyse the query: {exc}") from None
+    except (SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise QueryError(f"cannot analyse the query: {type(exc).__name__}: {exc}") from None
 
 
 def _conditions(occurrence: Occurrence) -> list[dict]:
