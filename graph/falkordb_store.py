@@ -39,6 +39,14 @@ INDEXES = [
     "CREATE INDEX FOR (n:Session) ON (n.user)",
     "CREATE INDEX FOR (n:Session) ON (n.token)",
     "CREATE INDEX FOR (n:AuditEntry) ON (n.id)",
+    # data roles, groups and grants of query-time authorization (api/authz/grants.py)
+    "CREATE INDEX FOR (n:DataRole) ON (n.name)",
+    "CREATE INDEX FOR (n:DataRoleMember) ON (n.name)",
+    "CREATE INDEX FOR (n:DataRoleMember) ON (n.role)",
+    "CREATE INDEX FOR (n:GroupMember) ON (n.user)",
+    "CREATE INDEX FOR (n:GroupMember) ON (n.group)",
+    "CREATE INDEX FOR (n:DataGrant) ON (n.id)",
+    "CREATE INDEX FOR (n:DataGrant) ON (n.role)",
 ]
 
 #: Every property name Watershed writes on a node or relationship. The server logs writes as their

@@ -224,6 +224,25 @@ class GraphTagStore:
                         found[node] = decode_tags(text)
         return found
 
+    def current_tags(self, nodes: Iterable[str]) -> dict[str, dict[str, TagValue]]:
+        """Each node's tags as the next propagation will leave them on the node itself: what the last
+        run derived, under the seeds, manual tags and blocks set since (the same precedence as
+        `rules.derive`). A check at query time reads these, so a steward's tag or block counts at
+        once on its node; nodes downstream of it change when propagation runs."""
+        columns, tables = _split(nodes)
+        found: dict[str, dict[str, TagValue]] = {}
+        for label, ids in (("Column", columns), ("Table", tables)):
+            for batch in chunks(ids, self.batch_size):
+                for node, text, entries in self.graph.read(queries.current_tags(label), {"ids": list(batch)}):
+                    own = self._own(entries)
+                    derived = {k: v for k, v in decode_tags(text).items() if v.origin == PROPAGATED}
+                    tags = {**derived, **own.seeds, **own.manual}
+                    for key in own.blocks:
+                        tags.pop(key, None)
+                    if tags:
+                        found[node] = tags
+        return found
+
     def own_tags(self, node: str) -> list[dict[str, Any]]:
         """What stewards and rules set on a node: type, origin, key, value, by, at, rule."""
         self._require(node)

@@ -173,6 +173,15 @@ def tags_json(label: str) -> str:
     return f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}) RETURN n.id, n.tags"
 
 
+def current_tags(label: str) -> str:
+    """Nodes' last derived tags with their own tags and blocks, read together (GraphTagStore.current_tags)."""
+    return (
+        f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}) "
+        "OPTIONAL MATCH (n)-[g:TAGGED|BLOCKS]->(t:Tag) WHERE type(g) = 'BLOCKS' OR g.origin <> 'propagated' "
+        "WITH n, collect([type(g), g.origin, t.key, t.value]) AS own RETURN n.id, n.tags, own"
+    )
+
+
 RULE_SEEDS = "MATCH (n:Column)-[g:TAGGED {origin: 'seed'}]->(t:Tag) RETURN n.id, t.key, t.value, g.rule"
 ALL_COLUMNS = "MATCH (n:Column) RETURN n.id"
 DERIVED_COLUMNS = "UNWIND $ids AS id MATCH (:Column)-[:FLOWS_TO]->(n:Column {id: id}) RETURN DISTINCT n.id"

@@ -71,7 +71,7 @@ class AuthzService:
         nodes = {*points.tables, *points.writes, *points.join_columns}
         nodes.update(c for cell in points.cells for c in cell.columns)
         nodes.update(s.column for column in points.columns for s in column.sources)
-        tags = self._tags.tags_of(sorted(nodes)) if nodes else {}
+        tags = self._tags.current_tags(sorted(nodes)) if nodes else {}
         decision = decide(user, points, grants, _plain(tags), self.policy, admins_of=self.grants.admins_of)
         return decision, grants, tags, statement
 

@@ -132,3 +132,25 @@ def test_grant_management_is_for_admins_inside_their_databases(api, analyst_gran
         actions = {e["action"] for e in audit}
         assert {"authz.role.add", "authz.grant", "authz.revoke", "authz.decision"} <= actions
         assert all(SQL not in str(e["after"]) for e in audit)
+
+
+def test_a_stewards_tag_counts_at_once_without_propagation(api, analyst_grant):
+    """The tags a check reads are the node's own tags over the last run's: a column a steward has just
+    tagged is masked at the next query, not after the next propagation (nor left masked once untagged)."""
+    sql = "SELECT user_id, city FROM ods.user_profile WHERE dt = '2024-01-31'"
+    column = "ods.user_profile.city"
+
+    def masked() -> dict[str, bool]:
+        with api.client("viewer") as viewer:
+            rewrite = viewer.post("/authz/rewrite", json={"sql": sql}).json()
+        assert rewrite["decision"]["allowed"]
+        return {o["name"]: o["masked"] for o in rewrite["outputs"]}
+
+    assert masked() == {"user_id": False, "city": False}
+    with api.client("steward") as steward:
+        assert steward.put(f"/nodes/{column}/tags/pii", json={"values": ["L4"]}).status_code == 200
+        try:
+            assert masked() == {"user_id": False, "city": True}
+        finally:
+            assert steward.delete(f"/nodes/{column}/tags/pii").status_code in (200, 204)
+    assert masked() == {"user_id": False, "city": False}
