@@ -1,6 +1,7 @@
 """The Spark authorization suite's warehouse and queries (tests/api/test_authz_spark.py).
 
-Three tables in database `authz_demo`, partitioned by `dt`: `users` (ssn pii L4, email L3,
+Three tables in database `authz_demo`, partitioned by `dt` (amounts are decimals: a sum is then
+exact whatever order Spark adds in, so raw and guarded sums compare equal): `users` (ssn pii L4, email L3,
 phone L2), `orders` and `events` joined to it by `user_id`; `app` is douyin or toutiao.
 
 Each query states what a check must find, in the contract's terms (graph/authz.py):
@@ -16,6 +17,7 @@ Each query states what a check must find, in the contract's terms (graph/authz.p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 DB = "authz_demo"
 APPS = ("douyin", "toutiao")
@@ -33,7 +35,13 @@ USERS_COLUMNS = {
     "app": "string",
     "city": "string",
 }
-ORDERS_COLUMNS = {"order_id": "int", "user_id": "int", "amount": "double", "item": "string", "app": "string"}
+ORDERS_COLUMNS = {
+    "order_id": "int",
+    "user_id": "int",
+    "amount": "decimal(10,2)",
+    "item": "string",
+    "app": "string",
+}
 EVENTS_COLUMNS = {"user_id": "int", "event": "string", "duration_ms": "int", "app": "string"}
 TABLES = {"users": USERS_COLUMNS, "orders": ORDERS_COLUMNS, "events": EVENTS_COLUMNS}
 
@@ -61,7 +69,7 @@ def order_rows() -> list[dict]:
         {
             "order_id": k,
             "user_id": (k * 7) % USERS,
-            "amount": round(10 + (k * 13) % 97 + k / 100, 2),
+            "amount": Decimal(10 + (k * 13) % 97) + Decimal(k) / 100,
             "item": ["book", "phone case", "tea", "bike"][k % 4],
             "app": APPS[(k // 3) % 2],
             "dt": DTS[k % 2],

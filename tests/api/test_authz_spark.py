@@ -22,10 +22,17 @@ from tests.api.authz_queries import (
     sensitive_values,
     user_rows,
 )
+from watershed.api.accounts.rights import Me
+from watershed.api.authz import AuthzService
+from watershed.api.authz.spark import QueryDeniedError, guarded
+from watershed.graph.authz import Grant
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.ingest.points import query_points
 from watershed.ingest.rewrite import masked_query
 from watershed.orc_crypto.masks import masked_values
+from watershed.propagation.engine import local_batches, propagate_full
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
 
 #: the default protection policy's masks (graph/protection.py): pii L4/L3 nullify, L2 sha256
 MASK_OF_LEVEL = {"L4": "nullify", "L3": "nullify", "L2": "sha256"}
@@ -145,3 +152,101 @@ def test_masked_rewrite_matches_the_raw_result_with_masks_applied(warehouse, que
     got = _rows(warehouse, masked_query(query.sql, points.columns, masks))
     assert_masked_result(query, raw, got, masks)
     assert not leaks(got[1])
+
+
+# ------------------------------------------------------------------ users, grants, guarded sessions
+
+ADMIN = Me(name="root", role="admin")
+#: user -> the grants of their one data role
+USERS = {
+    "full": [dict(database=DB, actions=["select", "unmask"])],
+    "cols": [
+        dict(
+            table=f"{DB}.users",
+            columns=["user_id", "name", "app", "city", "dt"],
+            actions=["select", "unmask"],
+        ),
+        dict(table=f"{DB}.orders", actions=["select", "unmask"]),
+        dict(table=f"{DB}.events", actions=["select", "unmask"]),
+    ],
+    "rows": [
+        dict(table=f"{DB}.{t}", condition="app = 'douyin'", actions=["select", "unmask"]) for t in TABLES
+    ],
+    "tags": [dict(database=DB, actions=["select"]), dict(tag="pii<=L2", actions=["unmask"])],
+    "masked": [dict(database=DB, actions=["select"])],
+    "nobody": [],
+}
+
+
+@pytest.fixture(scope="module")
+def service(falkordb_server):
+    from watershed.graph.falkordb_store import FalkorDBStore
+
+    graph = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph="authz_spark")
+    graph.clear()
+    graph.ensure_schema()
+    graph.upsert_catalog(catalog())
+    policy = default_policy()
+    tags = GraphTagStore(graph, policy)
+    for column, (level, kind) in PII.items():
+        tags.set_tag(f"{DB}.users.{column}", "pii", [level], by="steward")
+        tags.set_tag(f"{DB}.users.{column}", "pii_type", [kind], by="steward")
+    # effective tags are what a propagation run computes from the stewards' ones
+    tags.raise_fence(1)
+    propagate_full(tags, local_batches(tags, policy, "r1", 1), run_id="r1", token=1)
+    authz = AuthzService(graph, policy)
+    for user, grants in USERS.items():
+        authz.grants.add_role(ADMIN, f"r_{user}")
+        authz.grants.assign(ADMIN, f"r_{user}", "user", user)
+        for grant in grants:
+            authz.grants.grant(ADMIN, Grant(id="", role=f"r_{user}", **grant))
+    yield authz
+    graph.clear()
+    graph.close()
+
+
+def expected_masks(user: str, query: Query, names: list[str]) -> dict[int, str]:
+    if user in ("full", "cols", "rows"):
+        return {}
+    masks = masks_without_unmask(query, names)
+    if user == "tags":
+        # unmask on pii<=L2: phone (L2) in clear
+        masks = {
+            names.index(out): mask
+            for out, column in query.sensitive.items()
+            if PII[column][0] > "L2"
+            for mask in [masks[names.index(out)]]
+        }
+    return masks
+
+
+def expected_allowed(user: str, query: Query) -> bool:
+    return {"cols": not query.cells, "rows": query.douyin, "nobody": False}.get(user, True)
+
+
+@pytest.mark.parametrize("user", list(USERS))
+@pytest.mark.parametrize("query", QUERIES, ids=IDS)
+def test_guarded_session_decides_and_masks_as_the_query_states(warehouse, service, query, user):
+    session = guarded(warehouse, user, service)
+    if not expected_allowed(user, query):
+        with pytest.raises(QueryDeniedError) as denied:
+            session.sql(query.sql)
+        decision = denied.value.rewrite.decision
+        assert not decision.allowed and decision.error is None
+        if user == "cols":
+            missing = {
+                c.rsplit(".", 1)[1] for m in decision.missing if m.table == f"{DB}.users" for c in m.columns
+            }
+            assert missing == set(query.cells)
+            assert all(m.table == f"{DB}.users" for m in decision.missing)
+            assert f"{DB}.users" in str(denied.value)
+        return
+    raw = _rows(warehouse, query.sql)
+    masks = expected_masks(user, query, raw[0])
+    rewrite = session.explain(query.sql)
+    assert {o.position: o.mask for o in rewrite.outputs if o.masked} == masks
+    got = session.sql(query.sql)
+    got = (got.columns, [tuple(r) for r in got.collect()])
+    assert_masked_result(query, raw, got, masks)
+    if user == "masked":
+        assert not leaks(got[1])
