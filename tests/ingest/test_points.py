@@ -601,3 +601,11 @@ def test_parsed_statement_refuses_variables_and_foreign_trees():
         query_points(parse_query("SELECT uid FROM users"), _catalog(), variables={"d": "1"})
     with pytest.raises(QueryError, match="not parsed by parse_query"):
         query_points(sqlglot.parse_one("SELECT uid FROM users"), _catalog())
+
+
+def test_insert_without_one_outermost_query_is_analysed_in_full():
+    # the lean pass (no target column lineage) finds no outermost query: a full pass answers
+    p = points("INSERT INTO t3 VALUES (1, 'a', '2024-01-01')")
+    assert (p.kind, p.writes, p.rows, p.columns, p.cells) == ("insert", ["db.t3"], [], [], [])
+    p = points("INSERT INTO t3 SELECT column1, upper(column2), dt FROM t1 WHERE dt = '1'")
+    assert cells(p) == [("db.t1", ["db.t1.column1", "db.t1.column2", "db.t1.dt"], ["dt = '1'"])]
