@@ -229,18 +229,19 @@ class GraphTagStore:
         run derived, under the seeds, manual tags and blocks set since (the same precedence as
         `rules.derive`). A check at query time reads these, so a steward's tag or block counts at
         once on its node; nodes downstream of it change when propagation runs."""
-        columns, tables = _split(nodes)
         found: dict[str, dict[str, TagValue]] = {}
-        for label, ids in (("Column", columns), ("Table", tables)):
-            for batch in chunks(ids, self.batch_size):
-                for node, text, entries in self.graph.read(queries.current_tags(label), {"ids": list(batch)}):
-                    own = self._own(entries)
-                    derived = {k: v for k, v in decode_tags(text).items() if v.origin == PROPAGATED}
-                    tags = {**derived, **own.seeds, **own.manual}
-                    for key in own.blocks:
-                        tags.pop(key, None)
-                    if tags:
-                        found[node] = tags
+        for batch in chunks(list(nodes), self.batch_size):
+            columns, tables = _split(batch)
+            for node, text, entries in self.graph.read(
+                queries.CURRENT_TAGS, {"columns": columns, "tables": tables}
+            ):
+                own = self._own(entries)
+                derived = {k: v for k, v in decode_tags(text).items() if v.origin == PROPAGATED}
+                tags = {**derived, **own.seeds, **own.manual}
+                for key in own.blocks:
+                    tags.pop(key, None)
+                if tags:
+                    found[node] = tags
         return found
 
     def own_tags(self, node: str) -> list[dict[str, Any]]:

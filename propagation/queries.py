@@ -173,13 +173,17 @@ def tags_json(label: str) -> str:
     return f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}) RETURN n.id, n.tags"
 
 
-def current_tags(label: str) -> str:
-    """Nodes' last derived tags with their own tags and blocks, read together (GraphTagStore.current_tags)."""
+def _current_tags(label: str, ids: str) -> str:
     return (
-        f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}) "
+        f"UNWIND {ids} AS id MATCH (n:{label} {{id: id}}) "
         "OPTIONAL MATCH (n)-[g:TAGGED|BLOCKS]->(t:Tag) WHERE type(g) = 'BLOCKS' OR g.origin <> 'propagated' "
-        "WITH n, collect([type(g), g.origin, t.key, t.value]) AS own RETURN n.id, n.tags, own"
+        "WITH n, collect([type(g), g.origin, t.key, t.value]) AS own RETURN n.id AS id, n.tags AS tags, own"
     )
+
+
+#: columns' and tables' last derived tags with their own tags and blocks, in one read
+#: (GraphTagStore.current_tags: a query-time check pays one round trip for them)
+CURRENT_TAGS = _current_tags("Column", "$columns") + " UNION ALL " + _current_tags("Table", "$tables")
 
 
 RULE_SEEDS = "MATCH (n:Column)-[g:TAGGED {origin: 'seed'}]->(t:Tag) RETURN n.id, t.key, t.value, g.rule"

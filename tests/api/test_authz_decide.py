@@ -17,7 +17,7 @@ from watershed.graph.authz import Cell, Grant, QueryPoints, RowCondition
 from watershed.graph.catalog import Catalog
 from watershed.ingest.points import query_points
 from watershed.propagation.policy import default_policy
-from watershed.propagation.rules import SEED, TagValue
+from watershed.propagation.rules import PROPAGATED, TagValue
 
 POLICY = default_policy()
 SAMPLES = resources.files("watershed.ingest") / "samples" / "warehouse"
@@ -131,7 +131,7 @@ def test_missing_cells_are_bounded():
 
 
 def tag_values(tags):
-    return {node: {k: TagValue(k, frozenset(v), SEED) for k, v in t.items()} for node, t in tags.items()}
+    return {node: {k: TagValue(k, frozenset(v), PROPAGATED) for k, v in t.items()} for node, t in tags.items()}
 
 
 def masks(sql: str, *grants: Grant):
