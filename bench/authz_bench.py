@@ -11,7 +11,7 @@ Per query (TPC-DS's 99, and the SELECT part of each generated task, in hive): th
   parse    `sqlglot.parse_one(sql, read=dialect)` alone,
   pipeline the check without grants: the tables named, their catalog entries from the graph
            (ingest.points.catalog_for with GraphStore.catalog_entries), the query's points, the
-           effective tags of every base column behind an output (GraphTagStore.tags_of), the masks
+           current tags of every base column behind an output (GraphTagStore.current_tags), the masks
            those tags call for (the policy's protection rules), the masked SQL (masked_query);
   service  `AuthzService.rewrite` for a user with select on every database and unmask on
            pii<=L2: points, the grants decision, masks, rewrite and the decision's audit entry,
@@ -140,7 +140,7 @@ class Pipeline:
         catalog = catalog_for(sql, self.graph.catalog_entries, dialect=dialect)
         points = query_points(sql, catalog, dialect=dialect)
         sources = sorted({s.column for c in points.columns for s in c.sources})
-        found = self.tags.tags_of(sources) if sources else {}
+        found = self.tags.current_tags(sources) if sources else {}
         masks = {}
         for output in points.columns:
             for source in output.sources:
@@ -260,7 +260,7 @@ def main() -> None:
                 "load_seconds": round(load_seconds, 1),
                 "repeat": args.repeat,
                 "pipeline": {
-                    "what": "catalog_for + query_points + tags_of + masks + masked_query (no grants)",
+                    "what": "catalog_for + query_points + current_tags + masks + masked_query (no grants)",
                     "tpcds": measure("pipeline tpcds", tpcds, "spark", pipeline, args.repeat),
                     "generated": measure("pipeline generated", task_queries, "hive", pipeline, args.repeat),
                     "queries_with_masks": len(pipeline.masked),
