@@ -19,15 +19,18 @@ the cell reads satisfies the grant's condition, i.e. the cell's conditions (a co
   Without a set, an interval implies a range part when it lies inside the part's range, an
   `=`/`IN` part only when it is a single point of the part's values, a `<>`/`NOT IN` part
   when none of the part's values lies in it. No set and no interval (unbounded): not implied.
-- Values compare as numbers when both are numbers (`1128` = `'1128'` = `1128.0`), as dates
-  when both are ISO dates (`YYYY-MM-DD`, or both timestamps `YYYY-MM-DD HH:MM:SS[.f]`), and
-  otherwise only for equality, as exact text (case-sensitive, as Spark compares strings).
+- The column's type is not consulted, and Spark compares a string column as text (`'10' < '2'`,
+  `'01' <> '1'`) and a numeric one as numbers. So two numbers are ordered only where both
+  readings agree (`2023` < `2024`; `10` and `2` are not ordered), are surely equal only when
+  written alike and surely different only when different as numbers too (`01` may equal `1`);
+  ISO dates (`YYYY-MM-DD`) and timestamps (`YYYY-MM-DD HH:MM:SS[.f]`) order as written; any
+  other text compares only for equality, exactly (case-sensitive, as Spark does).
 
 Conservative (answers "not implied" where a finer analysis could say yes): an order
 comparison between text values, or between a date and a timestamp, is never decided (no
 range on free text); a query's OR, `<>`, NOT IN, LIKE or a function of the column gives
-nothing; a half-open query range never implies an `=`/`IN` grant; the column's type is not
-consulted (`'01'` and `1` are equal as numbers). Implication is per grant: two grants whose
+nothing; a half-open query range never implies an `=`/`IN` grant; numbers whose text and
+numeric orders differ are not ordered. Implication is per grant: two grants whose
 conditions together cover a query (`app = 'a'` and `app = 'b'` for `app IN ('a', 'b')`) do
 not combine; ask for one grant with `app IN ('a', 'b')`.
 """
@@ -155,16 +158,30 @@ def _compare(a: str, b: str) -> int | None:
     if kind_a != kind_b or kind_a == "text":
         return None
     if kind_a == "number":
+        # A string column compares as text ('10' < '2', '01' <> '1') and a numeric one as numbers;
+        # the column's and the literal's types are not known here, so only an order both agree on holds.
         x, y = _number(a), _number(b)
-        return (x > y) - (x < y)
+        numeric = (x > y) - (x < y)
+        return numeric if numeric == (a > b) - (a < b) else None
     if kind_a == "timestamp":
         a, b = a.replace("T", " "), b.replace("T", " ")
     return (a > b) - (a < b)
 
 
 def _equal(a: str, b: str) -> bool:
+    """Equal however the column is typed (as text and, for numbers, as numbers)."""
     order = _compare(a, b)
     return a == b if order is None else order == 0
+
+
+def _may_equal(a: str, b: str) -> bool:
+    """Equal under some typing of the column: `'01'` and `'1'` may be one number."""
+    if a == b:
+        return True
+    x, y = _number(a), _number(b)
+    if x is not None and y is not None:
+        return x == y
+    return _kind(a) == _kind(b) == "timestamp" and a.replace("T", " ") == b.replace("T", " ")
 
 
 class _Bound:
@@ -215,7 +232,7 @@ def _satisfies(value: str, part: RowCondition) -> bool | None:
     if part.op in ("=", "in"):
         return any(_equal(value, v) for v in part.values)
     if part.op in ("<>", "not in"):
-        return not any(_equal(value, v) for v in part.values)
+        return not any(_may_equal(value, v) for v in part.values)
     for side, bound, closed in _bounds(part):
         order = _compare(value, bound)
         if order is None:
@@ -264,7 +281,8 @@ def _implies_part(query: list[RowCondition], part: RowCondition) -> bool:
     for condition in on_column:
         if condition.op in ("=", "in"):
             found = list(condition.values)
-            values = found if values is None else [v for v in values if any(_equal(v, w) for w in found)]
+            # a value is dropped only when it cannot equal any of `found`, however the column is typed
+            values = found if values is None else [v for v in values if any(_may_equal(v, w) for w in found)]
         elif condition.op in _RANGE:
             for side, bound, closed in _bounds(condition):
                 tighter = (_tighter_low if side == "low" else _tighter_high)(

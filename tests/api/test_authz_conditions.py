@@ -57,9 +57,18 @@ def test_equality_and_sets():
     assert not implies([q("region", "=", "cn")], g("app = 'a'"))
     assert implies([q("app", "=", "a"), q("dt", "=", "2024-01-02")], g("app = 'a' AND dt >= '2024-01-01'"))
     assert not implies([q("app", "=", "a")], g("app = 'a' AND dt >= '2024-01-01'"))
-    # text equality is case-sensitive, numbers compare as numbers
+    # text equality is case-sensitive
     assert not implies([q("app", "=", "Douyin")], g("app = 'douyin'"))
-    assert implies([q("app_id", "=", "1128.0")], g("app_id = '1128'"))
+    # the column's type is unknown: a string column compares as text, a numeric one as numbers, so
+    # only what holds under both readings counts
+    assert implies([q("app_id", "=", "1128")], g("app_id = '1128'"))
+    assert not implies([q("app_id", "=", "1128.0")], g("app_id = '1128'"))
+    assert not implies([q("region", "=", "01")], g("region = '1'"))
+    assert not implies([q("hour", "=", "10")], g("hour >= '2'"))
+    assert implies([q("year", "=", "2024")], g("year >= 2023"))
+    assert not implies([q("region", "=", "01")], g("region <> '1'"))
+    # `01` and `1` may be one number: not a contradiction, so nothing follows from it
+    assert not implies([q("app_id", "=", "1"), q("app_id", "=", "01")], g("app_id = 5"))
     assert implies([q("app", "=", "b")], g("app <> 'a'"))
     assert not implies([q("app", "in", "a", "b")], g("app NOT IN ('a')"))
 
