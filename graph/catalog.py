@@ -69,6 +69,9 @@ class CatalogTable(BaseModel):
     #: through it to the base tables (`ingest.points`)
     view_sql: str | None = None
     view_dialect: str | None = None
+    #: False when the order of `columns` is not known (a table only lineage created, its columns
+    #: listed by name): `SELECT *` positions cannot be told from it
+    columns_ordered: bool = True
 
     _coerce_columns = field_validator("columns", "partitioned_by", mode="before")(
         lambda cls, value: _coerce_columns(value)

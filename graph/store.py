@@ -345,7 +345,7 @@ class GraphStore(ABC):
 
         Columns in `column_order` (the catalog's order, data then partition columns) when the
         graph has it, then any other column of the table by name; partition columns are those
-        of `partitioned_by`. A column whose type the graph does not know reads as `string`
+        of `partitioned_by`; `columns_ordered` is False unless `column_order` covers every column. A column whose type the graph does not know reads as `string`
         (the catalog's default). One read per `batch_size` ids.
         """
         entries: dict[str, CatalogTable] = {}
@@ -374,6 +374,8 @@ class GraphStore(ABC):
                     ttl_days=ttl_days,
                     view_sql=view_sql,
                     view_dialect=dialect,
+                    # by name unless column_order lists every column the graph has
+                    columns_ordered=bool(order) and set(order) >= {*types, *partitions},
                 )
         return entries
 

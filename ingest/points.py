@@ -188,10 +188,29 @@ class PointsResolver(QueryResolver):
         finally:
             env.default_database, env.dialect, env.sql_text = saved
             self._expanding.discard(id(definition))
-        if entry.all_columns and len(entry.all_columns) == len(relation.names):
-            # the view's columns as the catalog names them (`CREATE VIEW v (a, b) AS ...`)
+        if (
+            entry.columns_ordered
+            and entry.all_columns
+            and len(entry.all_columns) == len(relation.names)
+            and entry.all_columns != relation.names
+        ):
+            # the view's columns as the catalog names them (`CREATE VIEW v (a, b) AS ...`); by
+            # position only when the catalog knows their order, else the definition's names hold
             relation = Relation(list(entry.all_columns), relation.contribs, relation.passthrough)
         scope.add(alias, Source(alias, relation=self._renamed(relation, item)))
+
+    def _expand_star(self, sources, star, ctx, names, contribs, passthrough) -> None:
+        sources = list(sources)
+        for source in sources:
+            if source.relation is None and source.columns is not None and source.table is not None:
+                entry = self.env.catalog.get(source.table)
+                if entry is not None and not entry.columns_ordered:
+                    # its columns are listed by name: positions (and so masks) would be wrong
+                    ctx.problem(
+                        f"{source.table}.*: its column order is unknown: list the columns, "
+                        "or load the table's catalog"
+                    )
+        super()._expand_star(sources, star, ctx, names, contribs, passthrough)
 
     # ---------------------------------------------------------------- filters
 

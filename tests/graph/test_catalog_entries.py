@@ -60,6 +60,8 @@ def test_tables_known_from_lineage_only_list_their_columns_by_name(graph_store):
     graph_store.upsert_tasks([(task, extract_lineage(task, Catalog()))], None)
     entries = graph_store.catalog_entries(["dw.x", "ods.raw"])
     assert entries["dw.x"].all_columns == ["alpha", "zeta"]
+    # listed by name: `SELECT *` over them cannot be analysed (ingest.points)
+    assert not entries["dw.x"].columns_ordered and not entries["ods.raw"].columns_ordered
     assert entries["dw.x"].partitioned_by == [] and entries["dw.x"].view_sql is None
     # the graph does not know the types: the catalog's default
     assert {c.type for c in entries["ods.raw"].columns} == {"string"}

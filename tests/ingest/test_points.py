@@ -609,3 +609,52 @@ def test_insert_without_one_outermost_query_is_analysed_in_full():
     assert (p.kind, p.writes, p.rows, p.columns, p.cells) == ("insert", ["db.t3"], [], [], [])
     p = points("INSERT INTO t3 SELECT column1, upper(column2), dt FROM t1 WHERE dt = '1'")
     assert cells(p) == [("db.t1", ["db.t1.column1", "db.t1.column2", "db.t1.dt"], ["dt = '1'"])]
+
+
+# ------------------------------------------------- column order unknown (review 15)
+
+
+def _unordered(catalog: Catalog, name: str, columns: list[str], **kwargs) -> Catalog:
+    # what GraphStore.catalog_entries gives for a Table node without column_order: by name
+    catalog.with_table(CatalogTable(name=name, columns=sorted(columns), columns_ordered=False, **kwargs))
+    return catalog
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM db.p",
+        "SELECT p.* FROM db.p JOIN users u ON p.id = u.uid",
+        "SELECT * FROM (SELECT * FROM db.p) q",
+        "WITH c AS (SELECT * FROM db.p) SELECT * FROM c",
+        "SELECT * FROM db.pv",
+    ],
+)
+def test_star_over_a_table_of_unknown_column_order_is_a_problem(sql):
+    catalog = _unordered(_catalog(**{"db.pv": ("SELECT * FROM db.p", "id,ssn")}), "db.p", ["ssn", "id"])
+    assert any("db.p.*: its column order is unknown" in problem for problem in points(sql, catalog).problems)
+
+
+def test_named_columns_of_a_table_of_unknown_order_are_fine():
+    catalog = _unordered(_catalog(), "db.p", ["ssn", "id"])
+    p = points("SELECT id, ssn FROM db.p", catalog)
+    assert p.problems == []
+    assert [c.name for c in p.columns] == ["id", "ssn"]
+
+
+def test_view_of_unknown_column_order_keeps_its_definitions_names():
+    # the review's t7: the view's columns listed by name must not rename its outputs by position
+    catalog = _unordered(
+        _catalog(),
+        "db.v",
+        ["a_ssn", "z_id"],
+        view_sql="SELECT uid AS z_id, email AS a_ssn FROM db.users",
+        view_dialect="spark",
+    )
+    p = points("SELECT a_ssn FROM db.v", catalog)
+    assert outputs(p) == [("a_ssn", [("db.users.email", "direct", [])])]
+    p = points("SELECT * FROM db.v", catalog)
+    assert outputs(p) == [
+        ("z_id", [("db.users.uid", "direct", [])]),
+        ("a_ssn", [("db.users.email", "direct", [])]),
+    ]
