@@ -17,6 +17,8 @@ from watershed.graph.errors import WatershedError
 
 #: missing cells a QueryDeniedError message lists; the rest are counted
 MESSAGE_CELLS = 5
+#: what Spark runs, so what the check reads
+DIALECT = "spark"
 
 
 class RewritingService(Protocol):
@@ -58,27 +60,48 @@ def _message(user: str, rewrite: Rewrite) -> str:
 
 class GuardedSession:
     """A SparkSession seen through one user's grants: every query is checked, then run with the
-    masks the user's rights call for applied after everything else is computed."""
+    masks the user's rights call for applied after everything else is computed.
+
+    Queries are checked as Spark SQL, the dialect Spark runs: a text another dialect reads
+    differently (comments, quoting) must never be checked in one reading and run in another.
+    """
 
     def __init__(self, spark: Any, user: str, service: RewritingService) -> None:
         self.spark = spark
         self.user = user
         self.service = service
 
-    def explain(self, query: str, dialect: str = "spark") -> Rewrite:
+    def explain(self, query: str) -> Rewrite:
         """The decision and the masked SQL for `query`, without running it."""
-        return self.service.rewrite(self.user, query, dialect)
+        return self.service.rewrite(self.user, query, DIALECT)
 
-    def sql(self, query: str, dialect: str = "spark") -> Any:
-        """The DataFrame of the user's query as they may see it; QueryDeniedError when denied.
-
-        Spark runs the query's own text (the masks wrap it), so `dialect` should be one Spark
-        reads (spark, hive).
-        """
-        rewrite = self.explain(query, dialect)
+    def sql(self, query: str) -> Any:
+        """The DataFrame of the user's query as they may see it; QueryDeniedError when denied."""
+        rewrite = self.explain(query)
         if not rewrite.decision.allowed or rewrite.sql is None:
             raise QueryDeniedError(self.user, rewrite)
+        points = rewrite.decision.points
+        if points is not None and points.kind == "select":
+            self._same_outputs(query, [c.name for c in points.columns], rewrite)
         return self.spark.sql(rewrite.sql)
+
+    def _same_outputs(self, query: str, checked: list[str], rewrite: Rewrite) -> None:
+        """Spark's own reading of the query (analysed, not run: a query is lazy) must return the
+        columns the check traced, in order; else the masks would land on other columns."""
+        engine = list(self.spark.sql(query).columns)
+        if [n.lower() for n in engine] != [n.lower() for n in checked]:
+            denied = rewrite.model_copy(
+                update={
+                    "decision": rewrite.decision.model_copy(
+                        update={
+                            "allowed": False,
+                            "error": f"Spark reads the query's outputs as {engine}, the check as {checked}",
+                        }
+                    ),
+                    "sql": None,
+                }
+            )
+            raise QueryDeniedError(self.user, denied)
 
 
 def guarded(spark: Any, user: str, service: RewritingService) -> GuardedSession:

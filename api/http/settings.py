@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import Field
+
 from watershed.graph.settings import Count, Port, Seconds
 from watershed.propagation.settings import PropagationSettings
 
@@ -18,5 +20,8 @@ class ApiSettings(PropagationSettings):
     #: the KMS (kms://http@HOST:PORT/kms) the service's protection plan checks keys with and its
     #: apply encrypts with; default: the tag policy's protection.key_provider_path
     protect_kms: str | None = None
+    #: the SQL dialects /authz/check and /authz/rewrite accept: the engines' own, and no other (a text
+    #: two dialects read differently must not be checked in one and run in the other)
+    authz_dialects: list[str] = Field(default_factory=lambda: ["spark"])
     #: the KMS delegation token file the apply authenticates with (default: HADOOP_TOKEN_FILE_LOCATION)
     protect_token_file: Path | None = None

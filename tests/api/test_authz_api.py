@@ -84,6 +84,9 @@ def test_check_and_rewrite_for_oneself_and_by_a_gateway(api, analyst_grant):
         masked = {o["name"]: o["masked"] for o in rewrite["outputs"]}
         assert masked == {"user_id": False, "email": True, "ssn": True}
         assert all(o["why"] for o in rewrite["outputs"])
+        # only the engine's dialect: a text another dialect reads otherwise is never checked in it
+        other = viewer.post("/authz/check", json={"sql": SQL, "dialect": "trino"})
+        assert other.status_code == 400 and "WATERSHED_AUTHZ_DIALECTS" in other.json()["detail"]
         unknown = viewer.post("/authz/rewrite", json={"sql": "SELECT a FROM ods.no_such_table"}).json()
         assert unknown["sql"] is None and "ods.no_such_table" in unknown["decision"]["error"]
 

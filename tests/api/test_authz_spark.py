@@ -295,3 +295,24 @@ def test_explain_returns_the_rewrite_without_running(warehouse, service):
     rewrite = guarded(warehouse, "masked", service).explain(f"SELECT user_id, email FROM {DB}.users")
     assert rewrite.decision.allowed and rewrite.sql is not None
     assert [o.mask for o in rewrite.outputs] == [None, "nullify"]
+
+
+def test_a_query_spark_reads_otherwise_than_the_check_is_denied(warehouse, service):
+    """The binding compares Spark's own reading of an allowed query's outputs with the checked
+    ones before running it: a text two parsers read differently never runs on the check's word."""
+    sql = f"SELECT user_id, ssn FROM {DB}.users"
+    honest = service.rewrite("full", sql)
+    assert honest.decision.allowed and honest.decision.points is not None
+
+    class MisreadingService:
+        """Answers for a reading that saw only user_id (as a parser differential would)."""
+
+        def rewrite(self, user, query, dialect="spark"):
+            points = honest.decision.points.model_copy(update={"columns": honest.decision.points.columns[:1]})
+            return honest.model_copy(
+                update={"decision": honest.decision.model_copy(update={"points": points}), "sql": query}
+            )
+
+    with pytest.raises(QueryDeniedError, match=r"Spark reads the query's outputs as \['user_id', 'ssn'\]"):
+        guarded(warehouse, "full", MisreadingService()).sql(sql)
+    assert guarded(warehouse, "full", service).sql(sql).columns == ["user_id", "ssn"]

@@ -87,16 +87,29 @@ def points(body: QueryRequest, _: Me = Depends(caller), svc: Service = Depends(s
         raise ApiProblem(400, str(exc)) from None
 
 
+def _engine_dialect(svc: Service, dialect: str) -> str:
+    allowed = svc.settings.authz_dialects
+    if dialect.strip().lower() not in allowed:
+        raise ApiProblem(
+            400,
+            f"dialect {dialect!r}: queries are checked in the dialect their engine runs: "
+            f"{', '.join(allowed)} (WATERSHED_AUTHZ_DIALECTS)",
+        )
+    return dialect.strip().lower()
+
+
 @router.post("/check", response_model=Decision)
 def check(body: QueryRequest, me: Me = Depends(caller), svc: Service = Depends(service)) -> Decision:
     """Allowed, or denied with the parse error / unknown table / missing cells and the grant to ask for."""
-    return svc.authz.check(body.user or me.name, body.sql, body.dialect, caller=me)
+    dialect = _engine_dialect(svc, body.dialect)
+    return svc.authz.check(body.user or me.name, body.sql, dialect, caller=me)
 
 
 @router.post("/rewrite", response_model=Rewrite)
 def rewrite(body: QueryRequest, me: Me = Depends(caller), svc: Service = Depends(service)) -> Rewrite:
     """The SQL to run (masks on the outermost projection only), or none when denied; why per output."""
-    return svc.authz.rewrite(body.user or me.name, body.sql, body.dialect, caller=me)
+    dialect = _engine_dialect(svc, body.dialect)
+    return svc.authz.rewrite(body.user or me.name, body.sql, dialect, caller=me)
 
 
 # ------------------------------------------------------------------ roles and groups
