@@ -22,7 +22,8 @@ from watershed.propagation.policy import Policy
 from watershed.propagation.rules import Incoming, TagValue, derive
 
 
-def _plain(tags: Mapping[str, TagValue]) -> dict[str, list[str]]:
+def plain_tags(tags: Mapping[str, TagValue]) -> dict[str, list[str]]:
+    """A node's tags as key -> sorted values (what decisions and answers hold)."""
     return {key: sorted(tag.values) for key, tag in sorted(tags.items())}
 
 
@@ -49,7 +50,7 @@ def output_masks(
     policy: Policy,
 ) -> list[OutputMask]:
     """One OutputMask per output column of `points` (see the module docstring)."""
-    plain: Tags = {node: _plain(t) for node, t in tags.items()}
+    plain: Tags = {node: plain_tags(t) for node, t in tags.items()}
     scopes: dict[str, list] = {}
     for scope in points.rows:
         scopes.setdefault(scope.table, []).append(scope.conditions)
@@ -65,7 +66,7 @@ def _mask(
     policy: Policy,
 ) -> OutputMask:
     incoming = [_incoming(source, tags) for source in column.sources]
-    derived = _plain(derive(incoming, policy))
+    derived = plain_tags(derive(incoming, policy))
     protection = policy.protection
     found = protection.rule_for(derived) if protection is not None else None
     if found is None:
@@ -80,13 +81,13 @@ def _mask(
     tag = f"{rule.tag}={level}"
     carriers = []
     for source, edge in zip(column.sources, incoming, strict=True):
-        alone = _plain(derive([edge], policy))
+        alone = plain_tags(derive([edge], policy))
         if rule.matches(alone) is not None:
             carriers.append((source, alone))
     if not carriers:
         # level and type from different sources: every source with a protected level, else all
         for source, edge in zip(column.sources, incoming, strict=True):
-            alone = _plain(derive([edge], policy))
+            alone = plain_tags(derive([edge], policy))
             if any(v in rule.levels for v in alone.get(rule.tag, ())):
                 carriers.append((source, alone))
         carriers = carriers or [(s, {}) for s in column.sources]

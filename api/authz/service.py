@@ -13,18 +13,13 @@ import hashlib
 from watershed.api.accounts.rights import Me
 from watershed.api.authz.decide import decide, parse_grants
 from watershed.api.authz.grants import GrantStore, record_decision
-from watershed.api.authz.masking import output_masks
+from watershed.api.authz.masking import output_masks, plain_tags
 from watershed.graph.authz import Decision, OutputMask, QueryPoints, Rewrite
 from watershed.graph.store import GraphStore
 from watershed.ingest.points import QueryError, catalog_for, parse_query, query_points
 from watershed.ingest.rewrite import RewriteError, masked_query
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
-from watershed.propagation.rules import TagValue
-
-
-def _plain(tags: dict[str, dict[str, TagValue]]) -> dict[str, dict[str, list[str]]]:
-    return {node: {k: sorted(v.values) for k, v in t.items()} for node, t in tags.items()}
 
 
 class AuthzService:
@@ -72,7 +67,14 @@ class AuthzService:
         nodes.update(c for cell in points.cells for c in cell.columns)
         nodes.update(s.column for column in points.columns for s in column.sources)
         tags = self._tags.current_tags(sorted(nodes)) if nodes else {}
-        decision = decide(user, points, grants, _plain(tags), self.policy, admins_of=self.grants.admins_of)
+        decision = decide(
+            user,
+            points,
+            grants,
+            {n: plain_tags(t) for n, t in tags.items()},
+            self.policy,
+            admins_of=self.grants.admins_of,
+        )
         return decision, grants, tags, statement
 
     def _record(self, caller: Me | None, decision: Decision, outputs: list[OutputMask] | None = None) -> None:
@@ -86,7 +88,8 @@ class AuthzService:
                     "table": m.table,
                     "action": m.action,
                     "columns": m.columns,
-                    "conditions": [c.text for c in m.conditions],
+                    # the operators only: a condition's constants may be the sensitive values
+                    "conditions": [f"{c.column} {c.op.upper()}" for c in m.conditions],
                 }
                 for m in decision.missing
             ],

@@ -135,6 +135,11 @@ def test_grant_management_is_for_admins_inside_their_databases(api, analyst_gran
         actions = {e["action"] for e in audit}
         assert {"authz.role.add", "authz.grant", "authz.revoke", "authz.decision"} <= actions
         assert all(SQL not in str(e["after"]) for e in audit)
+        # a denial's missing cells are logged by column and operator, never with the constants
+        decisions = admin.get("/audit", params={"action": "authz.decision", "limit": 500}).json()["items"]
+        denied = [e["after"] for e in decisions if not e["after"]["allowed"] and e["after"]["missing"]]
+        assert denied and all("2023-06-01" not in str(d) and "2024-01-31" not in str(d) for d in denied)
+        assert any("dt >=" in c for d in denied for m in d["missing"] for c in m["conditions"])
 
 
 def test_a_stewards_tag_counts_at_once_without_propagation(api, analyst_grant):
