@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
 
 from watershed.graph.authz import OutputColumn
 from watershed.graph.errors import WatershedError
+from watershed.ingest.points import QueryError, parse_query
 
 MASKS = ("nullify", "sha256", "redact")
 
@@ -159,16 +159,9 @@ def masked_query(
 
 def _parse(sql: str, dialect: str) -> exp.Expression:
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except ParseError as exc:
-        first = exc.errors[0] if exc.errors else {}
-        raise RewriteError(
-            f"cannot parse the query (line {first.get('line')}, column {first.get('col')}): "
-            f"{first.get('description', 'parse error')}"
-        ) from None
-    if len(statements) != 1:
-        raise RewriteError(f"expected one statement, got {len(statements)}")
-    return statements[0]
+        return parse_query(sql, dialect=dialect)
+    except QueryError as exc:
+        raise RewriteError(str(exc)) from None
 
 
 def _item(name: str, output: OutputColumn, output_name: str, mask: str | None, dialect: str) -> str:
