@@ -345,8 +345,9 @@ class GraphStore(ABC):
 
         Columns in `column_order` (the catalog's order, data then partition columns) when the
         graph has it, then any other column of the table by name; partition columns are those
-        of `partitioned_by`; `columns_ordered` is False unless `column_order` covers every column. A column whose type the graph does not know reads as `string`
-        (the catalog's default). One read per `batch_size` ids.
+        of `partitioned_by`; `columns_ordered` is False unless `column_order` covers every
+        column. A column whose type the graph does not know reads as `string` (the catalog's
+        default). One read per `batch_size` ids.
         """
         entries: dict[str, CatalogTable] = {}
         wanted = list(dict.fromkeys(table_ids))

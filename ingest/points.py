@@ -21,8 +21,11 @@ rows than are read, never fewer. Conservative, by design:
 - UPDATE, DELETE, MERGE and multi-table inserts: every table read is a scope without
   conditions, and its cells hold every column the statement's lineage names.
 
-A cell's columns are per table: every base column of it among the outputs' sources and the
-join columns, on each of its cells (not per read). A query reading no table (`SELECT 1`) has
+A cell's columns are per table: every base column of it among the outputs' sources, the
+join columns and the columns that decide values, order or groups (CASE/IF conditions, ORDER BY,
+SORT/CLUSTER/DISTRIBUTE BY, GROUP BY with ROLLUP/CUBE, window PARTITION BY/ORDER BY, HAVING,
+QUALIFY, the right side of EXCEPT), on each of its cells (not per read): their values can be
+learnt from the result. WHERE column-versus-constant filters are rows' conditions only. A query reading no table (`SELECT 1`) has
 empty points; a statement that neither reads nor writes (SET, SHOW) is a QueryError.
 
 Join columns are the base columns of both sides of a comparison (`=`, `<>`, `<`, `<=`, `>`,
@@ -125,17 +128,22 @@ class PointsResolver(QueryResolver):
         self._allowed: set[int] | None = None
         #: views met that could not be expanded (a cycle)
         self.view_cycles: list[str] = []
+        #: base columns that decide values, order or groups (CASE/IF conditions, ORDER BY,
+        #: GROUP BY, window specs, HAVING, QUALIFY, EXCEPT's right side): cell columns
+        self.deciding: dict[str, None] = {}
+        #: inside a WHERE or ON condition: its filters are rows' conditions, not cell columns
+        self._in_filters = False
 
     # ---------------------------------------------------------------- queries
 
     def query(self, node, ctx, ctes=None, parent=None) -> Relation:
         # a nested query's filters restrict its own tables, whatever clause it stands in
-        saved = self._allowed
-        self._allowed = None
+        saved = self._allowed, self._in_filters
+        self._allowed, self._in_filters = None, False
         try:
             relation = super().query(node, ctx, ctes, parent)
         finally:
-            self._allowed = saved
+            self._allowed, self._in_filters = saved
         if _limits_rows(node):
             # an outer filter must not pass into a window, a LIMIT or a sample
             relation = Relation(
@@ -212,6 +220,29 @@ class PointsResolver(QueryResolver):
                     )
         super()._expand_star(sources, star, ctx, names, contribs, passthrough)
 
+    # ------------------------------------------------------- deciding columns
+
+    def weak(self, node, scope, ctx, role, aliases=False) -> None:
+        if self._in_filters and role in ("filter", "join"):
+            super().weak(node, scope, ctx, role, aliases)
+            return
+        # the columns this call records (nested calls included) decide values, order or groups
+        outer = ctx.weak
+        ctx.weak = {}
+        try:
+            super().weak(node, scope, ctx, role, aliases)
+        finally:
+            recorded, ctx.weak = ctx.weak, outer
+            outer.update(recorded)
+            for column_id, _role in recorded:
+                self.deciding[column_id] = None
+
+    def _add_weak(self, ctx, contribs, role) -> None:
+        super()._add_weak(ctx, contribs, role)
+        if not (self._in_filters and role in ("filter", "join")):
+            for contribution in contribs:
+                self.deciding[contribution[0]] = None
+
     # ---------------------------------------------------------------- filters
 
     def _join_condition(self, join, scope, ctx) -> None:
@@ -240,13 +271,14 @@ class PointsResolver(QueryResolver):
             super()._join_condition(join, scope, ctx)
 
     def filters(self, condition, scope, ctx, role) -> None:
-        saved = self._allowed
+        saved = self._allowed, self._in_filters
         local = _occurrence_ids(scope.sources.values())
-        self._allowed = local if saved is None else saved & local
+        self._allowed = local if saved[0] is None else saved[0] & local
+        self._in_filters = True
         try:
             super().filters(condition, scope, ctx, role)
         finally:
-            self._allowed = saved
+            self._allowed, self._in_filters = saved
         self._join_keys(condition, scope, ctx)
 
     def _occurrences_of(self, column, scope, ctx, weak=None, role=""):
@@ -558,7 +590,7 @@ def query_points(
 
     tables = sorted({r["table"] for r in rows})
     join_columns = sorted(resolver.join_columns)
-    cells = _cells(rows, columns, [*join_columns, *extra])
+    cells = _cells(rows, columns, [*join_columns, *extra, *resolver.deciding])
     return QueryPoints.model_validate(
         {
             "query_hash": hashlib.sha256(sql.encode("utf-8")).hexdigest(),

@@ -658,3 +658,35 @@ def test_view_of_unknown_column_order_keeps_its_definitions_names():
         ("z_id", [("db.users.uid", "direct", [])]),
         ("a_ssn", [("db.users.email", "direct", [])]),
     ]
+
+
+# ------------------------------------- columns that decide values, order or groups (review 15)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT uid, if(email LIKE '1%', 1, 0) AS f FROM users",
+        "SELECT uid, CASE WHEN email > '5' THEN 1 ELSE 0 END AS f FROM users",
+        "SELECT uid, sum(CASE WHEN email LIKE '1%' THEN 1 ELSE 0 END) AS n FROM users GROUP BY uid",
+        "SELECT uid, row_number() OVER (ORDER BY email) AS rn FROM users",
+        "SELECT uid FROM users ORDER BY email",
+        "SELECT uid FROM users CLUSTER BY email",
+        "SELECT uid, count(*) AS n FROM users GROUP BY uid, email WITH ROLLUP",
+        "SELECT uid FROM users GROUP BY uid HAVING max(email) > '5'",
+        "SELECT uid FROM users QUALIFY row_number() OVER (PARTITION BY email ORDER BY uid) = 1",
+        "SELECT uid FROM users EXCEPT SELECT email FROM users",
+        "SELECT x.uid FROM (SELECT uid FROM users ORDER BY email LIMIT 5) x",
+    ],
+)
+def test_columns_deciding_values_order_or_groups_are_cell_columns(sql):
+    p = points(sql)
+    assert p.columns[0].name == "uid"
+    for cell in p.cells:
+        assert "db.users.email" in cell.columns, cell
+    assert "db.users.email" not in p.join_columns
+
+
+def test_where_filters_stay_row_conditions_only():
+    p = points("SELECT uid FROM users WHERE email = 'a@b' AND dt = '2024-01-01'")
+    assert cells(p) == [("db.users", ["db.users.uid"], ["dt = '2024-01-01'", "email = 'a@b'"])]
