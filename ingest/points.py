@@ -40,6 +40,7 @@ query needs, views' tables included.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 
 import sqlglot
@@ -70,8 +71,8 @@ from watershed.ingest.variables import substitute
 
 
 class QueryError(WatershedError, ValueError):
-    """The query cannot be analysed: a parse error, not exactly one statement, or a statement
-    that reads nothing."""
+    """The query cannot be analysed: a parse error, not exactly one statement, a `${variable}`
+    left unsubstituted (Spark would read its value), or a statement that reads nothing."""
 
 
 #: statements whose outermost query is what they return or write
@@ -95,7 +96,9 @@ def _parse_view(table: str, text: str, dialect: str) -> exp.Expression:
         try:
             statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
         except (ParseError, TokenError) as exc:
-            raise QueryError(f"view {table}: cannot parse its definition: {_parse_message(exc)}") from None
+            raise QueryError(
+                f"view {table}: cannot parse its definition: {_parse_message(exc, text)}"
+            ) from None
         if len(statements) != 1 or not isinstance(statements[0], exp.Query):
             raise QueryError(f"view {table}: its definition is not one query")
         if len(_VIEW_CACHE) > 4096:
@@ -104,7 +107,7 @@ def _parse_view(table: str, text: str, dialect: str) -> exp.Expression:
     return found
 
 
-def _parse_message(exc: SqlglotError) -> str:
+def _parse_message(exc: SqlglotError, text: str) -> str:
     if isinstance(exc, ParseError) and exc.errors:
         detail = exc.errors[0]
         description = str(detail.get("description") or exc).split("\n")[0]
@@ -395,6 +398,9 @@ def _is_item_of(source: Source, join: exp.Join) -> bool:
 # -------------------------------------------------------------------- entry points
 
 
+#: a `${name}` variable reference (ingest/variables.py), left when no value was given
+_VARIABLE = re.compile(r"\$\{[^}]*\}")
+
 #: where `parse_query` keeps the text a statement was parsed from (Spark names unaliased
 #: outputs by their written text); sqlglot renders nothing from `meta`
 _TEXT = "watershed_sql"
@@ -403,10 +409,15 @@ _TEXT = "watershed_sql"
 def parse_query(sql: str, *, dialect: str = "spark") -> exp.Expression:
     """`sql` parsed as exactly one statement, for `tables_named`, `catalog_for`, `query_points`
     and `rewrite.masked_query` to share (one parse per check). None of them changes it."""
+    variable = _VARIABLE.search(sql)
+    if variable is not None:
+        # Spark substitutes session variables before parsing: what it reads is unknown here
+        name = variable.group(0) if len(variable.group(0)) <= 64 else variable.group(0)[:60] + "...}"
+        raise QueryError(f"unsubstituted variable {name}: give its value")
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:
-        raise QueryError(f"cannot parse the query: {_parse_message(exc)}") from None
+        raise QueryError(f"cannot parse the query: {_parse_message(exc, sql)}") from None
     except SqlglotError as exc:
         raise QueryError(f"cannot parse the query: {str(exc).splitlines()[0]}") from None
     if not statements:

@@ -690,3 +690,23 @@ def test_columns_deciding_values_order_or_groups_are_cell_columns(sql):
 def test_where_filters_stay_row_conditions_only():
     p = points("SELECT uid FROM users WHERE email = 'a@b' AND dt = '2024-01-01'")
     assert cells(p) == [("db.users", ["db.users.uid"], ["dt = '2024-01-01'", "email = 'a@b'"])]
+
+
+# ------------------------------------------------------ variables and parse errors (review 15)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT uid, ${col} FROM users",
+        "SELECT uid FROM users WHERE dt = '${day}' AND app = ${app}",
+        "SELECT uid FROM users WHERE email = '${hiveconf:x}'",
+    ],
+)
+def test_a_variable_left_unsubstituted_is_an_error(sql):
+    with pytest.raises(QueryError, match=r"unsubstituted variable \$\{"):
+        points(sql, variables={"day": "2024-02-02"})
+    with pytest.raises(QueryError, match=r"unsubstituted variable \$\{"):
+        parse_query(sql)
+    with pytest.raises(QueryError, match=r"unsubstituted variable \$\{app\}"):
+        points("SELECT uid FROM users WHERE dt = '${day}' AND app = ${app}", variables={"day": "x"})
