@@ -99,6 +99,11 @@ def _parse_view(table: str, text: str, dialect: str) -> exp.Expression:
             raise QueryError(
                 f"view {table}: cannot parse its definition: {_parse_message(exc, text)}"
             ) from None
+        except RecursionError:
+            raise QueryError(f"view {table}: its definition is nested too deeply") from None
+        except ValueError:
+            # sqlglot's `Unknown dialect 'x'.`
+            raise QueryError(f"view {table}: cannot parse its definition in dialect {dialect!r}") from None
         if len(statements) != 1 or not isinstance(statements[0], exp.Query):
             raise QueryError(f"view {table}: its definition is not one query")
         if len(_VIEW_CACHE) > 4096:
@@ -112,6 +117,17 @@ def _parse_message(exc: SqlglotError, text: str) -> str:
         detail = exc.errors[0]
         description = str(detail.get("description") or exc).split("\n")[0]
         return f"line {detail.get('line')}, column {detail.get('col')}: {description}"
+    if isinstance(exc, TokenError):
+        # sqlglot's message quotes the text around the error, which may hold a sensitive
+        # constant (and reaches the audit log): the place only (the quoted snippet ends there)
+        at = getattr(exc, "end", None)
+        if not isinstance(at, int):
+            at = getattr(exc, "start", None)
+        if isinstance(at, int) and 0 <= at <= len(text):
+            line = text.count("\n", 0, at) + 1
+            column = at - (text.rfind("\n", 0, at) + 1) + 1
+            return f"line {line}, column {column}: cannot tokenize the text there"
+        return "cannot tokenize the text"
     return str(exc).split("\n")[0]
 
 
@@ -420,6 +436,13 @@ def parse_query(sql: str, *, dialect: str = "spark") -> exp.Expression:
         raise QueryError(f"cannot parse the query: {_parse_message(exc, sql)}") from None
     except SqlglotError as exc:
         raise QueryError(f"cannot parse the query: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise QueryError("cannot parse the query: it is nested too deeply") from None
+    except ValueError as exc:
+        # sqlglot's `Unknown dialect 'x'.` (the text itself is never in it)
+        if "dialect" in str(exc).lower():
+            raise QueryError(f"cannot parse the query: unknown dialect {dialect!r}") from None
+        raise QueryError(f"cannot parse the query: {type(exc).__name__}") from None
     if not statements:
         raise QueryError("the query holds no statement")
     if len(statements) > 1:

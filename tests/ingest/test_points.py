@@ -710,3 +710,33 @@ def test_a_variable_left_unsubstituted_is_an_error(sql):
         parse_query(sql)
     with pytest.raises(QueryError, match=r"unsubstituted variable \$\{app\}"):
         points("SELECT uid FROM users WHERE dt = '${day}' AND app = ${app}", variables={"day": "x"})
+
+
+def test_tokenizer_error_names_the_place_never_the_text():
+    with pytest.raises(QueryError) as caught:
+        parse_query("SELECT uid FROM users\nWHERE email = 'secret@x.com")
+    message = str(caught.value)
+    assert "secret" not in message and "email" not in message
+    assert message.startswith("cannot parse the query: line 2, column ")
+    catalog = _catalog(**{"db.bad": ("SELECT 'secret", "a")})
+    with pytest.raises(QueryError) as caught:
+        points("SELECT a FROM db.bad", catalog)
+    assert "secret" not in str(caught.value) and "line 1, column" in str(caught.value)
+
+
+def test_deep_nesting_and_unknown_dialect_are_query_errors():
+    with pytest.raises(QueryError, match="nested too deeply"):
+        parse_query("SELECT " + "(" * 5000 + "1" + ")" * 5000)
+    with pytest.raises(QueryError, match="unknown dialect 'nosuch'"):
+        parse_query("SELECT 1", dialect="nosuch")
+    with pytest.raises(QueryError, match="unknown dialect 'nosuch'"):
+        points("SELECT uid FROM users", dialect="nosuch")
+
+
+def test_view_of_unknown_dialect_is_a_query_error():
+    catalog = _catalog()
+    catalog.with_table(
+        CatalogTable(name="db.v", columns=["uid"], view_sql="SELECT uid FROM users", view_dialect="x1")
+    )
+    with pytest.raises(QueryError, match=r"view db\.v: cannot parse its definition in dialect 'x1'"):
+        points("SELECT uid FROM db.v", catalog)
