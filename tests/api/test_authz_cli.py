@@ -14,7 +14,7 @@ from watershed.api.audit import entries
 from watershed.api.cli import app
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import default_policy
-from watershed.propagation.rules import SEED, TagValue
+from watershed.propagation.rules import PROPAGATED, TagValue
 
 QUERY = "SELECT user_id, email FROM ods.user_profile WHERE dt = '2024-01-31'"
 
@@ -28,7 +28,7 @@ def cli_graph(graph_store, monkeypatch, tmp_path):
     tags = GraphTagStore(graph_store, default_policy())
     tags.raise_fence(1)
     tags.write_tags(
-        {"ods.user_profile.email": {"pii": TagValue("pii", frozenset(["L3"]), SEED)}}, "run-1", 1, "run-1#0"
+        {"ods.user_profile.email": {"pii": TagValue("pii", frozenset(["L3"]), PROPAGATED)}}, "run-1", 1, "run-1#0"
     )
     (tmp_path / "q.sql").write_text(QUERY)
     return graph_store, tmp_path / "q.sql"
