@@ -25,8 +25,9 @@ A cell's columns are per table: every base column of it among the outputs' sourc
 join columns and the columns that decide values, order or groups (CASE/IF conditions, ORDER BY,
 SORT/CLUSTER/DISTRIBUTE BY, GROUP BY with ROLLUP/CUBE, window PARTITION BY/ORDER BY, HAVING,
 QUALIFY, the right side of EXCEPT), on each of its cells (not per read): their values can be
-learnt from the result. WHERE column-versus-constant filters are rows' conditions only. A query reading no table (`SELECT 1`) has
-empty points; a statement that neither reads nor writes (SET, SHOW) is a QueryError.
+learnt from the result. WHERE column-versus-constant filters are rows' conditions only. A
+query reading no table (`SELECT 1`) has empty points; a statement that neither reads nor
+writes (SET, SHOW) is a QueryError.
 
 Join columns are the base columns of both sides of a comparison (`=`, `<>`, `<`, `<=`, `>`,
 `>=`, `<=>`) whose sides both read columns (`a.k = b.k`, `upper(a.k) = b.k`), of
