@@ -55,6 +55,21 @@ RIGHTS = {
     ("GET", "/api/v1/users/{name}/tokens"): "admin",
     ("DELETE", "/api/v1/users/{name}/tokens/{token_id}"): "admin",
     ("GET", "/api/v1/audit"): "admin",
+    # query-time authorization: anyone for their own query (another user's: test_authz_api.py)
+    ("POST", "/api/v1/authz/points"): "viewer",
+    ("POST", "/api/v1/authz/check"): "viewer",
+    ("POST", "/api/v1/authz/rewrite"): "viewer",
+    ("GET", "/api/v1/authz/roles"): "admin",
+    ("POST", "/api/v1/authz/roles"): "admin",
+    ("DELETE", "/api/v1/authz/roles/{name}"): "admin",
+    ("POST", "/api/v1/authz/roles/{name}/members"): "admin",
+    ("DELETE", "/api/v1/authz/roles/{name}/members/{kind}/{member}"): "admin",
+    ("GET", "/api/v1/authz/groups"): "admin",
+    ("POST", "/api/v1/authz/groups/{group}/users"): "admin",
+    ("DELETE", "/api/v1/authz/groups/{group}/users/{user}"): "admin",
+    ("GET", "/api/v1/authz/grants"): "admin",
+    ("POST", "/api/v1/authz/grants"): "admin",
+    ("DELETE", "/api/v1/authz/grants/{grant_id}"): "admin",
 }
 
 #: path parameters: nodes that exist for reads; writes aim at a node of no table
@@ -65,6 +80,11 @@ PARAMS = {
     "run_id": "prop-does-not-exist",
     "name": "nobody",
     "token_id": "0123456789abcdef",
+    "kind": "user",
+    "member": "nobody",
+    "group": "nogroup",
+    "user": "nobody",
+    "grant_id": "no-such-grant",
 }
 READ_NODE, WRITE_NODE = "dwd.user_contact_df.email", "ods.no_such_table.col"
 QUERY = {"/api/v1/edges": {"source": "ods.user_profile.email", "target": "dwd.user_contact_df.email"}}
@@ -78,6 +98,13 @@ BODIES = {
     ("PATCH", "/api/v1/users/{name}"): {"role": "viewer"},
     ("POST", "/api/v1/protect/plan"): {"limit": 0},
     ("POST", "/api/v1/protect/apply"): {"tables": []},
+    ("POST", "/api/v1/authz/points"): {"sql": ""},
+    ("POST", "/api/v1/authz/check"): {"sql": ""},
+    ("POST", "/api/v1/authz/rewrite"): {"sql": ""},
+    ("POST", "/api/v1/authz/roles"): {"name": ""},
+    ("POST", "/api/v1/authz/roles/{name}/members"): {"kind": "user", "name": "nobody"},
+    ("POST", "/api/v1/authz/groups/{group}/users"): {"user": ""},
+    ("POST", "/api/v1/authz/grants"): {"role": "nobody", "actions": ["select"], "database": ""},
 }
 _RANK = {"public": -1, "viewer": 0, "steward": 1, "admin": 2}
 
