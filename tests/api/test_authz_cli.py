@@ -28,7 +28,10 @@ def cli_graph(graph_store, monkeypatch, tmp_path):
     tags = GraphTagStore(graph_store, default_policy())
     tags.raise_fence(1)
     tags.write_tags(
-        {"ods.user_profile.email": {"pii": TagValue("pii", frozenset(["L3"]), PROPAGATED)}}, "run-1", 1, "run-1#0"
+        {"ods.user_profile.email": {"pii": TagValue("pii", frozenset(["L3"]), PROPAGATED)}},
+        "run-1",
+        1,
+        "run-1#0",
     )
     (tmp_path / "q.sql").write_text(QUERY)
     return graph_store, tmp_path / "q.sql"

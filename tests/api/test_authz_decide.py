@@ -131,7 +131,9 @@ def test_missing_cells_are_bounded():
 
 
 def tag_values(tags):
-    return {node: {k: TagValue(k, frozenset(v), PROPAGATED) for k, v in t.items()} for node, t in tags.items()}
+    return {
+        node: {k: TagValue(k, frozenset(v), PROPAGATED) for k, v in t.items()} for node, t in tags.items()
+    }
 
 
 def masks(sql: str, *grants: Grant):
