@@ -73,53 +73,31 @@ def _database(node_id: str) -> str:
     return ids.split(node_id)[0]
 
 
-def covers_column(
+def covers(
     grant: ParsedGrant,
-    column: str,
+    node: str,
     conditions: Sequence[RowCondition],
     action: Action,
     tags: Tags,
     policy: Policy,
 ) -> bool:
-    """Whether `grant` gives `action` on base column `column` read under `conditions`."""
+    """Whether `grant` gives `action` on `node` read under `conditions`: a base column (its values),
+    or a table (its rows, no column values read)."""
     if not grant.allows(action):
         return False
     g = grant.grant
-    table = ids.parent(column)
     if g.tag is not None:
-        if g.database is not None and g.database != _database(column):
+        if g.database is not None and g.database != _database(node):
             return False
-        return grant.tag is not None and matches(grant.tag, tags.get(column, {}), policy)
+        return grant.tag is not None and matches(grant.tag, tags.get(node, {}), policy)
     if g.table is not None:
-        if g.table != table:
+        column = ids.depth(node) == 3
+        if g.table != (ids.parent(node) if column else node):
             return False
-        if g.columns is not None and ids.name(column) not in g.columns:
+        if column and g.columns is not None and ids.name(node) not in g.columns:
             return False
         return grant.conditions is None or implies(list(conditions), list(grant.conditions))
-    return g.database == _database(column)
-
-
-def covers_table(
-    grant: ParsedGrant,
-    table: str,
-    conditions: Sequence[RowCondition],
-    action: Action,
-    tags: Tags,
-    policy: Policy,
-) -> bool:
-    """Whether `grant` gives `action` on the rows of `table` (no column values read)."""
-    if not grant.allows(action):
-        return False
-    g = grant.grant
-    if g.tag is not None:
-        if g.database is not None and g.database != _database(table):
-            return False
-        return grant.tag is not None and matches(grant.tag, tags.get(table, {}), policy)
-    if g.table is not None:
-        return g.table == table and (
-            grant.conditions is None or implies(list(conditions), list(grant.conditions))
-        )
-    return g.database == _database(table)
+    return g.database == _database(node)
 
 
 def _covers_write(grant: ParsedGrant, table: str) -> bool:
@@ -197,11 +175,11 @@ def decide(
             uncovered = [
                 column
                 for column in cell.columns
-                if not any(covers_column(g, column, cell.conditions, "select", tags, policy) for g in parsed)
+                if not any(covers(g, column, cell.conditions, "select", tags, policy) for g in parsed)
             ]
             if not uncovered:
                 continue
-        elif any(covers_table(g, cell.table, cell.conditions, "select", tags, policy) for g in parsed):
+        elif any(covers(g, cell.table, cell.conditions, "select", tags, policy) for g in parsed):
             continue
         else:
             uncovered = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from watershed.api.authz.decide import ParsedGrant, Tags, covers_column
+from watershed.api.authz.decide import ParsedGrant, Tags, covers
 from watershed.graph import ids
 from watershed.graph.authz import OutputColumn, OutputMask, QueryPoints
 from watershed.ingest.rewrite import MASKS
@@ -98,10 +98,7 @@ def _mask(
             (
                 g
                 for g in grants
-                if all(
-                    covers_column(g, source.column, conditions, "unmask", plain, policy)
-                    for conditions in reads
-                )
+                if all(covers(g, source.column, conditions, "unmask", plain, policy) for conditions in reads)
             ),
             None,
         )
