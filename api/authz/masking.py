@@ -79,17 +79,15 @@ def _mask(
         return OutputMask(position=column.position, name=column.name, masked=False, tags=derived, why=why)
     rule, level = found
     tag = f"{rule.tag}={level}"
-    carriers = []
-    for source, edge in zip(column.sources, incoming, strict=True):
-        alone = plain_tags(derive([edge], policy))
-        if rule.matches(alone) is not None:
-            carriers.append((source, alone))
+    # what each source carries on its own, through its path's functions
+    alone = [
+        (source, plain_tags(derive([edge], policy)))
+        for source, edge in zip(column.sources, incoming, strict=True)
+    ]
+    carriers = [(source, t) for source, t in alone if rule.matches(t) is not None]
     if not carriers:
         # level and type from different sources: every source with a protected level, else all
-        for source, edge in zip(column.sources, incoming, strict=True):
-            alone = plain_tags(derive([edge], policy))
-            if any(v in rule.levels for v in alone.get(rule.tag, ())):
-                carriers.append((source, alone))
+        carriers = [(source, t) for source, t in alone if any(v in rule.levels for v in t.get(rule.tag, ()))]
         carriers = carriers or [(s, {}) for s in column.sources]
     uncovered, unmasked_by = [], []
     for source, _ in carriers:
