@@ -17,7 +17,9 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from watershed.api.accounts.rights import ForbiddenError
+from watershed.api.authz.errors import AuthzError, UnknownGrantError
 from watershed.graph.errors import WatershedError
+from watershed.ingest.points import QueryError
 
 MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("watershed.api")
@@ -69,6 +71,15 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ApiProblem)
     async def _api_problem(request: Request, exc: ApiProblem) -> JSONResponse:
         return problem_response(request, exc.status, exc.detail, headers=exc.headers)
+
+    @app.exception_handler(AuthzError)
+    @app.exception_handler(QueryError)
+    async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
+        return problem_response(request, 400, str(exc))
+
+    @app.exception_handler(UnknownGrantError)
+    async def _unknown(request: Request, exc: UnknownGrantError) -> JSONResponse:
+        return problem_response(request, 404, str(exc))
 
     @app.exception_handler(ForbiddenError)
     async def _forbidden(request: Request, exc: ForbiddenError) -> JSONResponse:

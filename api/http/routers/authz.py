@@ -4,7 +4,9 @@ and the data roles, groups and grants behind them (docs/authz.md).
 Anyone authenticated may analyse a query and check or rewrite their own; checking for another
 user needs an admin (a query gateway runs with an admin token). Roles, groups and grants are
 managed by admins, a database-limited admin inside their databases only. Every decision and
-every change is audited; a decision's entry never holds the SQL text.
+every change is audited; a decision's entry never holds the SQL text. A bad request (an
+unparseable query, an unknown action or column) answers 400 and a missing role, grant or
+membership 404, through the exception handlers of `api.http.problems`.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, Field
 
 from watershed.api.accounts.rights import Me
-from watershed.api.authz import AuthzError, DataRole, UnknownGrantError
+from watershed.api.authz import DataRole
 from watershed.api.http.deps import Service, admin, caller, service
 from watershed.api.http.problems import ApiProblem
 from watershed.graph.authz import Action, Decision, Grant, QueryPoints, Rewrite
-from watershed.ingest.points import QueryError
 
 router = APIRouter(prefix="/authz", tags=["authz"])
 
@@ -69,22 +70,13 @@ class Changed(BaseModel):
     changed: bool
 
 
-def _bad(exc: Exception) -> ApiProblem:
-    if isinstance(exc, UnknownGrantError):
-        return ApiProblem(404, str(exc))
-    return ApiProblem(400, str(exc))
-
-
 # ------------------------------------------------------------------ queries
 
 
 @router.post("/points", response_model=QueryPoints)
 def points(body: QueryRequest, _: Me = Depends(caller), svc: Service = Depends(service)) -> QueryPoints:
     """The query's tables, output columns traced to base columns, join columns, row conditions and cells."""
-    try:
-        return svc.authz.points(body.sql, body.dialect)
-    except (QueryError, AuthzError) as exc:
-        raise ApiProblem(400, str(exc)) from None
+    return svc.authz.points(body.sql, body.dialect)
 
 
 def _engine_dialect(svc: Service, dialect: str) -> str:
@@ -125,10 +117,7 @@ def add_role(
     body: RoleCreate, response: Response, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Changed:
     """Create a data role (200 and `changed: false` when it exists)."""
-    try:
-        created = svc.authz.grants.add_role(me, body.name)
-    except AuthzError as exc:
-        raise _bad(exc) from None
+    created = svc.authz.grants.add_role(me, body.name)
     if not created:
         response.status_code = 200
     return Changed(changed=created)
@@ -137,20 +126,14 @@ def add_role(
 @router.delete("/roles/{name}", response_model=list[Grant])
 def delete_role(name: str, me: Me = Depends(admin), svc: Service = Depends(service)) -> list[Grant]:
     """Delete a data role with its grants and assignments; answers the grants it had."""
-    try:
-        return svc.authz.grants.delete_role(me, name)
-    except (AuthzError, UnknownGrantError) as exc:
-        raise _bad(exc) from None
+    return svc.authz.grants.delete_role(me, name)
 
 
 @router.post("/roles/{name}/members", response_model=Changed)
 def assign(
     name: str, body: MemberRequest, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Changed:
-    try:
-        return Changed(changed=svc.authz.grants.assign(me, name, body.kind, body.name))
-    except (AuthzError, UnknownGrantError) as exc:
-        raise _bad(exc) from None
+    return Changed(changed=svc.authz.grants.assign(me, name, body.kind, body.name))
 
 
 @router.delete("/roles/{name}/members/{kind}/{member}", status_code=204)
@@ -161,10 +144,7 @@ def unassign(
     me: Me = Depends(admin),
     svc: Service = Depends(service),
 ) -> Response:
-    try:
-        svc.authz.grants.unassign(me, name, kind, member)
-    except (AuthzError, UnknownGrantError) as exc:
-        raise _bad(exc) from None
+    svc.authz.grants.unassign(me, name, kind, member)
     return Response(status_code=204)
 
 
@@ -177,20 +157,14 @@ def groups(_: Me = Depends(admin), svc: Service = Depends(service)) -> dict[str,
 def add_to_group(
     group: str, body: GroupMember, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Changed:
-    try:
-        return Changed(changed=svc.authz.grants.add_to_group(me, group, body.user))
-    except (AuthzError, UnknownGrantError) as exc:
-        raise _bad(exc) from None
+    return Changed(changed=svc.authz.grants.add_to_group(me, group, body.user))
 
 
 @router.delete("/groups/{group}/users/{user}", status_code=204)
 def remove_from_group(
     group: str, user: str, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Response:
-    try:
-        svc.authz.grants.remove_from_group(me, group, user)
-    except (AuthzError, UnknownGrantError) as exc:
-        raise _bad(exc) from None
+    svc.authz.grants.remove_from_group(me, group, user)
     return Response(status_code=204)
 
 
@@ -215,10 +189,7 @@ def add_grant(
     body: GrantRequest, response: Response, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Grant:
     """Grant actions on a scope to a data role (200 with the stored grant when it exists already)."""
-    try:
-        stored, created = svc.authz.grants.grant(me, Grant(id="", **body.model_dump()))
-    except (AuthzError, UnknownGrantError) as exc:
-        raise _bad(exc) from None
+    stored, created = svc.authz.grants.grant(me, Grant(id="", **body.model_dump()))
     if not created:
         response.status_code = 200
     return stored
@@ -227,7 +198,4 @@ def add_grant(
 @router.delete("/grants/{grant_id}", response_model=Grant)
 def revoke(grant_id: str, me: Me = Depends(admin), svc: Service = Depends(service)) -> Grant:
     """Revoke a grant; answers what it granted."""
-    try:
-        return svc.authz.grants.revoke(me, grant_id)
-    except (AuthzError, UnknownGrantError) as exc:
-        raise _bad(exc) from None
+    return svc.authz.grants.revoke(me, grant_id)
