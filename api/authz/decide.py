@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from watershed.api.authz.conditions import implies, parse_condition
 from watershed.api.authz.errors import AuthzError
@@ -56,11 +57,17 @@ class ParsedGrant:
         return not self.broken and (action in self.grant.actions or "all" in self.grant.actions)
 
 
+@lru_cache(maxsize=4096)
+def _condition(text: str) -> tuple[RowCondition, ...]:
+    # a grant's condition is parsed with sqlglot; every check of every user holding it needs it
+    return tuple(parse_condition(text))
+
+
 def parse_grants(grants: Sequence[Grant], policy: Policy) -> list[ParsedGrant]:
     parsed = []
     for grant in grants:
         try:
-            conditions = tuple(parse_condition(grant.condition)) if grant.condition else None
+            conditions = _condition(grant.condition) if grant.condition else None
             tag = parse_tag(grant.tag, policy) if grant.tag else None
         except AuthzError:
             parsed.append(ParsedGrant(grant, None, None, broken=True))
