@@ -113,6 +113,13 @@ def _run_date(variables: dict[str, str], settings: IngestSettings) -> DatePoint 
     return None
 
 
+def _with_run_date(variables: dict[str, str], settings: IngestSettings) -> dict[str, str]:
+    """The task's vars, with the configured run date under the first run-date name if it sets none."""
+    if settings.run_date is None or any(variables.get(name) for name in settings.run_date_variables):
+        return variables
+    return {**variables, settings.run_date_variables[0]: settings.run_date}
+
+
 class UnknownDialectError(WatershedError, ValueError):
     """A dialect sqlglot does not know; the message names it and lists the known ones."""
 
@@ -180,7 +187,7 @@ def extract_lineage(
         return TaskLineage(**header, errors=errors)
     _dialect, tokenizer, parser = _tools.get(dialect)
 
-    variables = script_variables(task.sql, task.vars)
+    variables = script_variables(task.sql, _with_run_date(task.vars, settings))
     sql = substitute(task.sql, variables)
     default_db = (catalog.default_database or settings.default_database).lower()
     extractor = StatementExtractor(

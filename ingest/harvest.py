@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -581,6 +582,12 @@ def open_graph(settings) -> GraphStore:
     return store
 
 
+def _run_date_argument(text: str) -> str:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date of the form YYYY-MM-DD")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """The spark-submit entry point: exit 0 when done, 1 on bad input, a failure or a refused prune, 2 on usage."""
     parser = argparse.ArgumentParser(
@@ -614,6 +621,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="prune even an empty corpus or one that shrank by more than prune_max_fraction",
     )
+    parser.add_argument(
+        "--run-date",
+        default=None,
+        type=_run_date_argument,
+        help="YYYY-MM-DD: the run date of tasks whose vars set none (default WATERSHED_RUN_DATE)",
+    )
     args = parser.parse_args(argv)
     if (args.tasks is None) == (args.tasks_table is None):
         parser.error("give exactly one of --tasks or --tasks-table")
@@ -631,7 +644,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     from watershed.graph.settings import GraphSettings, data_dir
 
-    settings = IngestSettings()
+    settings = IngestSettings() if args.run_date is None else IngestSettings(run_date=args.run_date)
     graph_settings = GraphSettings() if args.graph in (None, "none") else GraphSettings(backend=args.graph)
     out = Path(args.out) if args.out else data_dir() / "harvest"
     launched = master_chosen_by_launcher()

@@ -24,6 +24,10 @@ class IngestSettings(WatershedSettings):
     run_date_variables: list[str] = Field(
         default_factory=lambda: ["date", "run_date", "bizdate", "biz_date", "ds", "dt"]
     )
+    #: (WATERSHED_RUN_DATE) the run date (YYYY-MM-DD) of a task whose vars set none of
+    #: `run_date_variables`: the nightly run's logical date, so `${date}` in a task without vars
+    #: reads as that night's date. A task's own run-date variable always wins
+    run_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
     #: the largest share of the graph's tasks one harvest may prune (remove because the corpus
     #: lacks them) without `--prune-force`; an empty corpus never prunes without it
     prune_max_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
