@@ -17,6 +17,7 @@ from watershed.api.cli import (
     harvest,
     kms,
     lineage,
+    nightly,
     orc,
     propagate,
     protect,
@@ -78,6 +79,7 @@ app.add_typer(users.users_app, name="users")
 app.add_typer(users.tokens_app, name="tokens")
 app.add_typer(protect.app, name="protect")
 app.add_typer(authz.app, name="authz")
+app.command("nightly")(nightly.nightly_command)
 # Further command groups register here, one line each.
 
 

@@ -1,0 +1,546 @@
+"""The steps of the nightly chain, one implementation for every trigger (`watershed nightly`, the
+Airflow DAG, the Celery beat task).
+
+Each step is idempotent for its logical date: run twice, it converges to the same graph, tags,
+TTL records and protection records, and its result replaces the date's earlier one in the ledger
+(DATA_DIR/nightly/DATE/STEP.json, written atomically). The results are small JSON-able models:
+Airflow passes them on through XCom, the summary step reads them back from the ledger.
+
+The two Spark steps (harvest, protection apply) can also run as spark-submit jobs (the DAG does):
+`harvest_result` and `protection_apply_result` then turn what the job left (its run.json, its run
+record in the graph) into the step's result.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from watershed.api.nightly.settings import NightlySettings
+from watershed.graph.errors import WatershedError
+
+#: the steps in the order they run
+STEPS = ("harvest", "propagate", "ttl", "protection_plan", "protection_apply")
+#: who the audit log names for what the nightly chain changes
+ACTOR = "nightly"
+
+Say = Callable[[str], None]
+
+
+class NightlyError(WatershedError, RuntimeError):
+    """A step could not do its work: the message names the step, the date and what to fix."""
+
+
+class StepResult(BaseModel):
+    step: str
+    #: the logical date (YYYY-MM-DD) the step ran for
+    date: str
+    status: Literal["done", "skipped"] = "done"
+    #: the id of the run the step made (harvest, propagation, TTL or protection run)
+    run_id: str | None = None
+    counts: dict[str, int | float | str | None] = Field(default_factory=dict)
+    seconds: float = 0.0
+    message: str = ""
+    finished_at: str = ""
+
+
+class NightlySummary(BaseModel):
+    date: str
+    status: Literal["complete", "incomplete"]
+    steps: list[StepResult]
+    #: steps with no result for this date
+    missing: list[str]
+
+
+def check_date(text: str) -> str:
+    """`text` if it is a calendar date written YYYY-MM-DD; a NightlyError naming it if not."""
+    try:
+        parsed = date.fromisoformat(text)
+    except (TypeError, ValueError):
+        parsed = None
+    if parsed is None or parsed.isoformat() != text:
+        raise NightlyError(f"{text!r} is not a date of the form YYYY-MM-DD")
+    return text
+
+
+# ------------------------------------------------------------------ the ledger
+
+
+def _step_dir(settings: NightlySettings, day: str) -> Path:
+    return settings.ledger_dir() / check_date(day)
+
+
+def save_result(settings: NightlySettings, result: StepResult) -> StepResult:
+    from watershed.orc_crypto.files import write_atomically
+
+    result.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    folder = _step_dir(settings, result.date)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / f"{result.step}.json", result.model_dump_json(indent=2).encode())
+    return result
+
+
+def results_of(settings: NightlySettings, day: str) -> dict[str, StepResult]:
+    """The results the ledger holds for `day`, by step (an unreadable one counts as missing)."""
+    found: dict[str, StepResult] = {}
+    for step in STEPS:
+        path = _step_dir(settings, day) / f"{step}.json"
+        try:
+            found[step] = StepResult.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            continue
+    return found
+
+
+def _open_graph(settings: NightlySettings):
+    from watershed.ingest.harvest import HarvestError, open_graph
+
+    try:
+        return open_graph(settings)
+    except HarvestError as exc:
+        raise NightlyError(str(exc)) from None
+
+
+# ------------------------------------------------------------------ harvest
+
+
+def harvest_out(settings: NightlySettings, day: str) -> Path:
+    """Where a night's harvest runs keep their run.json and errors.jsonl."""
+    return _step_dir(settings, day) / "harvest"
+
+
+def harvest_job_args(settings: NightlySettings, day: str) -> list[str]:
+    """The arguments of the harvest job (ingest/harvest.py) for `day`: what spark-submit runs."""
+    if (settings.nightly_tasks is None) == (settings.nightly_tasks_table is None):
+        raise NightlyError(
+            "the nightly harvest needs exactly one task source: set WATERSHED_NIGHTLY_TASKS (a directory "
+            "of .sql files or a .jsonl/.parquet export) or WATERSHED_NIGHTLY_TASKS_TABLE"
+        )
+    args = (
+        ["--tasks", str(settings.nightly_tasks)]
+        if settings.nightly_tasks is not None
+        else ["--tasks-table", str(settings.nightly_tasks_table)]
+    )
+    if settings.nightly_catalog is not None:
+        args += ["--catalog", str(settings.nightly_catalog)]
+    return [*args, "--out", str(harvest_out(settings, day)), "--run-date", day]
+
+
+def harvest(
+    day: str, settings: NightlySettings | None = None, *, spark=None, say: Say | None = None
+) -> StepResult:
+    """Harvest the task corpus into the graph with Spark (this process is the driver)."""
+    from watershed.graph.catalog import Catalog, CatalogError
+    from watershed.ingest.harvest import HarvestError, run_harvest, spark_session
+    from watershed.ingest.settings import IngestSettings
+    from watershed.ingest.sources import TaskSourceError, check_task_source
+
+    settings = settings or NightlySettings()
+    harvest_job_args(settings, check_date(day))  # checks the task source is set
+    ingest = IngestSettings(run_date=day)
+    try:
+        if settings.nightly_tasks is not None:
+            check_task_source(settings.nightly_tasks)
+        catalog = Catalog.load(settings.nightly_catalog) if settings.nightly_catalog else None
+    except (TaskSourceError, CatalogError) as exc:
+        raise NightlyError(f"harvest {day}: {exc}") from None
+    store = _open_graph(settings)
+    try:
+        session = spark or spark_session(ingest.spark_master)
+        report = run_harvest(
+            session,
+            tasks=str(settings.nightly_tasks) if settings.nightly_tasks is not None else None,
+            tasks_table=settings.nightly_tasks_table,
+            catalog=catalog,
+            store=store,
+            out_dir=harvest_out(settings, day),
+            settings=ingest,
+            progress=say or (lambda _message: None),
+        )
+    except (TaskSourceError, HarvestError) as exc:
+        raise NightlyError(f"harvest {day}: {exc}") from None
+    finally:
+        store.close()
+    return harvest_result(day, settings, run_dir=Path(report.out_dir))
+
+
+def harvest_result(
+    day: str, settings: NightlySettings | None = None, *, run_dir: Path | None = None
+) -> StepResult:
+    """The harvest step's result from the run.json of the night's newest harvest run (or `run_dir`'s)."""
+    settings = settings or NightlySettings()
+    if run_dir is None:
+        runs = sorted(harvest_out(settings, day).glob("harvest-*/run.json"))
+        if not runs:
+            raise NightlyError(f"harvest {day}: no harvest run under {harvest_out(settings, day)}")
+        run_dir = runs[-1].parent
+    try:
+        record = json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise NightlyError(f"harvest {day}: cannot read {run_dir / 'run.json'} ({exc})") from None
+    if record.get("status") != "ok":
+        reason = record.get("error") or (record.get("prune") or {}).get("message") or f"see {run_dir}"
+        raise NightlyError(f"harvest {day}: run {record.get('run_id')} is {record.get('status')}: {reason}")
+    counts = {
+        key: record.get(key) for key in ("tasks", "loaded", "unchanged", "deleted", "tasks_with_errors")
+    }
+    return save_result(
+        settings,
+        StepResult(
+            step="harvest",
+            date=day,
+            run_id=record.get("run_id"),
+            counts=counts,
+            seconds=round(float(record.get("seconds") or 0.0), 2),
+            message=f"errors and run record in {run_dir}",
+        ),
+    )
+
+
+# ------------------------------------------------------------------ propagate
+
+
+def _propagation_state():
+    import redis
+
+    from watershed.propagation.run_state import RunState
+    from watershed.propagation.settings import PropagationSettings
+
+    settings = PropagationSettings()
+    state = RunState.from_url(settings.broker_url(), settings.graph_name)
+    try:
+        state.client.ping()
+    except redis.RedisError as exc:
+        raise NightlyError(f"cannot reach the Celery Redis at {settings.broker_url()} ({exc})") from None
+    return settings, state
+
+
+def propagation_lock_holder() -> int | None:
+    """The fencing token of the propagation run holding the lock, or None when it is free."""
+    _, state = _propagation_state()
+    return state.holder()
+
+
+def propagate(
+    day: str,
+    settings: NightlySettings | None = None,
+    *,
+    full: bool = False,
+    local: bool = False,
+    say: Say | None = None,
+) -> StepResult:
+    """An incremental (or full) propagation run on the Celery workers (or in this process with `local`).
+
+    An interrupted run (a killed coordinator) is resumed. Another run holding the lock is waited
+    for up to `nightly_lock_wait_seconds`, then this step fails (a scheduler retries it).
+    """
+    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
+    from watershed.propagation.coordinator import (
+        Progress,
+        RunFailedError,
+        RunInterruptedError,
+        celery_runner,
+        local_runner,
+    )
+    from watershed.propagation.coordinator import propagate as run_propagation
+    from watershed.propagation.engine import StaleTokenError
+    from watershed.propagation.policy import PolicyError, load_policy
+    from watershed.propagation.run_state import LockLostError, RunInProgressError
+
+    settings = settings or NightlySettings()
+    check_date(day)
+    propagation, state = _propagation_state()
+    try:
+        policy = load_policy(propagation.policy_file)
+    except PolicyError as exc:
+        raise NightlyError(f"propagate {day}: {exc}") from None
+    if local:
+        runner = local_runner
+    else:
+        app = app_for(propagation)
+        if not workers_serving(app, PROPAGATION_QUEUE):
+            raise NightlyError(
+                f"propagate {day}: no Celery worker serves the propagation queue on {propagation.broker_url()}"
+            )
+        runner = celery_runner(propagation, policy, app=app)
+    store = _open_graph(settings)
+    deadline = time.monotonic() + settings.nightly_lock_wait_seconds
+    began = time.monotonic()
+    try:
+        while True:
+            try:
+                record = run_propagation(
+                    store,
+                    policy,
+                    state,
+                    runner,
+                    full=full,
+                    settings=propagation,
+                    progress=Progress(on_message=say),
+                )
+                break
+            except RunInProgressError as exc:
+                if time.monotonic() >= deadline:
+                    raise NightlyError(f"propagate {day}: {exc}") from None
+                time.sleep(1.0)
+            except (RunFailedError, RunInterruptedError, LockLostError, StaleTokenError) as exc:
+                raise NightlyError(f"propagate {day}: {exc}") from None
+    finally:
+        store.close()
+    counts = {
+        "mode": record.mode,
+        "layers": len(record.layers),
+        "nodes_processed": record.nodes_processed,
+        "tags_changed": record.tags_changed,
+        "cone": record.cone,
+        "resumed": record.resumed,
+    }
+    return save_result(
+        settings,
+        StepResult(
+            step="propagate",
+            date=day,
+            run_id=record.run_id,
+            counts=counts,
+            seconds=round(time.monotonic() - began, 2),
+        ),
+    )
+
+
+# ------------------------------------------------------------------ TTL advice
+
+
+def ttl(day: str, settings: NightlySettings | None = None) -> StepResult:
+    """Every column's TTL recommendation, stored in the graph under the run id `ttl-DAY`."""
+    from watershed.ttl_advisor.tasks import GraphUnreachableError, advise_and_store
+
+    settings = settings or NightlySettings()
+    began = time.monotonic()
+    try:
+        summary = advise_and_store(f"ttl-{check_date(day)}")
+    except GraphUnreachableError as exc:
+        raise NightlyError(str(exc)) from None
+    run_id = summary.pop("run_id")
+    return save_result(
+        settings,
+        StepResult(
+            step="ttl", date=day, run_id=run_id, counts=summary, seconds=round(time.monotonic() - began, 2)
+        ),
+    )
+
+
+# ------------------------------------------------------------------ protection
+
+
+def plan_path(settings: NightlySettings, day: str) -> Path:
+    return _step_dir(settings, day) / "protection-plan.json"
+
+
+def _protection_policy():
+    from watershed.propagation.policy import PolicyError, load_policy
+    from watershed.propagation.settings import PropagationSettings
+
+    try:
+        policy = load_policy(PropagationSettings().policy_file)
+    except PolicyError as exc:
+        raise NightlyError(str(exc)) from None
+    return policy.protection if policy.protection is not None and policy.protection.rules else None
+
+
+def _kms(settings: NightlySettings, policy) -> str | None:
+    path = settings.nightly_kms or (policy.key_provider_path if policy is not None else None)
+    return path if path and path.startswith("kms://") else None
+
+
+def protection_plan(day: str, settings: NightlySettings | None = None) -> StepResult:
+    """What protecting the sensitive columns would change, written to the night's plan file."""
+    from watershed.orc_crypto.files import write_atomically
+    from watershed.orc_crypto.keys.base import KeyProviderError
+    from watershed.orc_crypto.keys.kms_client import KmsClient
+    from watershed.orc_crypto.protect.plan import plan_protection
+
+    settings = settings or NightlySettings()
+    check_date(day)
+    began = time.monotonic()
+    policy = _protection_policy()
+    if policy is None:
+        return save_result(
+            settings,
+            StepResult(
+                step="protection_plan",
+                date=day,
+                status="skipped",
+                message="the tag policy has no protection rules (docs/protection.md)",
+            ),
+        )
+    uri = _kms(settings, policy)
+    store = _open_graph(settings)
+    try:
+        provider = KmsClient(uri) if uri else None
+        plan = plan_protection(store, policy, provider=provider, key_provider_path=settings.nightly_kms)
+    except (KeyProviderError, WatershedError) as exc:
+        raise NightlyError(f"protection plan {day}: {exc}") from None
+    finally:
+        store.close()
+    path = plan_path(settings, day)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, plan.model_dump_json(indent=2).encode())
+    counts = {
+        "tables": len(plan.tables),
+        "columns": sum(len(t.columns) for t in plan.tables),
+        "files": plan.files,
+        "bytes": sum(f.size for t in plan.tables for f in t.files),
+        "problems": sum(len(t.problems) for t in plan.tables),
+    }
+    return save_result(
+        settings,
+        StepResult(
+            step="protection_plan",
+            date=day,
+            counts=counts,
+            seconds=round(time.monotonic() - began, 2),
+            message=str(path),
+        ),
+    )
+
+
+def _read_plan(settings: NightlySettings, day: str):
+    from watershed.graph.protection import ProtectionPlan
+
+    path = plan_path(settings, day)
+    try:
+        return ProtectionPlan.model_validate_json(path.read_bytes())
+    except OSError:
+        raise NightlyError(
+            f"protection apply {day}: no plan at {path}; run the protection plan step first"
+        ) from None
+    except ValidationError as exc:
+        raise NightlyError(
+            f"protection apply {day}: {path} is not a protection plan ({exc.errors()[0]['msg']})"
+        ) from None
+
+
+def apply_skipped(day: str, settings: NightlySettings | None = None, reason: str = "") -> StepResult:
+    """The apply step's result when it does not run (off, or nothing planned)."""
+    return save_result(
+        settings or NightlySettings(),
+        StepResult(
+            step="protection_apply",
+            date=day,
+            status="skipped",
+            message=reason
+            or "protection apply is off: a steward turns it on (`--apply-protection`, or the DAG's apply_protection param)",
+        ),
+    )
+
+
+def protection_apply_job_args(day: str, settings: NightlySettings | None = None) -> list[str] | None:
+    """The arguments of the apply job (orc_crypto/protect/spark_apply.py), or None when nothing is planned."""
+    settings = settings or NightlySettings()
+    plan = _read_plan(settings, check_date(day))
+    if not plan.tables:
+        return None
+    args = ["--plan", str(plan_path(settings, day))]
+    kms = _kms(settings, None) or (plan.key_provider_path or "")
+    return [*args, "--kms", kms] if kms.startswith("kms://") else args
+
+
+def protection_apply(
+    day: str, settings: NightlySettings | None = None, *, spark=None, say: Say | None = None
+) -> StepResult:
+    """Apply the night's plan: DDL and file rewrites on `spark`'s executors, or files in this process."""
+    from watershed.orc_crypto.protect.spark_apply import ApplyError, apply_plan
+
+    settings = settings or NightlySettings()
+    plan = _read_plan(settings, check_date(day))
+    if not plan.tables:
+        return apply_skipped(day, settings, "nothing to protect: every table is as the policy asks")
+    store = _open_graph(settings)
+    try:
+        run = apply_plan(plan, store, spark=spark, kms=_kms(settings, None))
+    except (ApplyError, WatershedError) as exc:
+        raise NightlyError(f"protection apply {day}: {exc}") from None
+    finally:
+        store.close()
+    return _apply_result(day, settings, run)
+
+
+def protection_apply_result(day: str, settings: NightlySettings | None = None) -> StepResult:
+    """The apply step's result from the newest protection run in the graph (after a spark-submit apply)."""
+    from watershed.orc_crypto.protect import records
+
+    settings = settings or NightlySettings()
+    store = _open_graph(settings)
+    try:
+        newest = [run for run in records.runs(store, limit=5) if run.kind == "apply"]
+    finally:
+        store.close()
+    if not newest:
+        raise NightlyError(f"protection apply {day}: the graph has no protection run")
+    return _apply_result(day, settings, newest[0])
+
+
+def _apply_result(day: str, settings: NightlySettings, run) -> StepResult:
+    from watershed.api.audit import record
+
+    counts = {
+        "status": run.status,
+        "tables": run.tables,
+        "files_done": run.files_done,
+        "files_unchanged": run.files_unchanged,
+        "files_failed": len(run.errors),
+        "bytes_rewritten": run.bytes_rewritten,
+    }
+    store = _open_graph(settings)
+    try:
+        record(store, ACTOR, "protect.apply", f"protection-run:{run.id}", None, {"date": day, **counts})
+    finally:
+        store.close()
+    if run.errors:
+        raise NightlyError(
+            f"protection apply {day}: run {run.id} failed on {len(run.errors)} files (`watershed protect runs`)"
+        )
+    return save_result(settings, StepResult(step="protection_apply", date=day, run_id=run.id, counts=counts))
+
+
+# ------------------------------------------------------------------ summary
+
+
+def summary(day: str, settings: NightlySettings | None = None) -> NightlySummary:
+    """The night's results, as the ledger holds them, written to DATA_DIR/nightly/DAY/summary.json and audited."""
+    from watershed.api.audit import record
+    from watershed.orc_crypto.files import write_atomically
+
+    settings = settings or NightlySettings()
+    found = results_of(settings, check_date(day))
+    missing = [step for step in STEPS if step not in found]
+    result = NightlySummary(
+        date=day,
+        status="incomplete" if missing else "complete",
+        steps=[found[step] for step in STEPS if step in found],
+        missing=missing,
+    )
+    write_atomically(_step_dir(settings, day) / "summary.json", result.model_dump_json(indent=2).encode())
+    store = _open_graph(settings)
+    try:
+        record(
+            store,
+            ACTOR,
+            "nightly.run",
+            f"nightly:{day}",
+            None,
+            {
+                "status": result.status,
+                "missing": missing,
+                **{s.step: s.run_id or s.status for s in result.steps},
+            },
+        )
+    finally:
+        store.close()
+    return result
