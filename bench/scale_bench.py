@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -349,7 +350,8 @@ def latency(times: list[float], errors: int) -> dict:
     }
 
 
-def run_size(columns: int, args, sampler: PeakSampler) -> dict:
+def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
+    """The chain at one size; `checkpoint(result)` after every stage, so a run cut short keeps its numbers."""
     from bench.api_bench import GRAPH, start_api, stop_api
     from bench.propagation_bench import start_workers
     from watershed.api.celery_app import app_for
@@ -361,7 +363,13 @@ def run_size(columns: int, args, sampler: PeakSampler) -> dict:
 
     tasks = max(20, round(columns / COLUMNS_PER_TASK))
     work = Path(tempfile.mkdtemp(prefix=f"scale-bench-{columns}-", dir=args.work))
-    result: dict = {"target_columns": columns, "tasks": tasks, "work": str(work), "stages": {}}
+    result: dict = {
+        "target_columns": columns,
+        "tasks": tasks,
+        "work": str(work),
+        "stages": {},
+        "finished": False,
+    }
     stages = result["stages"]
     print(f"== {columns} columns: {tasks} tasks, under {work}", flush=True)
 
@@ -395,6 +403,7 @@ def run_size(columns: int, args, sampler: PeakSampler) -> dict:
     try:
         # the graph is opened after the harvest, in the stages' processes: this one holds no lineage
         stages["harvest"] = run_stage("harvest", config, sampler, work, timeout)
+        checkpoint(result)
 
         graph = FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH)
         stats = graph.stats()
@@ -443,6 +452,7 @@ def run_size(columns: int, args, sampler: PeakSampler) -> dict:
         busy.stopping.set()
         busy.join()
         result["column_page_during_propagation"] = latency(busy.times, busy.errors)
+        checkpoint(result)
         print(f"  column page idle {result['column_page_idle']}", flush=True)
         print(f"  column page during propagation {result['column_page_during_propagation']}", flush=True)
         result["tagged_nodes"] = graph.read(
@@ -451,14 +461,19 @@ def run_size(columns: int, args, sampler: PeakSampler) -> dict:
 
         result["changed_tasks"] = change_tasks(work / "warehouse", CHANGED_TASKS)
         stages["reharvest"] = run_stage("harvest", config, sampler, work, timeout)
+        checkpoint(result)
         stages["incremental_propagation"] = run_stage(
             "propagate", {**config, "full": False}, sampler, work, timeout
         )
+        checkpoint(result)
         stages["ttl"] = run_stage("ttl", config, sampler, work, timeout)
+        checkpoint(result)
         stages["plan"] = run_stage("plan", config, sampler, work, timeout)
+        checkpoint(result)
 
         memory = graph_memory(falkordb)
         result["falkordb"] = memory
+        result["finished"] = True
         print(f"  falkordb: {memory}", flush=True)
     finally:
         if service is not None:
@@ -522,22 +537,21 @@ def stage_seconds(size: dict) -> dict[str, float]:
 
 
 def exponents(sizes: dict) -> dict:
-    """log(t_big/t_small)/log(n_big/n_small) over warehouse columns, for the smallest and largest size done."""
+    """Per pair of consecutive sizes done: log(t_big/t_small)/log(n_big/n_small) over warehouse columns."""
     done = sorted(
         (s for s in sizes.values() if s.get("warehouse") and s.get("stages")),
         key=lambda s: s["warehouse"]["columns"],
     )
-    if len(done) < 2:
-        return {}
-    small, big = done[0], done[-1]
-    n = math.log(big["warehouse"]["columns"] / small["warehouse"]["columns"])
-    t_small, t_big = stage_seconds(small), stage_seconds(big)
-    out = {
-        "between_columns": [small["warehouse"]["columns"], big["warehouse"]["columns"]],
-    }
-    for name in t_small:
-        if name in t_big and t_small[name] > 0 and t_big[name] > 0:
-            out[name] = round(math.log(t_big[name] / t_small[name]) / n, 2)
+    out = {}
+    for small, big in itertools.pairwise(done):
+        n = math.log(big["warehouse"]["columns"] / small["warehouse"]["columns"])
+        t_small, t_big = stage_seconds(small), stage_seconds(big)
+        pair = {
+            name: round(math.log(t_big[name] / t_small[name]) / n, 2)
+            for name in t_small
+            if name in t_big and t_small[name] > 0 and t_big[name] > 0
+        }
+        out[f"{small['warehouse']['columns']}->{big['warehouse']['columns']}"] = pair
     return out
 
 
@@ -600,7 +614,9 @@ def main() -> None:
     sizes: dict = {}
     for columns in (int(text) for text in args.sizes.split(",")):
         try:
-            sizes[str(columns)] = run_size(columns, args, sampler)
+            sizes[str(columns)] = run_size(
+                columns, args, sampler, lambda partial, key=str(columns): write({**sizes, key: partial}, args)
+            )
         except Exception as exc:  # a size that fails is recorded, the next still runs
             sizes[str(columns)] = {"target_columns": columns, "failed": f"{type(exc).__name__}: {exc}"[:2000]}
             print(f"  size {columns} failed: {exc}", flush=True)
