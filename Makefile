@@ -30,4 +30,4 @@ bench-api:
 	$(VENV)/python bench/api_bench.py
 
 clean:
-	rm -rf .venv var .pytest_cache
+	rm -rf .venv .venv-airflow var .pytest_cache

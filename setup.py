@@ -10,8 +10,9 @@ from pathlib import Path
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-#: the repo's product folders, bottom layer first (bench/, tests/ and dags/ are not shipped)
-LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "api")
+#: the repo's product folders, bottom layer first, then dags/ (the Airflow DAG, above them all);
+#: bench/ and tests/ are not shipped
+LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "api", "dags")
 
 
 def _packages() -> tuple[list[str], dict[str, str]]:

@@ -24,7 +24,9 @@ REPO = Path(__file__).resolve().parents[1]
 #: each product folder and its rank: a module may import its own layer and lower ranks only
 RANKS = {"graph": 0, "ingest": 1, "propagation": 1, "ttl_advisor": 1, "orc_crypto": 1, "api": 2}
 #: folders of the repo that are not shipped: the product never imports them
-NOT_SHIPPED = {"bench", "tests", "dags"}
+NOT_SHIPPED = {"bench", "tests"}
+#: shipped as watershed.dags for Airflow to load, above every layer: nothing in the product imports it
+ABOVE_THE_PRODUCT = "dags"
 
 #: (importer, imported) pairs allowed between the middle layers, each with why. Empty: what two of
 #: them share lives in graph (the lineage model, the catalog, ids, settings), and what one needs of
@@ -48,13 +50,15 @@ class Violation:
 def _judge(layer: str, module: str) -> str | None:
     """Why `layer` may not import `module`, or None when it may."""
     top, _, rest = module.partition(".")
-    if top in RANKS or top in NOT_SHIPPED:
-        if top in NOT_SHIPPED:
+    if top in RANKS or top in NOT_SHIPPED or top == ABOVE_THE_PRODUCT:
+        if top in NOT_SHIPPED or top == ABOVE_THE_PRODUCT:
             return f"the product never imports {top}/ (it is not shipped)"
         return f"a bare top-level import: write watershed.{module}"
     if top != "watershed" or not rest:
         return None
     target = rest.split(".")[0]
+    if target == ABOVE_THE_PRODUCT:
+        return "the DAG runs the product; the product never imports the DAG"
     if target not in RANKS or target == layer:
         return None
     if RANKS[target] > RANKS[layer]:
@@ -143,6 +147,8 @@ def test_no_module_imports_against_the_layers():
         ("orc_crypto/x.py", "import graph.store", "bare top-level import"),
         ("api/x.py", "from api.cli import app", "bare top-level import"),
         ("api/x.py", "import bench.propagation_bench", "never imports bench/"),
+        ("api/x.py", "from watershed.dags.watershed_nightly import dag", "never imports the DAG"),
+        ("api/x.py", "import dags.watershed_nightly", "never imports dags/"),
         ("propagation/x.py", 'ARGV = ["-A", "watershed.api.celery_app"]', "propagation is below api"),
         ("graph/sub/x.py", "from ...ingest import extract", "relative import leaves its layer"),
     ],

@@ -1,0 +1,144 @@
+"""`watershed nightly`: the chain for one date equals the steps run by hand, a second run for the
+same date changes nothing, and bad input is one clear line with nothing recorded."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.api.nightly_state import graph_state, plan_state
+from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
+from watershed.api.cli import app
+from watershed.graph.falkordb_store import FalkorDBStore
+
+pytestmark = [pytest.mark.spark, pytest.mark.services]
+
+DAY = "2024-01-31"
+_graphs = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    from watershed.ingest.generator import generate_warehouse
+
+    out = tmp_path_factory.mktemp("nightly-warehouse")
+    generate_warehouse(out, tasks=40, seed=11)
+    return out
+
+
+@pytest.fixture
+def nightly_env(falkordb_server, celery_redis, warehouse, tmp_path, monkeypatch):  # noqa: F811
+    """Settings of a nightly run on a graph and data directory of its own; the store on that graph."""
+    graph = f"nightly_{next(_graphs)}"
+    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(falkordb_server.port))
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph)
+    monkeypatch.setenv("WATERSHED_CELERY_BROKER", f"redis://127.0.0.1:{celery_redis.port}/0")
+    monkeypatch.setenv("WATERSHED_NIGHTLY_TASKS", str(warehouse / "tasks"))
+    monkeypatch.setenv("WATERSHED_NIGHTLY_CATALOG", str(warehouse / "catalog.json"))
+    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=graph)
+    yield store
+    store.clear()
+    store.close()
+
+
+def _nightly(*args: str):
+    return CliRunner().invoke(app, ["nightly", "--date", DAY, "--local", *args])
+
+
+def _by_hand(store, warehouse, spark, tmp_path) -> None:
+    """The chain's commands, one by one, on `store`'s graph (the CLI's own settings point there)."""
+    runner = CliRunner()
+    harvested = runner.invoke(
+        app,
+        [
+            "harvest",
+            "--tasks",
+            str(warehouse / "tasks"),
+            "--catalog",
+            str(warehouse / "catalog.json"),
+            "--out",
+            str(tmp_path / "by-hand"),
+        ],
+    )
+    assert harvested.exit_code == 0, harvested.output
+    propagated = runner.invoke(app, ["propagate", "--local"])
+    assert propagated.exit_code == 0, propagated.output
+    from watershed.ttl_advisor.tasks import advise_and_store
+
+    advise_and_store("ttl-by-hand")
+    planned = runner.invoke(app, ["protect", "plan", "--out", str(tmp_path / "plan.json")])
+    assert planned.exit_code == 0, planned.output
+
+
+def test_the_chain_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
+    nightly_env, warehouse, spark, tmp_path, monkeypatch, falkordb_server
+):
+    first = _nightly("-f", "json")
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.output[first.output.index("{") :])
+    assert summary["status"] == "complete" and summary["missing"] == []
+    steps = {s["step"]: s for s in summary["steps"]}
+    assert steps["harvest"]["counts"]["tasks"] == 40 and steps["harvest"]["counts"]["loaded"] == 40
+    assert steps["propagate"]["counts"]["tags_changed"] > 0
+    assert steps["ttl"]["run_id"] == f"ttl-{DAY}" and steps["ttl"]["counts"]["columns"] > 0
+    assert steps["protection_plan"]["status"] == "done"
+    assert steps["protection_apply"]["status"] == "skipped"
+    after_first = graph_state(nightly_env)
+    assert after_first["tags"] and after_first["ttl"]
+    data_dir = tmp_path / "var"
+    nightly_plan = plan_state(data_dir / "nightly" / DAY / "protection-plan.json")
+
+    # the same commands by hand on a second graph give the same lineage, tags, TTL and plan
+    by_hand = FalkorDBStore(
+        falkordb_server.host, falkordb_server.port, graph=f"{nightly_env.graph_name}_by_hand"
+    )
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", by_hand.graph_name)
+    try:
+        _by_hand(by_hand, warehouse, spark, tmp_path)
+        assert graph_state(by_hand) == after_first
+        assert plan_state(tmp_path / "plan.json") == nightly_plan
+    finally:
+        by_hand.clear()
+        by_hand.close()
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", nightly_env.graph_name)
+
+    second = _nightly()
+    assert second.exit_code == 0, second.output
+    assert graph_state(nightly_env) == after_first
+    ledger = json.loads((data_dir / "nightly" / DAY / "summary.json").read_text())
+    again = {s["step"]: s for s in ledger["steps"]}
+    assert again["harvest"]["counts"]["loaded"] == 0 and again["harvest"]["counts"]["unchanged"] == 40
+    assert again["propagate"]["counts"]["tags_changed"] == 0
+
+    status = CliRunner().invoke(app, ["nightly", "--date", DAY, "--status"])
+    assert status.exit_code == 0
+    assert all(step in status.output for step in ("harvest", "propagate", "ttl", "protection_plan"))
+
+
+def test_bad_input_is_one_line_and_records_nothing(nightly_env, tmp_path, monkeypatch):
+    bad_date = CliRunner().invoke(app, ["nightly", "--date", "2024-02-30"])
+    assert bad_date.exit_code == 2
+    assert "'2024-02-30' is not a date of the form YYYY-MM-DD" in bad_date.output
+
+    monkeypatch.delenv("WATERSHED_NIGHTLY_TASKS")
+    no_source = _nightly()
+    assert no_source.exit_code == 1
+    assert "WATERSHED_NIGHTLY_TASKS" in no_source.output and "Traceback" not in no_source.output
+    assert not (tmp_path / "var" / "nightly" / DAY / "harvest.json").exists()
+
+    monkeypatch.setenv("WATERSHED_NIGHTLY_TASKS", str(tmp_path / "no-such-dir"))
+    missing = _nightly()
+    assert missing.exit_code == 1 and "no-such-dir" in missing.output
+
+    nothing = CliRunner().invoke(app, ["nightly", "--date", "2024-03-01", "--status"])
+    assert nothing.exit_code == 1 and "no nightly step has run for 2024-03-01" in nothing.output
+
+
+def test_apply_without_a_kms_fails_naming_it_after_the_plan(nightly_env, warehouse, spark):
+    result = _nightly("--apply-protection")
+    assert result.exit_code == 1
+    assert "protection apply" in result.output and "KMS" in result.output
