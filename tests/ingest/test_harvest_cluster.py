@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import posixpath
 import shutil
 import subprocess
 import sys
@@ -73,22 +72,13 @@ def wheel(tmp_path_factory) -> Path:
 
 
 def package_zip(wheel: Path, target: Path) -> Path:
-    """`watershed/` of the wheel as a zip for --py-files, with the directory entries zipimport needs.
-
-    The C extension stays out: no extension module loads from a zip, the pure-Python
-    fallback (watershed.orc_crypto.masking) does the same work.
-    """
-    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
-        files = [n for n in source.namelist() if n.startswith("watershed/") and not n.endswith(".so")]
-        directories = {
-            "/".join(parts[:i]) + "/"
-            for parts in (posixpath.dirname(n).split("/") for n in files)
-            for i in range(1, len(parts) + 1)
-        }
-        for directory in sorted(directories):
-            out.writestr(directory, b"")
-        for name in files:
-            out.writestr(source.getinfo(name), source.read(name))
+    """`watershed/` of the wheel as a zip for --py-files, made as docs/operations.md says:
+    unpack the wheel, `python -m zipfile -c watershed.zip watershed` (that writes the
+    directory entries zipimport needs). The C extension inside cannot load from a zip: the
+    pure-Python fallback (watershed.orc_crypto.masking) does the same work there."""
+    unpacked = target.parent / "unpacked"
+    _run([sys.executable, "-m", "zipfile", "-e", wheel, unpacked], target.parent)
+    _run([sys.executable, "-m", "zipfile", "-c", target, "watershed"], unpacked)
     return target
 
 
@@ -144,7 +134,8 @@ def test_the_harvest_on_a_local_cluster_with_the_package_shipped_as_a_zip(
     assert probe.returncode != 0 and "No module named 'watershed'" in probe.stderr, probe.stderr
     job = tmp_path / "job"
     job.mkdir()
-    shipped = package_zip(wheel, job / "watershed.zip")
+    (tmp_path / "ship").mkdir()
+    shipped = package_zip(wheel, tmp_path / "ship" / "watershed.zip")
     with zipfile.ZipFile(wheel) as built:  # the job's entry point as the wheel ships it, not the repo's
         (job / "harvest.py").write_bytes(built.read("watershed/ingest/harvest.py"))
     generate_warehouse(tmp_path / "warehouse", tasks=60, seed=7)
