@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -25,15 +26,63 @@ sys.path.insert(0, str(ROOT))
 from watershed.graph.catalog import Catalog  # noqa: E402
 from watershed.graph.falkordb_store import FalkorDBStore  # noqa: E402
 from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
+from watershed.ingest.extract import extract_lineage  # noqa: E402
 from watershed.ingest.generator import generate_warehouse  # noqa: E402
 from watershed.ingest.harvest import run_harvest, spark_session  # noqa: E402
+from watershed.ingest.settings import IngestSettings  # noqa: E402
+from watershed.ingest.sources import read_task_source  # noqa: E402
+
+#: the issue's target: Spark's extraction per core at most this many times slower than in-process
+TARGET_RATIO = 1.3
+
+
+def in_process_seconds(tasks_dir: Path, catalog: Catalog) -> tuple[int, float, float]:
+    """extract_lineage over the corpus in this one process (one core): tasks, wall and CPU seconds."""
+    tasks = [item.task for item in read_task_source(tasks_dir, [])]
+    settings = IngestSettings()
+    began, began_cpu = time.monotonic(), time.process_time()
+    for task in tasks:
+        extract_lineage(task, catalog, settings)
+    return len(tasks), time.monotonic() - began, time.process_time() - began_cpu
+
+
+def spark_cpu_seconds(skip: tuple[str, ...] = ("redis", "falkordb")) -> float:
+    """CPU seconds (user + system) of this process's descendants -- Spark's JVM, its Python daemon
+    and workers -- but not the graph server's. Linux /proc; the machine is shared, so CPU time
+    compares the two paths where wall time mostly measures the neighbours' load."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if any(word in command for word in skip):
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    mine = os.getpid()
+
+    def descends(pid: int) -> bool:
+        while pid in parents and pid > 1:
+            pid = parents[pid]
+            if pid == mine:
+                return True
+        return False
+
+    return sum(seconds for pid, seconds in cpu.items() if descends(pid))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--tasks", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--ttl", action="store_true", help="also time the TTL advisor on the loaded graph")
@@ -49,8 +98,14 @@ def main() -> None:
         try:
             store = FalkorDBStore(spec.host, spec.port, graph="bench")
             store.ensure_schema()
-            spark = spark_session(args.master)
             catalog = Catalog.load(root / "warehouse" / "catalog.json")
+            # In-process first, before Spark's JVM and workers share the cores.
+            inprocess_tasks, inprocess_seconds, inprocess_cpu = in_process_seconds(
+                root / "warehouse" / "tasks", catalog
+            )
+            spark = spark_session(args.master)
+            cores = spark.sparkContext.defaultParallelism
+            cpu_before = spark_cpu_seconds()
             report = run_harvest(
                 spark,
                 tasks=str(root / "warehouse" / "tasks"),
@@ -60,6 +115,7 @@ def main() -> None:
                 batch_size=1000,
                 progress=lambda _line: None,
             )
+            spark_cpu = spark_cpu_seconds() - cpu_before
             stats = store.stats()
             ttl = None
             if args.ttl:
@@ -78,9 +134,20 @@ def main() -> None:
                     "unused": sum(1 for r in recommendations if r.status == "unused"),
                 }
             spark.stop()
+            # ... and again after it: the machine's load drifts, the mean of both compares fairer
+            _, again, again_cpu = in_process_seconds(root / "warehouse" / "tasks", catalog)
+            inprocess_seconds = (inprocess_seconds + again) / 2
+            inprocess_cpu = (inprocess_cpu + again_cpu) / 2
         finally:
             stop(spec)
 
+    # Seconds of one core per task: the executors' extraction times the cores they had, plus
+    # the driver's decoding of their rows (what the in-process path never pays).
+    inprocess_per_task = inprocess_seconds / inprocess_tasks
+    spark_per_task = (report.extract_seconds * cores + report.decode_seconds) / report.tasks
+    ratio = spark_per_task / inprocess_per_task
+    # The same in CPU seconds: Spark's processes during the harvest plus the driver's decoding.
+    cpu_ratio = (spark_cpu + report.decode_seconds) / report.tasks / (inprocess_cpu / inprocess_tasks)
     result = {
         "tasks": report.tasks,
         "master": args.master,
@@ -90,6 +157,16 @@ def main() -> None:
         "extract_tasks_per_s": report.tasks / report.extract_seconds if report.extract_seconds else None,
         "load_tasks_per_s": report.loaded / report.load_seconds if report.load_seconds else None,
         "tasks_with_errors": report.tasks_with_errors,
+        "executor_cores": cores,
+        "decode_seconds": report.decode_seconds,
+        "inprocess_seconds": inprocess_seconds,
+        "inprocess_tasks_per_s": inprocess_tasks / inprocess_seconds,
+        "spark_tasks_per_s_per_core": 1 / spark_per_task,
+        "spark_over_inprocess_per_core": ratio,
+        "spark_over_inprocess_target": TARGET_RATIO,
+        "inprocess_cpu_seconds": inprocess_cpu,
+        "spark_cpu_seconds": spark_cpu,
+        "spark_over_inprocess_cpu": cpu_ratio,
         "graph": stats.model_dump(),
         "warehouse": summary.__dict__,
         "ttl": ttl,
@@ -102,6 +179,15 @@ def main() -> None:
     )
     print(
         f"loading:    {result['load_tasks_per_s']:.0f} tasks/s ({report.load_seconds:.1f} s; {stats.column_edges} FLOWS_TO edges)"
+    )
+    print(
+        f"per core:   in-process {result['inprocess_tasks_per_s']:.0f} tasks/s, Spark "
+        f"{result['spark_tasks_per_s_per_core']:.0f} tasks/s ({cores} cores, driver decode "
+        f"{report.decode_seconds:.1f} s): spark_over_inprocess_per_core {ratio:.2f} (target {TARGET_RATIO})"
+    )
+    print(
+        f"cpu:        in-process {inprocess_cpu:.1f} s, Spark's processes {spark_cpu:.1f} s + driver decode: "
+        f"spark_over_inprocess_cpu {cpu_ratio:.2f} (target {TARGET_RATIO})"
     )
     print(f"errors: {report.tasks_with_errors} tasks with errors")
     if ttl:

@@ -65,9 +65,32 @@ from watershed.ingest.sources import (
     split_duplicates,
 )
 
+#: what an executor sends back for each record: ("lineage", task id, the task's JSON or "" when
+#: the driver has the task already, the lineage's JSON) or ("problem", task id or None, message)
+ExtractedRow = tuple[str, str | None, str, str] | tuple[str, str | None, str]
 
-def _extract_partition(rows: Iterator, catalog_broadcast, settings_data: dict) -> Iterator[str]:
-    """Runs in an executor: one JSON line per record, never an exception for a bad one.
+#: an executor's catalog, built once per worker process from the broadcast dict it came from
+_catalog_cache: tuple[object, Catalog] | None = None
+
+
+def _worker_catalog(data: dict | None) -> Catalog:
+    """The catalog of `data`, built once per Python worker: Spark reuses the worker for the
+    job's later partitions, and building a warehouse-sized catalog (with its lazily cached
+    column sets) costs seconds each time."""
+    global _catalog_cache
+    if not data:
+        return Catalog()
+    if _catalog_cache is None or _catalog_cache[0] is not data:
+        # keyed by the broadcast value itself (kept alive here), so a new harvest's catalog never
+        # reuses an old one's
+        _catalog_cache = (data, Catalog.from_dict(data))
+    return _catalog_cache[1]
+
+
+def _extract_partition(
+    rows: Iterator, catalog_broadcast, settings_data: dict, send_task: bool = True
+) -> Iterator[ExtractedRow]:
+    """Runs in an executor: one row (`ExtractedRow`) per record, never an exception for a bad one.
 
     The extraction settings are the driver's (`settings_data`, its IngestSettings dumped): an
     executor on another machine has neither the driver's environment nor its settings file, and
@@ -76,14 +99,15 @@ def _extract_partition(rows: Iterator, catalog_broadcast, settings_data: dict) -
     A record that is no valid task (a field of the wrong type) comes back as a
     `problem`, skipped like a bad line of an export; a task whose extraction
     fails comes back with the failure as its error and is loaded without edges.
+    Each result is serialised once, to JSON by pydantic, and the task only when the
+    driver lacks it (`send_task`: a table's rows; the driver read a file source itself).
     """
     from pydantic import ValidationError
 
     from watershed.ingest.extract import extract_lineage
     from watershed.ingest.sources import describe_error, record_task_id, task_from_record
 
-    data = catalog_broadcast.value if catalog_broadcast is not None else None
-    catalog = Catalog.from_dict(data) if data else Catalog()
+    catalog = _worker_catalog(catalog_broadcast.value if catalog_broadcast is not None else None)
     # validated on the driver; constructing them here must not read this machine's sources
     settings = IngestSettings.model_construct(**settings_data)
     for row in rows:
@@ -91,7 +115,7 @@ def _extract_partition(rows: Iterator, catalog_broadcast, settings_data: dict) -
         try:
             task = task_from_record(record)
         except (ValueError, ValidationError) as exc:
-            yield json.dumps({"problem": describe_error(exc), "task_id": record_task_id(record)})
+            yield ("problem", record_task_id(record), describe_error(exc))
             continue
         try:
             lineage = extract_lineage(task, catalog, settings)
@@ -105,7 +129,12 @@ def _extract_partition(rows: Iterator, catalog_broadcast, settings_data: dict) -
                     )
                 ],
             )
-        yield json.dumps({"task": task.model_dump(), "lineage": json.loads(lineage.model_dump_json())})
+        yield (
+            "lineage",
+            task.task_id,
+            task.model_dump_json() if send_task else "",
+            lineage.model_dump_json(),
+        )
 
 
 class HarvestError(WatershedError, RuntimeError):
@@ -134,6 +163,8 @@ class HarvestReport:
     prune_would_remove: int = 0
     prune_first: list[str] = field(default_factory=list)
     extract_seconds: float = 0.0
+    #: the driver's time streaming and decoding the executors' rows (loading excluded)
+    decode_seconds: float = 0.0
     load_seconds: float = 0.0
     seconds: float = 0.0
     out_dir: str = ""
@@ -162,6 +193,7 @@ class HarvestReport:
                 "first": self.prune_first,
             },
             "extract_seconds": round(self.extract_seconds, 3),
+            "decode_seconds": round(self.decode_seconds, 3),
             "load_seconds": round(self.load_seconds, 3),
             "seconds": round(self.seconds, 3),
             "out_dir": self.out_dir,
@@ -268,11 +300,14 @@ def run_harvest(
         prune_max_fraction = settings.prune_max_fraction
 
     # The corpus first: a source that cannot be read fails before a run directory exists.
+    # The tasks the driver read itself (a file source): the executors need not send them back.
+    known: dict[str, SqlTask] | None = None
     if tasks_table:
         frame, report.duplicates = _table_corpus(spark, tasks_table)
         rdd = frame.rdd
     else:
         located, report.duplicates = split_duplicates(list(read_task_source(tasks, report.source_problems)))
+        known = {item.task.task_id: item.task for item in located}
         records = [item.task.model_dump() for item in located]
         slices = max(1, min(len(records) // 50 + 1, spark.sparkContext.defaultParallelism * 4))
         rdd = spark.sparkContext.parallelize(records, slices)
@@ -281,7 +316,9 @@ def run_harvest(
     try:
         # The safety limit is a share of what the graph held before this run loaded anything.
         tasks_before = len(store.task_ids()) if store is not None and prune else 0
-        seen = _extract_and_load(spark, rdd, out, catalog, settings, store, batch_size, report, progress)
+        seen = _extract_and_load(
+            spark, rdd, out, catalog, settings, store, batch_size, report, progress, known
+        )
         if store is not None and prune:
             _prune(store, seen, tasks_before, report, prune_force, prune_max_fraction, progress)
         else:
@@ -318,13 +355,27 @@ def _write_run_record(out: Path, report: HarvestReport) -> None:
 
 
 def _extract_and_load(
-    spark, rdd, out: Path, catalog, settings: IngestSettings, store, batch_size, report, progress
+    spark,
+    rdd,
+    out: Path,
+    catalog,
+    settings: IngestSettings,
+    store,
+    batch_size,
+    report,
+    progress,
+    known: dict[str, SqlTask] | None = None,
 ) -> set[str]:
-    """Extract in the executors, stream the rows back, load them in batches; the ids of the tasks seen."""
+    """Extract in the executors, stream the rows back, load them in batches; the ids of the tasks seen.
+
+    `known` holds the tasks by id when the driver read them itself (the executors then send
+    only their lineage back); without it each row carries its task.
+    """
     catalog_data = catalog.model_dump(mode="json") if catalog is not None and catalog.tables else None
     broadcast = spark.sparkContext.broadcast(catalog_data)
     settings_data = settings.model_dump()
-    lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast, settings_data))
+    send_task = known is None
+    lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast, settings_data, send_task))
 
     if store is not None and catalog is not None and catalog.tables:
         # With the catalog's nodes in place, task loads only match ids and create edges.
@@ -349,22 +400,25 @@ def _extract_and_load(
             progress(f"  error: {duplicate.message}")
         for problem in report.source_problems:
             errors.write(json.dumps(_problem_error(problem)) + "\n")
-        for line in lines.toLocalIterator(prefetchPartitions=True):
-            item = json.loads(line)
-            if "problem" in item:
-                where = f"table {table}, task {item['task_id']}" if item["task_id"] else f"table {table}"
-                problem = SourceProblem(where, item["problem"], item["task_id"])
+        stream_began, load_before = time.monotonic(), report.load_seconds
+        for row in lines.toLocalIterator(prefetchPartitions=True):
+            if row[0] == "problem":
+                _, task_id, message = row
+                where = f"table {table}, task {task_id}" if task_id else f"table {table}"
+                problem = SourceProblem(where, message, task_id)
                 report.source_problems.append(problem)
                 errors.write(json.dumps(_problem_error(problem)) + "\n")
                 continue
-            lineage = TaskLineage.model_validate(item["lineage"])
+            _, task_id, task_json, lineage_json = row
+            # pydantic parses the executor's JSON directly: no dict in between
+            lineage = TaskLineage.model_validate_json(lineage_json)
             report.tasks += 1
             if lineage.errors:
                 report.tasks_with_errors += 1
                 report.statement_errors += len(lineage.errors)
                 for error in lineage.errors:
                     errors.write(json.dumps(error.model_dump()) + "\n")
-            task = SqlTask.model_validate(item["task"])
+            task = known[task_id] if known is not None else SqlTask.model_validate_json(task_json)
             seen.add(task.task_id)
             pending.append((task, lineage))
             if store is not None and len(pending) >= batch_size:
@@ -372,6 +426,7 @@ def _extract_and_load(
                 pending = []
         if store is not None and pending:
             _load(store, pending, catalog, report, progress)
+        report.decode_seconds = time.monotonic() - stream_began - (report.load_seconds - load_before)
     lines.unpersist()
     return seen
 
