@@ -161,6 +161,9 @@ def test_the_harvest_on_a_local_cluster_with_the_package_shipped_as_a_zip(
                 # driver and executors: the interpreter without watershed
                 *("--conf", f"spark.pyspark.python={bare_python}"),
                 *("--conf", "spark.ui.enabled=false"),
+                # scheduling waits for both executors, so the extraction's two partitions run on two JVMs
+                *("--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0"),
+                *("--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=300s"),
                 job / "harvest.py",
                 *("--tasks", tasks, "--catalog", catalog, "--out", tmp_path / "out"),
             ],
@@ -179,7 +182,7 @@ def test_the_harvest_on_a_local_cluster_with_the_package_shipped_as_a_zip(
         # Both executors ran tasks (each fetched the zip into its working directory) in the
         # interpreter without watershed: what they imported came from the zip.
         executors = sorted(d for d in (spark_home / "work").glob("app-*/*") if (d / "watershed.zip").exists())
-        assert len(executors) == 2, executors
+        assert len(executors) >= 2, executors
         for directory in executors:
             ran = {p.read_text() for p in directory.glob(f"{MARKER_PREFIX}*")}
             assert ran == {str(bare_python)}, (directory, ran)
