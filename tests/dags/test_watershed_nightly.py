@@ -1,0 +1,238 @@
+"""The nightly DAG on a real Airflow 3 (its own virtualenv, SQLite metadata, `airflow dags test`),
+the Spark provider's operator running local Spark, against the test session's FalkorDB, Redis and
+Celery worker.
+
+- Airflow's own import check passes and parsing the DAG file takes under a second.
+- A run equals the commands by hand (lineage, tags, TTL records, the protection plan); a second
+  run for the same date changes nothing.
+- A run whose propagate step is killed (SIGKILL, mid-propagation) is re-run to the same result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.api.nightly_state import graph_state, plan_state
+from tests.propagation.conftest import celery_redis, workers  # noqa: F401 - broker Redis and a worker
+from watershed.api.cli import app
+from watershed.graph.falkordb_store import FalkorDBStore
+
+pytestmark = [pytest.mark.spark, pytest.mark.services]
+
+REPO = Path(__file__).resolve().parents[2]
+VENV = REPO / ".venv-airflow"
+DAY = "2024-01-31"
+
+
+class Airflow:
+    def __init__(self, env: dict[str, str], home: Path) -> None:
+        self.env = env
+        self.home = home
+
+    def run(self, *args: str, graph: str, timeout: float = 600, extra_env: dict | None = None):
+        env = {**self.env, "WATERSHED_GRAPH_NAME": graph, **(extra_env or {})}
+        return subprocess.run(
+            [str(VENV / "bin" / "airflow"), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=self.home,
+        )
+
+    def start(self, *args: str, graph: str, log: Path, extra_env: dict | None = None) -> subprocess.Popen:
+        env = {**self.env, "WATERSHED_GRAPH_NAME": graph, **(extra_env or {})}
+        return subprocess.Popen(
+            [str(VENV / "bin" / "airflow"), *args],
+            env=env,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+            cwd=self.home,
+            start_new_session=True,
+        )
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    from watershed.ingest.generator import generate_warehouse
+
+    out = tmp_path_factory.mktemp("dag-warehouse")
+    generate_warehouse(out, tasks=40, seed=11)
+    return out
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse):  # noqa: F811
+    """Airflow in .venv-airflow (created on first use), its SQLite DB migrated, env for the services."""
+    subprocess.run(["bash", str(REPO / "scripts" / "airflow_venv.sh")], check=True, timeout=1500)
+    home = tmp_path_factory.mktemp("airflow-home")
+    data = tmp_path_factory.mktemp("dag-data")
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("WATERSHED_", "AIRFLOW", "PYSPARK"))}
+    env = {
+        **keep,
+        "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW_CONN_WATERSHED_SPARK": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        "WATERSHED_DATA_DIR": str(data),
+        "WATERSHED_FALKORDB_PORT": str(falkordb_server.port),
+        "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{celery_redis.port}/0",
+        "WATERSHED_NIGHTLY_TASKS": str(warehouse / "tasks"),
+        "WATERSHED_NIGHTLY_CATALOG": str(warehouse / "catalog.json"),
+    }
+    airflow = Airflow(env, home)
+    migrated = airflow.run("db", "migrate", graph="unused")
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    return airflow
+
+
+def _store(falkordb_server, graph: str) -> FalkorDBStore:
+    return FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=graph)
+
+
+def _summary(airflow: Airflow) -> dict:
+    return json.loads(
+        (Path(airflow.env["WATERSHED_DATA_DIR"]) / "nightly" / DAY / "summary.json").read_text()
+    )
+
+
+def _json_output(text: str):
+    """The JSON an airflow command printed after its log lines (warnings go to standard output too)."""
+    lines = text.splitlines()
+    start = max(
+        i for i, line in enumerate(lines) if line.startswith(("[", "{")) and not line.startswith("[warn")
+    )
+    return json.loads("\n".join(lines[start:]))
+
+
+def test_the_dag_passes_airflows_import_check_and_parses_in_under_a_second(airflow):
+    errors = airflow.run("dags", "list-import-errors", "-o", "json", graph="unused")
+    assert errors.returncode == 0, errors.stderr
+    assert _json_output(errors.stdout) == []
+    report = airflow.run("dags", "report", "-o", "json", graph="unused")
+    assert report.returncode == 0, report.stderr
+    [row] = _json_output(report.stdout)
+    assert row["dags"] == ["watershed_nightly"] and int(row["task_num"]) == 12, row
+    hours, minutes, seconds = row["duration"].split(":")
+    assert int(hours) == 0 and int(minutes) == 0 and float(seconds) < 1.0, row
+
+
+def test_a_run_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
+    airflow,
+    falkordb_server,
+    celery_redis,
+    warehouse,
+    monkeypatch,
+    tmp_path,  # noqa: F811
+):
+    dag_graph, hand_graph = "dag_nightly", "dag_by_hand"
+    first = airflow.run("dags", "test", "watershed_nightly", DAY, graph=dag_graph)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    summary = _summary(airflow)
+    assert summary["status"] == "complete", summary
+    steps = {s["step"]: s for s in summary["steps"]}
+    assert steps["harvest"]["counts"]["loaded"] == 40
+    assert steps["propagate"]["counts"]["tags_changed"] > 0
+    assert steps["protection_apply"]["status"] == "skipped"
+    dag_store = _store(falkordb_server, dag_graph)
+    hand_store = _store(falkordb_server, hand_graph)
+    try:
+        after_first = graph_state(dag_store)
+        assert after_first["tags"] and after_first["ttl"]
+
+        # the commands by hand, on another graph
+        for name, value in airflow.env.items():
+            if name.startswith("WATERSHED_"):
+                monkeypatch.setenv(name, value)
+        monkeypatch.setenv("WATERSHED_GRAPH_NAME", hand_graph)
+        runner = CliRunner()
+        tasks, catalog = str(warehouse / "tasks"), str(warehouse / "catalog.json")
+        for command in (
+            ["harvest", "--tasks", tasks, "--catalog", catalog, "--out", str(tmp_path / "harvest")],
+            ["propagate"],
+            ["protect", "plan", "--out", str(tmp_path / "plan.json")],
+        ):
+            result = runner.invoke(app, command)
+            assert result.exit_code == 0, result.output
+        from watershed.ttl_advisor.tasks import advise_and_store
+
+        advise_and_store("ttl-by-hand")
+        assert graph_state(hand_store) == after_first
+        ledger = Path(airflow.env["WATERSHED_DATA_DIR"]) / "nightly" / DAY
+        assert plan_state(tmp_path / "plan.json") == plan_state(ledger / "protection-plan.json")
+
+        second = airflow.run("dags", "test", "watershed_nightly", DAY, graph=dag_graph)
+        assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+        assert graph_state(dag_store) == after_first
+        again = {s["step"]: s for s in _summary(airflow)["steps"]}
+        assert again["harvest"]["counts"]["loaded"] == 0
+        assert again["propagate"]["counts"]["tags_changed"] == 0
+    finally:
+        for store in (dag_store, hand_store):
+            store.clear()
+            store.close()
+
+
+def test_a_run_killed_while_propagating_is_rerun_to_the_same_result(
+    airflow,
+    falkordb_server,
+    celery_redis,
+    tmp_path,  # noqa: F811
+):
+    from watershed.propagation.run_state import RunState
+
+    graph = "dag_killed"
+    # one node per batch and a short lock: the propagation takes long enough to be killed in the
+    # middle, and the dead coordinator's lock expires soon after
+    slow = {"WATERSHED_PROPAGATION_BATCH_SIZE": "1", "WATERSHED_PROPAGATION_LOCK_TTL_SECONDS": "3"}
+    state = RunState.from_url(f"redis://127.0.0.1:{celery_redis.port}/0", graph)
+    store = _store(falkordb_server, graph)
+    try:
+        process = airflow.start(
+            "dags", "test", "watershed_nightly", DAY, graph=graph, log=tmp_path / "killed.log", extra_env=slow
+        )
+        deadline = time.monotonic() + 300
+        while True:
+            record = state.current()
+            if record is not None and record.status == "running" and record.layers:
+                break
+            assert process.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "the propagate step never started"
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        killed = state.current()
+        assert killed.status == "running", "the run finished before the kill"
+        while state.holder() is not None:  # the dead run's lock expires
+            time.sleep(0.2)
+
+        rerun = airflow.run("dags", "test", "watershed_nightly", DAY, graph=graph, extra_env=slow)
+        assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+        steps = {s["step"]: s for s in _summary(airflow)["steps"]}
+        assert steps["propagate"]["run_id"] == killed.run_id and steps["propagate"]["counts"]["resumed"] >= 1
+        finished = state.last_completed()
+        assert finished.run_id == killed.run_id and finished.status == "done"
+
+        # the same graph as an uninterrupted nightly run on a fresh graph
+        clean_graph = "dag_clean"
+        clean = airflow.run("dags", "test", "watershed_nightly", DAY, graph=clean_graph)
+        assert clean.returncode == 0, clean.stdout[-3000:] + clean.stderr[-3000:]
+        clean_store = _store(falkordb_server, clean_graph)
+        try:
+            assert graph_state(store) == graph_state(clean_store)
+        finally:
+            clean_store.clear()
+            clean_store.close()
+    finally:
+        store.clear()
+        store.close()
