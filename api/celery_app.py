@@ -3,7 +3,8 @@
     celery -A watershed.api.celery_app worker -Q propagation,ttl    (or `watershed worker`)
 
 Every kind of work has its own queue and an explicit route to it: propagation
-batches go to `propagation`, the nightly TTL advice to `ttl`. A worker started
+batches go to `propagation`, the nightly TTL advice to `ttl`, the nightly chain (triggered by the
+beat schedule of `watershed worker --beat`) to `nightly`. A worker started
 with `-Q ttl` never receives a propagation batch (and the other way round), so
 no worker rejects a message as unregistered and drops it: every worker of this
 app knows every task, whichever queues it serves.
@@ -23,19 +24,22 @@ from collections.abc import Sequence
 from celery import Celery
 from kombu import Queue
 
+from watershed.api.nightly import beat as nightly
 from watershed.propagation import tasks as propagation_tasks
 from watershed.propagation.settings import PropagationSettings
 from watershed.ttl_advisor import tasks as ttl_tasks
 
 PROPAGATION_QUEUE = "propagation"
 TTL_QUEUE = "ttl"
+NIGHTLY_QUEUE = "nightly"
 #: every queue of the app; a worker given none serves them all
-QUEUES = (PROPAGATION_QUEUE, TTL_QUEUE)
+QUEUES = (PROPAGATION_QUEUE, TTL_QUEUE, NIGHTLY_QUEUE)
 
 #: task name -> its queue (the tasks register under these names)
 ROUTES = {
     propagation_tasks.TASK_NAME: PROPAGATION_QUEUE,
     ttl_tasks.TASK_NAME: TTL_QUEUE,
+    nightly.TASK_NAME: NIGHTLY_QUEUE,
 }
 
 
@@ -57,6 +61,13 @@ def make_app(broker_url: str, visibility_seconds: float) -> Celery:
     )
     celery.task(name=propagation_tasks.TASK_NAME)(propagation_tasks.compute_batch_task)
     celery.task(name=ttl_tasks.TASK_NAME)(ttl_tasks.advise_and_store)
+    celery.task(name=nightly.TASK_NAME)(nightly.run_nightly_task)
+    # Only a worker started with --beat runs the schedule. A bad cron line leaves it empty here, so
+    # that every other use of the app still works; `watershed worker --beat` refuses to start on it.
+    try:
+        celery.conf.beat_schedule = nightly.beat_schedule()
+    except nightly.NightlyError:
+        celery.conf.beat_schedule = {}
     return celery
 
 
@@ -98,6 +109,7 @@ def worker_argv(
     loglevel: str = "WARNING",
     pool: str | None = None,
     queues: str | Sequence[str] | None = None,
+    beat_schedule_file: str | None = None,
 ) -> list[str]:
     """The command line of a worker of this app, run by this Python, serving `queues` (default: all)."""
     argv = [
@@ -116,6 +128,9 @@ def worker_argv(
     ]
     if pool is not None:
         argv.append(f"--pool={pool}")
+    if beat_schedule_file is not None:
+        # the scheduler inside this worker; its file remembers the last run across restarts
+        argv += ["--beat", f"--schedule={beat_schedule_file}"]
     if name is not None:
         argv += ["-n", name]
     return argv

@@ -22,7 +22,15 @@ import redis
 
 from tests.propagation.conftest import Workers
 from tests.propagation.test_celery_rules import POLICY, load, run
-from watershed.api.celery_app import PROPAGATION_QUEUE, QUEUES, ROUTES, TTL_QUEUE, workers_serving
+from watershed.api.celery_app import (
+    NIGHTLY_QUEUE,
+    PROPAGATION_QUEUE,
+    QUEUES,
+    ROUTES,
+    TTL_QUEUE,
+    workers_serving,
+)
+from watershed.api.nightly.beat import TASK_NAME as NIGHTLY_TASK
 from watershed.graph.server import ServerSpec, free_port, start, stop
 from watershed.propagation.settings import PropagationSettings
 from watershed.propagation.tasks import TASK_NAME as BATCH_TASK
@@ -73,8 +81,8 @@ def test_every_task_of_the_app_has_its_own_queue():
 
     app = app_for(PropagationSettings(celery_broker="redis://127.0.0.1:1/0"))
     ours = sorted(name for name in app.tasks if not name.startswith("celery."))
-    assert ours == sorted([BATCH_TASK, TTL_TASK])
-    assert ROUTES == {BATCH_TASK: PROPAGATION_QUEUE, TTL_TASK: TTL_QUEUE}
+    assert ours == sorted([BATCH_TASK, TTL_TASK, NIGHTLY_TASK])
+    assert ROUTES == {BATCH_TASK: PROPAGATION_QUEUE, TTL_TASK: TTL_QUEUE, NIGHTLY_TASK: NIGHTLY_QUEUE}
     assert {q.name for q in app.conf.task_queues} == set(QUEUES)
     for name, queue in ROUTES.items():
         assert app.amqp.router.route({}, name)["queue"].name == queue
@@ -150,9 +158,9 @@ def test_a_message_for_one_queue_waits_for_its_own_worker(pool, graph_store, bro
 
 
 def test_watershed_worker_serves_the_queues_it_is_given(pool, broker):
-    """`watershed worker --queues ttl` is a worker of the ttl queue only; without --queues, of both."""
+    """`watershed worker --queues ttl` is a worker of the ttl queue only; without --queues, of propagation and ttl (nightly only when asked)."""
     app = pool.app()
-    for queues, expected in (("ttl", {TTL_QUEUE}), (None, set(QUEUES))):
+    for queues, expected in (("ttl", {TTL_QUEUE}), (None, {PROPAGATION_QUEUE, TTL_QUEUE})):
         argv = [sys.executable, "-m", "watershed.api.cli", "worker", "-c", "1"]
         argv += ["--queues", queues] if queues else []
         log = (pool.log_dir / f"cli-{queues}.log").open("w")

@@ -179,11 +179,17 @@ def worker_command(
         "propagation,ttl",
         "--queues",
         "-Q",
-        help="Comma-separated queues to serve: propagation (tag propagation batches), ttl (nightly TTL advice).",
+        help="Comma-separated queues to serve: propagation (tag propagation batches), ttl (TTL advice), "
+        "nightly (the nightly chain; --beat adds it).",
     ),
     loglevel: str = typer.Option("WARNING", "--loglevel", help="Celery log level."),
+    beat: bool = typer.Option(
+        False,
+        "--beat",
+        help="Also run the Celery beat scheduler: the nightly chain at WATERSHED_NIGHTLY_CRON (default 0 2 * * *, UTC).",
+    ),
 ) -> None:
-    """Start a Celery worker of the one Watershed app on the configured Redis broker (both queues by default)."""
+    """Start a Celery worker of the one Watershed app on the configured Redis broker (propagation and ttl by default)."""
     from watershed.api.celery_app import parse_queues, worker_argv
     from watershed.api.cli.output import usage_error
     from watershed.propagation.settings import PropagationSettings
@@ -193,10 +199,35 @@ def worker_command(
     except ValueError as exc:
         usage_error(f"--queues {queues}: {exc}")
     settings = PropagationSettings()
+    schedule_file = None
+    if beat:
+        from watershed.api.celery_app import NIGHTLY_QUEUE
+        from watershed.api.nightly.beat import nightly_crontab
+        from watershed.api.nightly.settings import NightlySettings
+        from watershed.api.nightly.steps import NightlyError
+
+        nightly = NightlySettings()
+        try:
+            nightly_crontab(nightly.nightly_cron)
+        except NightlyError as exc:
+            usage_error(str(exc))
+        if NIGHTLY_QUEUE not in chosen:
+            chosen.append(NIGHTLY_QUEUE)
+        if concurrency < 2:
+            # the nightly task waits for its propagation batches: another process must run them
+            usage_error(
+                "--beat needs --concurrency 2 or more (the nightly task waits for propagation batches)"
+            )
+        nightly.data_dir.mkdir(parents=True, exist_ok=True)
+        schedule_file = str(nightly.data_dir / "celerybeat-schedule")
+        console.print(f"beat: the nightly chain at '{nightly.nightly_cron}' (UTC)")
     console.print(
         f"worker on {settings.broker_url()}, queues {','.join(chosen)}, {concurrency} processes (Ctrl-C stops it)"
     )
-    os.execv(sys.executable, worker_argv(concurrency, loglevel=loglevel, queues=chosen))
+    os.execv(
+        sys.executable,
+        worker_argv(concurrency, loglevel=loglevel, queues=chosen, beat_schedule_file=schedule_file),
+    )
 
 
 __all__ = ["propagate_command", "worker_command"]

@@ -142,3 +142,59 @@ def test_apply_without_a_kms_fails_naming_it_after_the_plan(nightly_env, warehou
     result = _nightly("--apply-protection")
     assert result.exit_code == 1
     assert "protection apply" in result.output and "KMS" in result.output
+
+
+def test_the_celery_beat_schedule_runs_the_chain_on_a_worker(nightly_env, celery_redis, tmp_path):  # noqa: F811
+    """`watershed worker --beat` with an every-minute schedule: the chain runs for yesterday on its own."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from watershed.api.nightly import yesterday
+
+    env = {
+        **os.environ,
+        "WATERSHED_NIGHTLY_CRON": "* * * * *",
+        # the worker's own Spark, and its batches on the same worker's second process
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    log = tmp_path / "beat-worker.log"
+    worker = subprocess.Popen(
+        [str(Path(sys.executable).parent / "watershed"), "worker", "--beat", "-c", "2", "-Q", "propagation"],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    summary = tmp_path / "var" / "nightly" / yesterday() / "summary.json"
+    try:
+        deadline = time.monotonic() + 300
+        while not summary.exists():
+            assert worker.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, (
+                "the beat schedule never ran the chain: " + log.read_text()[-3000:]
+            )
+            time.sleep(1)
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+    result = json.loads(summary.read_text())
+    assert result["status"] == "complete", result
+    assert "beat: the nightly chain at '* * * * *' (UTC)" in log.read_text()
+
+
+def test_a_bad_cron_line_is_refused_naming_the_setting(monkeypatch):
+    monkeypatch.setenv("WATERSHED_NIGHTLY_CRON", "0 2 *")
+    result = CliRunner().invoke(app, ["worker", "--beat"])
+    assert result.exit_code == 2
+    assert "WATERSHED_NIGHTLY_CRON='0 2 *': expected five fields" in result.output
+    monkeypatch.setenv("WATERSHED_NIGHTLY_CRON", "61 2 * * *")
+    result = CliRunner().invoke(app, ["worker", "--beat"])
+    assert result.exit_code == 2 and "WATERSHED_NIGHTLY_CRON='61 2 * * *'" in result.output
