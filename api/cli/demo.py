@@ -114,6 +114,10 @@ def full_demo(tasks: int) -> None:
     console.print(f"web UI: http://{api.host}:{api.port}/  (API docs: http://{api.host}:{api.port}/docs)")
     console.print("log in with this demo-admin token (a new one each run; shown only now):")
     typer.echo(token)
+    console.print(
+        f"the nightly chain on this warehouse: `watershed nightly --tasks {warehouse / 'tasks'} "
+        f"--catalog {warehouse / 'catalog.json'}`"
+    )
     console.print("the services keep running; stop them with `watershed services down`")
 
 

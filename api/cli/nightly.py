@@ -6,6 +6,8 @@ harvest → propagate → TTL advice → protection plan → protection apply (o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from watershed.api.cli.output import (
@@ -39,6 +41,15 @@ def nightly_command(
     local: bool = typer.Option(
         False, "--local", help="Run the propagation batches in this process instead of on Celery workers."
     ),
+    tasks: Path | None = typer.Option(
+        None,
+        "--tasks",
+        "-t",
+        help="The task corpus: a directory of .sql files or a .jsonl/.parquet export (default WATERSHED_NIGHTLY_TASKS).",
+    ),
+    catalog: Path | None = typer.Option(
+        None, "--catalog", "-c", help="The JSON schema catalog (default WATERSHED_NIGHTLY_CATALOG)."
+    ),
     status: bool = typer.Option(False, "--status", help="Print the date's recorded step results and exit."),
     output: OutputFormat = format_option("Output format: one line per step, or JSON (the night's summary)."),
 ) -> None:
@@ -51,7 +62,8 @@ def nightly_command(
     from watershed.api.nightly import NightlyError, NightlySettings, run_nightly, yesterday
     from watershed.api.nightly.steps import STEPS, check_date, results_of
 
-    settings = NightlySettings()
+    chosen = {"nightly_tasks": tasks, "nightly_catalog": catalog}
+    settings = NightlySettings(**{name: value for name, value in chosen.items() if value is not None})
     try:
         day = check_date(day or yesterday())
     except NightlyError as exc:

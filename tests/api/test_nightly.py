@@ -130,8 +130,7 @@ def test_bad_input_is_one_line_and_records_nothing(nightly_env, tmp_path, monkey
     assert "WATERSHED_NIGHTLY_TASKS" in no_source.output and "Traceback" not in no_source.output
     assert not (tmp_path / "var" / "nightly" / DAY / "harvest.json").exists()
 
-    monkeypatch.setenv("WATERSHED_NIGHTLY_TASKS", str(tmp_path / "no-such-dir"))
-    missing = _nightly()
+    missing = _nightly("--tasks", str(tmp_path / "no-such-dir"))
     assert missing.exit_code == 1 and "no-such-dir" in missing.output
 
     nothing = CliRunner().invoke(app, ["nightly", "--date", "2024-03-01", "--status"])
