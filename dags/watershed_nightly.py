@@ -61,12 +61,15 @@ def prepare() -> dict:
     # a manual run without a logical date processes yesterday, as `watershed nightly` does
     day = check_date(context.get("ds") or yesterday())
     try:
-        extra = BaseHook.get_connection(SPARK_CONNECTION).extra_dejson
-    except Exception:  # no such connection: spark-submit's defaults, as the hook falls back to
-        extra = {}
+        connection = BaseHook.get_connection(SPARK_CONNECTION)
+        master, extra = connection.host or "", connection.extra_dejson
+    except Exception:  # no such connection: spark-submit's defaults, as the provider's hook falls back to
+        master, extra = "", {}
+    # On this machine (a local master) driver and executors run the worker's own Python, which has
+    # Watershed; on a cluster the connection's conf says which Python the nodes run.
+    here = {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
     conf = {
-        "spark.pyspark.python": sys.executable,
-        "spark.pyspark.driver.python": sys.executable,
+        **(here if master.startswith("local") else {}),
         **{str(k): str(v) for k, v in (extra.get("conf") or {}).items()},
     }
     return {
