@@ -11,23 +11,18 @@ holding another project's `api/` and `graph/` packages.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import subprocess
-import sys
-import sysconfig
 import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
+from tests.wheel_build import LAYERS, build_wheel, run, venv_without_watershed
+
 REPO = Path(__file__).resolve().parents[1]
-LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "api")
 DISTRIBUTION = "watershed-lineage"
-#: what the wheel is built from besides the layer folders
-BUILD_FILES = ("setup.py", "pyproject.toml", "README.md")
 
 # Run from the other project's directory: its api and graph must stay its own.
 PROBE = """
@@ -59,44 +54,19 @@ print(sha256.digest_values.__module__)
 """
 
 
-def _run(argv: list, cwd: Path, timeout: float = 120) -> str:
-    result = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, f"{argv}: {result.stdout[-2000:]}{result.stderr[-3000:]}"
-    return result.stdout
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    missing = [name for name in ("setuptools", "wheel") if importlib.util.find_spec(name) is None]
-    assert not missing, f"{missing}: the dev extras (pip install -e '.[dev]') bring what the build needs"
-    source = tmp_path_factory.mktemp("source")
-    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.pyc", "*.egg-info", "build")
-    for layer in LAYERS:
-        shutil.copytree(REPO / layer, source / layer, ignore=ignore)
-    for name in BUILD_FILES:
-        shutil.copy2(REPO / name, source / name)
-    out = tmp_path_factory.mktemp("dist")
-    _run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, source],
-        cwd=source,
-        timeout=300,
-    )
-    (built,) = out.glob("*.whl")
-    return built
+    return build_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory) -> Path:
     """An empty venv with the wheel installed; its dependencies are this venv's, its watershed the wheel's."""
     root = tmp_path_factory.mktemp("venv")
-    _run([sys.executable, "-m", "venv", "--without-pip", root], cwd=root)
+    venv_without_watershed(root)
     python = root / "bin" / "python"
-    site = Path(
-        _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=root).strip()
-    )
-    (site / "watershed_test_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     # pip itself comes from this venv's site-packages too; it installs into the new venv's prefix
-    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=root)
+    run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=root)
     return root
 
 
@@ -147,14 +117,14 @@ def test_the_wheel_holds_only_the_watershed_namespace(wheel):
 @pytest.mark.timeout(300)
 def test_the_installed_wheel_imports_beside_another_projects_api_and_graph(venv, other_project):
     python = venv / "bin" / "python"
-    seen = json.loads(_run([python, "-c", PROBE], cwd=other_project))
+    seen = json.loads(run([python, "-c", PROBE], cwd=other_project))
     assert seen["api"] == seen["api_after"] == "the other project's api"
     assert seen["graph"] == "the other project's graph"
     # the wheel's copy, not the editable install's (the repo)
     for module in ("watershed.graph", "watershed.api.cli"):
         assert Path(seen[module]).is_relative_to(venv), (module, seen[module])
 
-    printed = _run([venv / "bin" / "watershed", "--version"], cwd=other_project)
+    printed = run([venv / "bin" / "watershed", "--version"], cwd=other_project)
     assert printed.strip() == f"watershed {version(DISTRIBUTION)}"
 
 
@@ -162,19 +132,19 @@ def test_the_installed_wheel_imports_beside_another_projects_api_and_graph(venv,
 def test_the_mask_is_the_same_with_and_without_the_c_extension(venv, other_project, tmp_path):
     python = venv / "bin" / "python"
     site = Path(
-        _run([python, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"], cwd=tmp_path).strip()
+        run([python, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"], cwd=tmp_path).strip()
     )
     extensions = list((site / "watershed/orc_crypto/masking").glob("_sha256*.so"))
     if not extensions:
         pytest.skip(
             "the wheel was built without the C extension (no compiler here): only the fallback to test"
         )
-    with_c = _run([python, "-c", MASK], cwd=other_project).splitlines()
+    with_c = run([python, "-c", MASK], cwd=other_project).splitlines()
     assert with_c[-1] == "watershed.orc_crypto.masking._sha256"
     hidden = tmp_path / extensions[0].name
     shutil.move(extensions[0], hidden)  # an install whose build found no compiler
     try:
-        without = _run([python, "-c", MASK], cwd=other_project).splitlines()
+        without = run([python, "-c", MASK], cwd=other_project).splitlines()
     finally:
         shutil.move(hidden, extensions[0])
     assert without[-1] == "watershed.orc_crypto.masking._sha256_fallback"

@@ -17,10 +17,8 @@ would not import there. Hence the zip is built from the wheel's files, with its 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -30,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.wheel_build import build_wheel, run, venv_without_watershed
 from watershed.graph.catalog import Catalog
 from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.harvest import run_harvest
@@ -39,36 +38,13 @@ pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
 PYSPARK_HOME = Path(sysconfig.get_path("purelib")) / "pyspark"
 MASTER = "local-cluster[2,1,2048]"
-LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "api")
-BUILD_FILES = ("setup.py", "pyproject.toml", "README.md")
 #: written by the bare interpreter in every directory holding the shipped zip (an executor's)
 MARKER_PREFIX = "watershed-test-python-"
 
 
-def _run(argv: list, cwd: Path, timeout: float = 300) -> str:
-    result = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, f"{argv}: {result.stdout[-2000:]}{result.stderr[-3000:]}"
-    return result.stdout
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The wheel, built from a copy of the tree (a build in place leaves build/ and egg-info behind)."""
-    missing = [name for name in ("setuptools", "wheel") if importlib.util.find_spec(name) is None]
-    assert not missing, f"{missing}: the dev extras (pip install -e '.[dev]') bring what the build needs"
-    source = tmp_path_factory.mktemp("source")
-    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.pyc", "*.egg-info", "build")
-    for layer in LAYERS:
-        shutil.copytree(REPO / layer, source / layer, ignore=ignore)
-    for name in BUILD_FILES:
-        shutil.copy2(REPO / name, source / name)
-    out = tmp_path_factory.mktemp("dist")
-    _run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, source],
-        source,
-    )
-    (built,) = out.glob("*.whl")
-    return built
+    return build_wheel(tmp_path_factory)
 
 
 def package_zip(wheel: Path, target: Path) -> Path:
@@ -77,8 +53,8 @@ def package_zip(wheel: Path, target: Path) -> Path:
     directory entries zipimport needs). The C extension inside cannot load from a zip: the
     pure-Python fallback (watershed.orc_crypto.masking) does the same work there."""
     unpacked = target.parent / "unpacked"
-    _run([sys.executable, "-m", "zipfile", "-e", wheel, unpacked], target.parent)
-    _run([sys.executable, "-m", "zipfile", "-c", target, "watershed"], unpacked)
+    run([sys.executable, "-m", "zipfile", "-e", wheel, unpacked], target.parent)
+    run([sys.executable, "-m", "zipfile", "-c", target, "watershed"], unpacked)
     return target
 
 
@@ -91,10 +67,8 @@ def bare_python(tmp_path_factory) -> Path:
     holding the shipped zip (an executor's working directory), that this interpreter ran there.
     """
     root = tmp_path_factory.mktemp("bare-venv")
-    _run([sys.executable, "-m", "venv", "--without-pip", root], root)
+    site = venv_without_watershed(root)
     python = root / "bin" / "python"
-    site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], root).strip())
-    (site / "watershed_test_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     (site / "watershed_test_marker.pth").write_text(
         "import os, sys; os.path.exists('watershed.zip') and "
         f"open('{MARKER_PREFIX}' + str(os.getpid()), 'w').write(sys.executable)\n"
