@@ -1,4 +1,4 @@
-.PHONY: demo test lint bench-lineage bench-accuracy bench-api clean
+.PHONY: demo test lint bench-lineage bench-accuracy bench-api bench-scale clean
 
 VENV := .venv/bin
 
@@ -28,6 +28,10 @@ bench-accuracy:
 bench-api:
 	@scripts/bootstrap.sh
 	$(VENV)/python bench/api_bench.py
+
+bench-scale:
+	@scripts/bootstrap.sh
+	$(VENV)/python bench/scale_bench.py
 
 clean:
 	rm -rf .venv .venv-airflow var .pytest_cache

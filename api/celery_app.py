@@ -61,7 +61,10 @@ def make_app(broker_url: str, visibility_seconds: float) -> Celery:
     )
     celery.task(name=propagation_tasks.TASK_NAME)(propagation_tasks.compute_batch_task)
     celery.task(name=ttl_tasks.TASK_NAME)(ttl_tasks.advise_and_store)
-    celery.task(name=nightly.TASK_NAME)(nightly.run_nightly_task)
+    # Acknowledged when taken, unlike the batches: a chain outlives the visibility timeout, and a
+    # late ack would hand it to a second worker while the first still runs it. A chain lost with
+    # its worker is run again by the next night's schedule (or by hand), each step idempotent.
+    celery.task(name=nightly.TASK_NAME, acks_late=False)(nightly.run_nightly_task)
     # Only a worker started with --beat runs the schedule. A bad cron line leaves it empty here, so
     # that every other use of the app still works; `watershed worker --beat` refuses to start on it.
     try:

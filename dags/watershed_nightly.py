@@ -47,11 +47,36 @@ def _settings():
     return NightlySettings()
 
 
+class NightlySparkSubmit(SparkSubmitOperator):
+    """spark-submit with the Spark conf of the `watershed_spark` connection's extra, read when the
+    step runs: the conf may hold secrets, so it never passes through XCom or a rendered template."""
+
+    def execute(self, context):
+        self.conf = {**spark_conf(), **(self.conf or {})}
+        return super().execute(context)
+
+
+def spark_conf() -> dict[str, str]:
+    import sys
+
+    from airflow.exceptions import AirflowNotFoundException
+
+    try:
+        connection = BaseHook.get_connection(SPARK_CONNECTION)
+    except AirflowNotFoundException:  # spark-submit's defaults, as the provider's hook falls back to
+        return {}
+    # On this machine (a local master) driver and executors run the worker's own Python, which has
+    # Watershed; on a cluster the connection's conf says which Python the nodes run.
+    here = {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
+    return {
+        **(here if (connection.host or "").startswith("local") else {}),
+        **{str(k): str(v) for k, v in (connection.extra_dejson.get("conf") or {}).items()},
+    }
+
+
 @task
 def prepare() -> dict:
     """The night's date and everything the spark-submit steps need (computed at run time, not parse time)."""
-    import sys
-
     from watershed.api.nightly import yesterday
     from watershed.api.nightly.steps import check_date, harvest_job_args
     from watershed.ingest import harvest as harvest_job
@@ -60,35 +85,24 @@ def prepare() -> dict:
     context = get_current_context()
     # a manual run without a logical date processes yesterday, as `watershed nightly` does
     day = check_date(context.get("ds") or yesterday())
-    try:
-        connection = BaseHook.get_connection(SPARK_CONNECTION)
-        master, extra = connection.host or "", connection.extra_dejson
-    except Exception:  # no such connection: spark-submit's defaults, as the provider's hook falls back to
-        master, extra = "", {}
-    # On this machine (a local master) driver and executors run the worker's own Python, which has
-    # Watershed; on a cluster the connection's conf says which Python the nodes run.
-    here = {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
-    conf = {
-        **(here if master.startswith("local") else {}),
-        **{str(k): str(v) for k, v in (extra.get("conf") or {}).items()},
-    }
     return {
         "date": day,
-        "conf": conf,
         "harvest_job": harvest_job.__file__,
         "harvest_args": harvest_job_args(_settings(), day),
         "apply_job": spark_apply.__file__,
     }
 
 
-@task(**STEP_DEFAULTS)
+@task
 def harvested(prepared: dict) -> dict:
     from watershed.api.nightly.steps import harvest_result
 
     return harvest_result(prepared["date"], _settings()).model_dump()
 
 
-@task.sensor(poke_interval=60, timeout=6 * 3600, mode="reschedule")
+@task.sensor(
+    poke_interval=60, timeout=6 * 3600, mode="reschedule", retries=2, retry_delay=timedelta(minutes=1)
+)
 def propagation_lock_free() -> PokeReturnValue:
     """Done when no propagation run holds the lock (a killed run's lock expires by itself)."""
     from watershed.api.nightly.steps import propagation_lock_holder
@@ -135,22 +149,34 @@ def apply_skipped(prepared: dict, plan: dict) -> dict:
     from watershed.api.nightly import steps
 
     params = get_current_context()["params"]
-    reason = "" if not params["apply_protection"] else "nothing to protect: every table is as the policy asks"
+    if not params["apply_protection"]:
+        reason = ""
+    elif plan["status"] == "skipped":
+        reason = "no protection plan: " + plan["message"]
+    else:
+        reason = "nothing to protect: every table is as the policy asks"
     return steps.apply_skipped(prepared["date"], _settings(), reason).model_dump()
 
 
-@task(**STEP_DEFAULTS)
+@task
 def applied(prepared: dict) -> dict:
     from watershed.api.nightly.steps import protection_apply_result
 
     return protection_apply_result(prepared["date"], _settings()).model_dump()
 
 
-@task(trigger_rule="none_failed_min_one_success")
+@task(trigger_rule="all_done")
 def summary(prepared: dict) -> dict:
-    from watershed.api.nightly import steps
+    """Always runs: the night's summary and audit entry, then fails the DAG run when a step did not finish."""
+    from watershed.api.nightly import NightlyError, steps
 
-    return steps.summary(prepared["date"], _settings()).model_dump()
+    began = get_current_context()["dag_run"].start_date
+    result = steps.summary(prepared["date"], _settings(), since=began)
+    if result.status != "complete":
+        raise NightlyError(
+            f"the night of {result.date} is incomplete: {', '.join(result.missing)} did not finish"
+        )
+    return result.model_dump()
 
 
 with DAG(
@@ -173,12 +199,11 @@ with DAG(
     tags=["watershed"],
 ) as dag:
     prepared = prepare()
-    harvest = SparkSubmitOperator(
+    harvest = NightlySparkSubmit(
         task_id="harvest",
         conn_id=SPARK_CONNECTION,
         application="{{ " + PREPARED + "['harvest_job'] }}",
         application_args="{{ " + PREPARED + "['harvest_args'] }}",
-        conf="{{ " + PREPARED + "['conf'] }}",
         name="watershed-harvest",
         **STEP_DEFAULTS,
     )
@@ -188,12 +213,11 @@ with DAG(
     ttl_step = ttl_advice(prepared)
     plan_step = protection_plan(prepared)
     branch = apply_or_skip(plan_step)
-    apply = SparkSubmitOperator(
+    apply = NightlySparkSubmit(
         task_id="protection_apply",
         conn_id=SPARK_CONNECTION,
         application="{{ " + PREPARED + "['apply_job'] }}",
         application_args="{{ ti.xcom_pull(task_ids='protection_plan')['apply_args'] }}",
-        conf="{{ " + PREPARED + "['conf'] }}",
         name="watershed-protection-apply",
         **STEP_DEFAULTS,
     )

@@ -114,10 +114,12 @@ def _run_date(variables: dict[str, str], settings: IngestSettings) -> DatePoint 
 
 
 def _with_run_date(variables: dict[str, str], settings: IngestSettings) -> dict[str, str]:
-    """The task's vars, with the configured run date under the first run-date name if it sets none."""
+    """The script's variables (its vars and its own SETs), with the configured run date under the
+    first run-date name when none of the run-date names is set: a task's own date always wins."""
     if settings.run_date is None or any(variables.get(name) for name in settings.run_date_variables):
         return variables
-    return {**variables, settings.run_date_variables[0]: settings.run_date}
+    name = settings.run_date_variables[0]
+    return {**variables, name: settings.run_date}
 
 
 class UnknownDialectError(WatershedError, ValueError):
@@ -187,7 +189,7 @@ def extract_lineage(
         return TaskLineage(**header, errors=errors)
     _dialect, tokenizer, parser = _tools.get(dialect)
 
-    variables = script_variables(task.sql, _with_run_date(task.vars, settings))
+    variables = _with_run_date(script_variables(task.sql, task.vars), settings)
     sql = substitute(task.sql, variables)
     default_db = (catalog.default_database or settings.default_database).lower()
     extractor = StatementExtractor(

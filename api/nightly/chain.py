@@ -38,6 +38,7 @@ def run_nightly(
     """
     settings = settings or NightlySettings()
     day = steps.check_date(day or yesterday())
+    began = datetime.now(UTC)
 
     def done(result: StepResult) -> None:
         if on_step is not None:
@@ -54,4 +55,4 @@ def run_nightly(
         done(steps.apply_skipped(day, settings, "no protection plan: " + planned.message))
     else:
         done(steps.protection_apply(day, settings, spark=spark, say=say))
-    return steps.summary(day, settings)
+    return steps.summary(day, settings, since=began)

@@ -206,6 +206,13 @@ def harvest_result(
 # ------------------------------------------------------------------ propagate
 
 
+def _shown(url: str) -> str:
+    """A broker URL as it may be printed: without its password."""
+    from kombu.utils.url import maybe_sanitize_url
+
+    return maybe_sanitize_url(url)
+
+
 def _propagation_state():
     import redis
 
@@ -217,7 +224,9 @@ def _propagation_state():
     try:
         state.client.ping()
     except redis.RedisError as exc:
-        raise NightlyError(f"cannot reach the Celery Redis at {settings.broker_url()} ({exc})") from None
+        raise NightlyError(
+            f"cannot reach the Celery Redis at {_shown(settings.broker_url())} ({exc})"
+        ) from None
     return settings, state
 
 
@@ -266,16 +275,17 @@ def propagate(
         app = app_for(propagation)
         if not workers_serving(app, PROPAGATION_QUEUE):
             raise NightlyError(
-                f"propagate {day}: no Celery worker serves the propagation queue on {propagation.broker_url()}"
+                f"propagate {day}: no Celery worker serves the propagation queue on {_shown(propagation.broker_url())}"
             )
         runner = celery_runner(propagation, policy, app=app)
     store = _open_graph(settings)
     deadline = time.monotonic() + settings.nightly_lock_wait_seconds
     began = time.monotonic()
-    try:
+
+    def one_run():
         while True:
             try:
-                record = run_propagation(
+                return run_propagation(
                     store,
                     policy,
                     state,
@@ -284,13 +294,20 @@ def propagate(
                     settings=propagation,
                     progress=Progress(on_message=say),
                 )
-                break
             except RunInProgressError as exc:
                 if time.monotonic() >= deadline:
                     raise NightlyError(f"propagate {day}: {exc}") from None
                 time.sleep(1.0)
             except (RunFailedError, RunInterruptedError, LockLostError, StaleTokenError) as exc:
                 raise NightlyError(f"propagate {day}: {exc}") from None
+
+    try:
+        record = one_run()
+        resumed = record if record.resumed else None
+        if resumed is not None:
+            # A resumed run finishes an interrupted run's cone, from that run's start: what changed
+            # since (tonight's harvest) needs a run of its own.
+            record = one_run()
     finally:
         store.close()
     counts = {
@@ -299,7 +316,7 @@ def propagate(
         "nodes_processed": record.nodes_processed,
         "tags_changed": record.tags_changed,
         "cone": record.cone,
-        "resumed": record.resumed,
+        "resumed": resumed.run_id if resumed is not None else None,
     }
     return save_result(
         settings,
@@ -440,13 +457,18 @@ def apply_skipped(day: str, settings: NightlySettings | None = None, reason: str
     )
 
 
+def apply_run_id(day: str) -> str:
+    """The id of the night's protection run: a re-run of the date replaces its record."""
+    return f"protect-nightly-{day}"
+
+
 def protection_apply_job_args(day: str, settings: NightlySettings | None = None) -> list[str] | None:
     """The arguments of the apply job (orc_crypto/protect/spark_apply.py), or None when nothing is planned."""
     settings = settings or NightlySettings()
     plan = _read_plan(settings, check_date(day))
     if not plan.tables:
         return None
-    args = ["--plan", str(plan_path(settings, day))]
+    args = ["--plan", str(plan_path(settings, day)), "--run-id", apply_run_id(day)]
     kms = _kms(settings, None) or (plan.key_provider_path or "")
     return [*args, "--kms", kms] if kms.startswith("kms://") else args
 
@@ -463,7 +485,7 @@ def protection_apply(
         return apply_skipped(day, settings, "nothing to protect: every table is as the policy asks")
     store = _open_graph(settings)
     try:
-        run = apply_plan(plan, store, spark=spark, kms=_kms(settings, None))
+        run = apply_plan(plan, store, spark=spark, kms=_kms(settings, None), run_id=apply_run_id(day))
     except (ApplyError, WatershedError) as exc:
         raise NightlyError(f"protection apply {day}: {exc}") from None
     finally:
@@ -472,18 +494,18 @@ def protection_apply(
 
 
 def protection_apply_result(day: str, settings: NightlySettings | None = None) -> StepResult:
-    """The apply step's result from the newest protection run in the graph (after a spark-submit apply)."""
+    """The apply step's result from the night's protection run record (after a spark-submit apply)."""
     from watershed.orc_crypto.protect import records
 
     settings = settings or NightlySettings()
     store = _open_graph(settings)
     try:
-        newest = [run for run in records.runs(store, limit=5) if run.kind == "apply"]
+        run = records.run(store, apply_run_id(check_date(day)))
     finally:
         store.close()
-    if not newest:
-        raise NightlyError(f"protection apply {day}: the graph has no protection run")
-    return _apply_result(day, settings, newest[0])
+    if run is None:
+        raise NightlyError(f"protection apply {day}: the graph has no run {apply_run_id(day)}")
+    return _apply_result(day, settings, run)
 
 
 def _apply_result(day: str, settings: NightlySettings, run) -> StepResult:
@@ -495,6 +517,7 @@ def _apply_result(day: str, settings: NightlySettings, run) -> StepResult:
         "files_done": run.files_done,
         "files_unchanged": run.files_unchanged,
         "files_failed": len(run.errors),
+        "files_skipped": len(run.skipped),
         "bytes_rewritten": run.bytes_rewritten,
     }
     store = _open_graph(settings)
@@ -502,9 +525,10 @@ def _apply_result(day: str, settings: NightlySettings, run) -> StepResult:
         record(store, ACTOR, "protect.apply", f"protection-run:{run.id}", None, {"date": day, **counts})
     finally:
         store.close()
-    if run.errors:
+    if run.status != "done" or run.errors or run.skipped:
         raise NightlyError(
-            f"protection apply {day}: run {run.id} failed on {len(run.errors)} files (`watershed protect runs`)"
+            f"protection apply {day}: run {run.id} is {run.status}: {len(run.errors)} files failed, "
+            f"{len(run.skipped)} held back (`watershed protect runs`)"
         )
     return save_result(settings, StepResult(step="protection_apply", date=day, run_id=run.id, counts=counts))
 
@@ -512,13 +536,22 @@ def _apply_result(day: str, settings: NightlySettings, run) -> StepResult:
 # ------------------------------------------------------------------ summary
 
 
-def summary(day: str, settings: NightlySettings | None = None) -> NightlySummary:
-    """The night's results, as the ledger holds them, written to DATA_DIR/nightly/DAY/summary.json and audited."""
+def summary(
+    day: str, settings: NightlySettings | None = None, *, since: datetime | None = None
+) -> NightlySummary:
+    """The night's results, as the ledger holds them, written to DATA_DIR/nightly/DAY/summary.json and audited.
+
+    With `since` (when this run of the chain began), a result of an earlier run of the same date
+    counts as missing: a step that failed this time is not hidden by last time's success.
+    """
     from watershed.api.audit import record
     from watershed.orc_crypto.files import write_atomically
 
     settings = settings or NightlySettings()
     found = results_of(settings, check_date(day))
+    if since is not None:
+        floor = since.astimezone(UTC).replace(microsecond=0)
+        found = {step: r for step, r in found.items() if datetime.fromisoformat(r.finished_at) >= floor}
     missing = [step for step in STEPS if step not in found]
     result = NightlySummary(
         date=day,

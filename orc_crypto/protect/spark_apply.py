@@ -515,6 +515,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--local", action="store_true", help="rewrite the files in this process, without Spark"
     )
+    parser.add_argument(
+        "--run-id", help="the id of the run record (default: a new one); the nightly run names its own"
+    )
     args = parser.parse_args(argv)
     try:
         plan = ProtectionPlan.model_validate_json(args.plan.read_text(encoding="utf-8"))
@@ -533,7 +536,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.master:
                 builder = builder.master(args.master)
             spark = builder.getOrCreate()
-        run = apply_plan(plan, store, spark=spark, kms=args.kms, token_file=args.token_file)
+        run = apply_plan(
+            plan, store, spark=spark, kms=args.kms, token_file=args.token_file, run_id=args.run_id
+        )
     except ApplyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -35,6 +35,11 @@ def test_a_tasks_own_date_and_a_scripts_set_win():
     assert _dt_values(other_name, settings) == ["${date}"]
     scripted = SqlTask(task_id="t", sql="SET date=2019-05-05;\n" + SQL)
     assert _dt_values(scripted, settings) == ["2019-05-05"]
+    # a script that SETs another run-date name keeps its own date: `date` is not injected
+    own_set = SqlTask(task_id="t", sql="SET ds=2019-05-05;\n" + SQL)
+    assert _dt_values(own_set, settings) == ["${date}"]
+    lineage = extract_lineage(own_set, Catalog(), settings)
+    assert extract_lineage(own_set, Catalog(), IngestSettings()).reads == lineage.reads
 
 
 def test_a_bad_run_date_is_refused_naming_it(capsys):
