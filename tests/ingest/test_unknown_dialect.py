@@ -52,8 +52,9 @@ def test_harvest_records_one_task_error_for_an_unknown_dialect() -> None:
         {"task_id": "good", "sql": SCRIPT, "dialect": "hive"},
     ]
     settings = IngestSettings().model_dump()
-    lines = [json.loads(line) for line in _extract_partition(iter(records), None, settings)]
-    by_task = {line["task"]["task_id"]: line["lineage"] for line in lines}
+    rows = list(_extract_partition(iter(records), None, settings))
+    assert all(row[0] == "lineage" for row in rows)
+    by_task = {task_id: json.loads(lineage) for _, task_id, _, lineage in rows}
     assert len(by_task["bad"]["errors"]) == 1
     _names_the_dialect_and_the_known_ones(by_task["bad"]["errors"][0]["message"])
     assert by_task["good"]["errors"] == [] and set(by_task["good"]["writes"]) == {"dw.a", "dw.b"}
