@@ -151,21 +151,17 @@ def decide(
     `tags` holds the effective tags ({key: [values]}) of the points' base columns and tables;
     `admins_of(database)` names who may grant there (for the suggestions).
     """
-    if points.unknown_tables:
+    # a query that cannot be read whole is denied before any grant is looked at
+    unreadable = (
+        f"unknown table: {', '.join(points.unknown_tables)}"
+        if points.unknown_tables
+        else f"cannot check the query: {'; '.join(points.problems[:10])}"
+        if points.problems
+        else None
+    )
+    if unreadable is not None:
         return Decision(
-            user=user,
-            query_hash=points.query_hash,
-            allowed=False,
-            error=f"unknown table: {', '.join(points.unknown_tables)}",
-            points=points,
-        )
-    if points.problems:
-        return Decision(
-            user=user,
-            query_hash=points.query_hash,
-            allowed=False,
-            error=f"cannot check the query: {'; '.join(points.problems[:10])}",
-            points=points,
+            user=user, query_hash=points.query_hash, allowed=False, error=unreadable, points=points
         )
     parsed = parse_grants(grants, policy)
     asked: dict[str, list[str]] = {}
