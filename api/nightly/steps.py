@@ -98,6 +98,17 @@ def results_of(settings: NightlySettings, day: str) -> dict[str, StepResult]:
     return found
 
 
+def _policy(context: str):
+    """The tag policy (WATERSHED_POLICY_FILE, else the built-in one); a bad file is a NightlyError."""
+    from watershed.propagation.policy import PolicyError, load_policy
+    from watershed.propagation.settings import PropagationSettings
+
+    try:
+        return load_policy(PropagationSettings().policy_file)
+    except PolicyError as exc:
+        raise NightlyError(f"{context}{exc}") from None
+
+
 def _open_graph(settings: NightlySettings):
     from watershed.ingest.harvest import HarvestError, open_graph
 
@@ -115,18 +126,21 @@ def harvest_out(settings: NightlySettings, day: str) -> Path:
     return _step_dir(settings, day) / "harvest"
 
 
-def harvest_job_args(settings: NightlySettings, day: str) -> list[str]:
-    """The arguments of the harvest job (ingest/harvest.py) for `day`: what spark-submit runs."""
+def _task_source(settings: NightlySettings) -> list[str]:
+    """The harvest's task source as the job's arguments; NightlyError unless exactly one is set."""
     if (settings.nightly_tasks is None) == (settings.nightly_tasks_table is None):
         raise NightlyError(
             "the nightly harvest needs exactly one task source: set WATERSHED_NIGHTLY_TASKS (a directory "
             "of .sql files or a .jsonl/.parquet export) or WATERSHED_NIGHTLY_TASKS_TABLE"
         )
-    args = (
-        ["--tasks", str(settings.nightly_tasks)]
-        if settings.nightly_tasks is not None
-        else ["--tasks-table", str(settings.nightly_tasks_table)]
-    )
+    if settings.nightly_tasks is not None:
+        return ["--tasks", str(settings.nightly_tasks)]
+    return ["--tasks-table", str(settings.nightly_tasks_table)]
+
+
+def harvest_job_args(settings: NightlySettings, day: str) -> list[str]:
+    """The arguments of the harvest job (ingest/harvest.py) for `day`: what spark-submit runs."""
+    args = _task_source(settings)
     if settings.nightly_catalog is not None:
         args += ["--catalog", str(settings.nightly_catalog)]
     return [*args, "--out", str(harvest_out(settings, day)), "--run-date", day]
@@ -142,7 +156,8 @@ def harvest(
     from watershed.ingest.sources import TaskSourceError, check_task_source
 
     settings = settings or NightlySettings()
-    harvest_job_args(settings, check_date(day))  # checks the task source is set
+    check_date(day)
+    _task_source(settings)
     ingest = IngestSettings(run_date=day)
     try:
         if settings.nightly_tasks is not None:
@@ -259,16 +274,12 @@ def propagate(
     )
     from watershed.propagation.coordinator import propagate as run_propagation
     from watershed.propagation.engine import StaleTokenError
-    from watershed.propagation.policy import PolicyError, load_policy
     from watershed.propagation.run_state import LockLostError, RunInProgressError
 
     settings = settings or NightlySettings()
     check_date(day)
     propagation, state = _propagation_state()
-    try:
-        policy = load_policy(propagation.policy_file)
-    except PolicyError as exc:
-        raise NightlyError(f"propagate {day}: {exc}") from None
+    policy = _policy(f"propagate {day}: ")
     if local:
         runner = local_runner
     else:
@@ -359,20 +370,10 @@ def plan_path(settings: NightlySettings, day: str) -> Path:
     return _step_dir(settings, day) / "protection-plan.json"
 
 
-def _protection_policy():
-    from watershed.propagation.policy import PolicyError, load_policy
-    from watershed.propagation.settings import PropagationSettings
-
-    try:
-        policy = load_policy(PropagationSettings().policy_file)
-    except PolicyError as exc:
-        raise NightlyError(str(exc)) from None
+def _protection_policy(day: str):
+    """The policy's protection section, or None when it has no rules."""
+    policy = _policy(f"protection plan {day}: ")
     return policy.protection if policy.protection is not None and policy.protection.rules else None
-
-
-def _kms(settings: NightlySettings, policy) -> str | None:
-    path = settings.nightly_kms or (policy.key_provider_path if policy is not None else None)
-    return path if path and path.startswith("kms://") else None
 
 
 def protection_plan(day: str, settings: NightlySettings | None = None) -> StepResult:
@@ -385,7 +386,7 @@ def protection_plan(day: str, settings: NightlySettings | None = None) -> StepRe
     settings = settings or NightlySettings()
     check_date(day)
     began = time.monotonic()
-    policy = _protection_policy()
+    policy = _protection_policy(day)
     if policy is None:
         return save_result(
             settings,
@@ -396,7 +397,8 @@ def protection_plan(day: str, settings: NightlySettings | None = None) -> StepRe
                 message="the tag policy has no protection rules (docs/protection.md)",
             ),
         )
-    uri = _kms(settings, policy)
+    uri = settings.nightly_kms or policy.key_provider_path
+    uri = uri if uri and uri.startswith("kms://") else None
     store = _open_graph(settings)
     try:
         provider = KmsClient(uri) if uri else None
@@ -469,7 +471,7 @@ def protection_apply_job_args(day: str, settings: NightlySettings | None = None)
     if not plan.tables:
         return None
     args = ["--plan", str(plan_path(settings, day)), "--run-id", apply_run_id(day)]
-    kms = _kms(settings, None) or (plan.key_provider_path or "")
+    kms = settings.nightly_kms or plan.key_provider_path or ""
     return [*args, "--kms", kms] if kms.startswith("kms://") else args
 
 
@@ -485,12 +487,13 @@ def protection_apply(
         return apply_skipped(day, settings, "nothing to protect: every table is as the policy asks")
     store = _open_graph(settings)
     try:
-        run = apply_plan(plan, store, spark=spark, kms=_kms(settings, None), run_id=apply_run_id(day))
-    except (ApplyError, WatershedError) as exc:
-        raise NightlyError(f"protection apply {day}: {exc}") from None
+        try:
+            run = apply_plan(plan, store, spark=spark, kms=settings.nightly_kms, run_id=apply_run_id(day))
+        except (ApplyError, WatershedError) as exc:
+            raise NightlyError(f"protection apply {day}: {exc}") from None
+        return _apply_result(day, settings, run, store)
     finally:
         store.close()
-    return _apply_result(day, settings, run)
 
 
 def protection_apply_result(day: str, settings: NightlySettings | None = None) -> StepResult:
@@ -501,14 +504,14 @@ def protection_apply_result(day: str, settings: NightlySettings | None = None) -
     store = _open_graph(settings)
     try:
         run = records.run(store, apply_run_id(check_date(day)))
+        if run is None:
+            raise NightlyError(f"protection apply {day}: the graph has no run {apply_run_id(day)}")
+        return _apply_result(day, settings, run, store)
     finally:
         store.close()
-    if run is None:
-        raise NightlyError(f"protection apply {day}: the graph has no run {apply_run_id(day)}")
-    return _apply_result(day, settings, run)
 
 
-def _apply_result(day: str, settings: NightlySettings, run) -> StepResult:
+def _apply_result(day: str, settings: NightlySettings, run, store) -> StepResult:
     from watershed.api.audit import record
 
     counts = {
@@ -520,11 +523,7 @@ def _apply_result(day: str, settings: NightlySettings, run) -> StepResult:
         "files_skipped": len(run.skipped),
         "bytes_rewritten": run.bytes_rewritten,
     }
-    store = _open_graph(settings)
-    try:
-        record(store, ACTOR, "protect.apply", f"protection-run:{run.id}", None, {"date": day, **counts})
-    finally:
-        store.close()
+    record(store, ACTOR, "protect.apply", f"protection-run:{run.id}", None, {"date": day, **counts})
     if run.status != "done" or run.errors or run.skipped:
         raise NightlyError(
             f"protection apply {day}: run {run.id} is {run.status}: {len(run.errors)} files failed, "

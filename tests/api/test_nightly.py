@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -12,6 +18,7 @@ from typer.testing import CliRunner
 from tests.api.nightly_state import graph_state, plan_state
 from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
+from watershed.api.nightly import yesterday
 from watershed.graph.falkordb_store import FalkorDBStore
 
 pytestmark = [pytest.mark.spark, pytest.mark.services]
@@ -145,15 +152,6 @@ def test_apply_without_a_kms_fails_naming_it_after_the_plan(nightly_env, warehou
 
 def test_the_celery_beat_schedule_runs_the_chain_on_a_worker(nightly_env, celery_redis, tmp_path):  # noqa: F811
     """`watershed worker --beat` with an every-minute schedule: the chain runs for yesterday on its own."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
-    from watershed.api.nightly import yesterday
-
     env = {
         **os.environ,
         "WATERSHED_NIGHTLY_CRON": "* * * * *",
