@@ -5,6 +5,10 @@ read from each file's tail — and so the DDL to set and the files to rewrite.
 A file is listed only when what it holds differs from what it should hold, so a plan made after
 a successful apply lists no file. Tables are read from the graph: their location, format, and
 their columns' tags (the propagation JSON on `Column.tags`).
+
+A plan of the whole graph reads it a batch of tables at a time (the tables' ids first, sorted;
+then per batch the tables' columns and their protection records, one query each), and keeps only
+the tables with work: no process holds the whole warehouse's columns and tags at once (issue 16).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,15 +45,15 @@ from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, che
 from watershed.orc_crypto.protect.ddl import alter_table_ddl, unset_table_ddl
 from watershed.orc_crypto.protect.tails import file_protection
 
-ALL_TABLES = (
-    "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
-    "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags"
-)
+TABLE_IDS = "MATCH (t:Table) RETURN t.id"
 SOME_TABLES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags"
 )
 RECORDED_TABLES = "MATCH (p:TableProtection) RETURN p.table"
+
+#: tables per batch of a whole-graph plan: their columns and records are read one query each
+PLAN_BATCH = 500
 
 
 @dataclass
@@ -89,23 +93,45 @@ def now() -> str:
 # ------------------------------------------------------------------ the graph
 
 
-def read_catalog(store: GraphStore, tables: list[str] | None) -> dict[str, CatalogTable]:
-    """Tables with their columns (in the order the graph returns them); ProtectionError names the
-    tables asked for that the graph does not have."""
-    if tables is None:
-        rows = store.read(ALL_TABLES)
-    else:
-        rows = store.read(SOME_TABLES, {"ids": list(dict.fromkeys(tables))})
+def _read_tables(store: GraphStore, ids: list[str]) -> dict[str, CatalogTable]:
+    """These tables (those the graph has) with their columns, in the order the graph returns them."""
     catalog: dict[str, CatalogTable] = {}
-    for table_id, location, fmt, column_id, name, type_, tags in rows:
+    for table_id, location, fmt, column_id, name, type_, tags in store.read(SOME_TABLES, {"ids": ids}):
         table = catalog.setdefault(table_id, CatalogTable(table_id, location, fmt))
         if column_id is not None:
             table.columns.append(CatalogColumn(column_id, name, type_, tags))
-    if tables is not None:
-        unknown = [t for t in dict.fromkeys(tables) if t not in catalog]
-        if unknown:
-            raise ProtectionError(f"unknown table {', '.join(unknown)}: not in the graph")
     return catalog
+
+
+def read_catalog(store: GraphStore, tables: list[str]) -> dict[str, CatalogTable]:
+    """The given tables with their columns (in the order the graph returns them); ProtectionError
+    names the tables asked for that the graph does not have."""
+    asked = list(dict.fromkeys(tables))
+    catalog = _read_tables(store, asked)
+    unknown = [t for t in asked if t not in catalog]
+    if unknown:
+        raise ProtectionError(f"unknown table {', '.join(unknown)}: not in the graph")
+    return catalog
+
+
+def check_batch_size(batch_size: object) -> int:
+    """The planner's batch size (tables per batch), a whole number of at least 1."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ProtectionError(f"batch_size must be a whole number of tables, at least 1, not {batch_size!r}")
+    return batch_size
+
+
+def catalog_batches(store: GraphStore, batch_size: int = PLAN_BATCH) -> Iterator[list[CatalogTable]]:
+    """Every table of the graph, plus each recorded table that left it (as a table with no location
+    or columns: its record names it), sorted by name, `batch_size` tables at a time; only the ids
+    are read whole."""
+    rows = [*store.read(TABLE_IDS), *store.read(RECORDED_TABLES)]
+    ordered = sorted({row[0] for row in rows if row[0] is not None})
+    del rows  # the batches below need only the sorted ids
+    for start in range(0, len(ordered), check_batch_size(batch_size)):
+        ids = ordered[start : start + batch_size]
+        catalog = _read_tables(store, ids)
+        yield [catalog.get(name) or CatalogTable(name, None, None) for name in ids]
 
 
 def why_of(tags_text: str | None, key: str) -> str:
@@ -375,35 +401,41 @@ def plan_protection(
     read_files: bool = True,
     create: bool = False,
     key_provider_path: str | None = None,
+    batch_size: int = PLAN_BATCH,
 ) -> ProtectionPlan:
     """The plan for every table of the graph (or the given ones: an unknown one is an error).
 
     The policy is checked first (masks, key names) and, with a key provider, that the KMS has
-    every key a rule names. `key_provider_path` (else the policy's) goes into the DDL.
+    every key a rule names. `key_provider_path` (else the policy's) goes into the DDL. Tables are
+    planned `batch_size` at a time (their columns and records read per batch), in name order.
     """
+    check_batch_size(batch_size)
     check_protection(policy)
     if provider is not None:
         check_keys(policy, provider)
-    catalog = read_catalog(store, tables)
-    if tables is None:
-        # a recorded table that left the catalog is still reported (its record names it)
-        for (name,) in store.read(RECORDED_TABLES):
-            catalog.setdefault(name, CatalogTable(name, None, None))
     plan = ProtectionPlan(
         created_at=now(),
         policy_digest=policy.digest(),
         key_provider_path=key_provider_path or policy.key_provider_path,
     )
-    for name in sorted(catalog):
-        table_plan = plan_table(
-            catalog[name],
-            policy,
-            records.table_protection(store, name),
-            read_files=read_files,
-            create=create,
-            key_provider_path=key_provider_path,
-            listed=tables is not None,
-        )
-        if table_plan is not None:
-            plan.tables.append(table_plan)
+    if tables is None:
+        batches: Iterable[list[CatalogTable]] = catalog_batches(store, batch_size)
+    else:
+        catalog = read_catalog(store, tables)
+        ordered = [catalog[name] for name in sorted(catalog)]
+        batches = (ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size))
+    for batch in batches:
+        recorded = records.table_protections(store, [table.id for table in batch])
+        for table in batch:
+            table_plan = plan_table(
+                table,
+                policy,
+                recorded.get(table.id),
+                read_files=read_files,
+                create=create,
+                key_provider_path=key_provider_path,
+                listed=tables is not None,
+            )
+            if table_plan is not None:
+                plan.tables.append(table_plan)
     return plan

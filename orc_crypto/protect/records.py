@@ -40,6 +40,10 @@ SAVE_TABLE = (
     "WITH p MATCH (t:Table {id: $table}) MERGE (p)-[:PROTECTS]->(t)"
 )
 TABLE_PROTECTION = "MATCH (p:TableProtection {table: $table}) RETURN p.table, p.columns, p.ddl, p.at, p.run"
+TABLE_PROTECTIONS = (
+    "UNWIND $tables AS name MATCH (p:TableProtection {table: name}) "
+    "RETURN p.table, p.columns, p.ddl, p.at, p.run"
+)
 SAVE_RUN = (
     "MERGE (r:ProtectionRun {id: $id}) SET r.started_at = $started_at, r.status = $status, r.record = $record"
 )
@@ -109,12 +113,23 @@ def save_table(store: GraphStore, record: TableProtection) -> None:
     )
 
 
+def _table_record(name: str, columns: str | None, ddl: str | None, at: str, run: str) -> TableProtection:
+    return TableProtection(table=name, columns=_columns(columns), ddl=json.loads(ddl or "[]"), at=at, run=run)
+
+
 def table_protection(store: GraphStore, table: str) -> TableProtection | None:
     rows = store.read(TABLE_PROTECTION, {"table": table})
-    if not rows:
-        return None
-    name, columns, ddl, at, run = rows[0]
-    return TableProtection(table=name, columns=_columns(columns), ddl=json.loads(ddl or "[]"), at=at, run=run)
+    return _table_record(*rows[0]) if rows else None
+
+
+def table_protections(store: GraphStore, tables: list[str]) -> dict[str, TableProtection]:
+    """The records of these tables, by table (a table without one is left out), in one query: the
+    planner asks for a batch of tables at a time (its batch size bounds the list), not one per table."""
+    found: dict[str, TableProtection] = {}
+    for row in store.read(TABLE_PROTECTIONS, {"tables": tables}):
+        if row[0] not in found:  # as table_protection: the first record the graph returns
+            found[row[0]] = _table_record(*row)
+    return found
 
 
 def save_run(store: GraphStore, run: ProtectionRun) -> None:
