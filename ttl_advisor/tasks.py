@@ -1,5 +1,7 @@
 """The nightly TTL advice as a Celery task, as a plain function: compute from the graph, store on the Column nodes.
 
+The graph is read, advised and stored one batch of tables at a time (`ttl_advisor.batches`).
+
 The one Celery app (`watershed.api.celery_app`) registers it under `TASK_NAME`
 and routes it to the `ttl` queue (`watershed ttl run` queues it). The graph is
 the configured one (WATERSHED_BACKEND and the rest of the graph settings, read
@@ -47,14 +49,19 @@ def new_run_id() -> str:
 
 
 def advise_and_store(run_id: str | None = None) -> dict:
-    """Recompute every column's recommendation from the graph and store it with the run id (idempotent)."""
-    from watershed.ttl_advisor.advisor import advise
-    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
-    from watershed.ttl_advisor.sizes import OrcSizeEstimator
-    from watershed.ttl_advisor.store import store_recommendations
+    """Recompute every column's recommendation from the graph and store it with the run id (idempotent).
+
+    Batch by batch of `ttl_batch_tables` tables (`ttl_advisor.batches`): a crash part-way leaves
+    the finished batches under this run id and the rest as the previous run left them; running
+    again converges.
+    """
+    from watershed.ttl_advisor.batches import store_advice
+    from watershed.ttl_advisor.settings import AdvisorSettings
 
     run_id = run_id or new_run_id()
     settings = GraphSettings()
+    # Settings first: a bad one (a zero batch size) names itself before any work.
+    advisor_settings = AdvisorSettings()
     store = open_store(settings)
     try:
         try:
@@ -65,16 +72,7 @@ def advise_and_store(run_id: str | None = None) -> dict:
             raise GraphUnreachableError(
                 f"TTL run {run_id}: cannot reach the graph on {_where(settings)}: {type(exc).__name__}: {first_line}"
             ) from None
-        catalog = catalog_from_graph(store)
-        recommendations = advise(index_graph(store, catalog), catalog, estimate=OrcSizeEstimator(catalog))
-        stored = store_recommendations(store, recommendations, run_id)
+        counts = store_advice(store, run_id, advisor_settings)
     finally:
         store.close()
-    return TtlRunSummary(
-        run_id=run_id,
-        columns=stored,
-        ttl=sum(1 for r in recommendations if r.status == "ttl"),
-        shorter_than_table=sum(1 for r in recommendations if r.shorter_than_table),
-        keep=sum(1 for r in recommendations if r.status == "keep"),
-        unused=sum(1 for r in recommendations if r.status == "unused"),
-    ).model_dump()
+    return TtlRunSummary(run_id=run_id, **counts.model_dump()).model_dump()

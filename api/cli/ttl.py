@@ -49,38 +49,38 @@ def advise_command(
     """Recommend a TTL per column: the widest downstream partition window plus a margin, capped by the table's TTL."""
     from watershed.api.cli.graph import open_store
     from watershed.graph.settings import GraphSettings
-    from watershed.ttl_advisor.advisor import advise, top_by_savings
-    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+    from watershed.ttl_advisor.advisor import top_by_savings
+    from watershed.ttl_advisor.batches import AdviceCounts, advise_in_batches
+    from watershed.ttl_advisor.graph_uses import has_tables
     from watershed.ttl_advisor.settings import AdvisorSettings
-    from watershed.ttl_advisor.sizes import OrcSizeEstimator
 
     began = time.monotonic()
     # Settings first: a bad one is reported before any work.
     settings = AdvisorSettings() if margin_days is None else AdvisorSettings(ttl_margin_days=margin_days)
     graph_name = GraphSettings().graph_name
     store = open_store()
-    catalog = catalog_from_graph(store)
-    if not catalog.tables:
+    if not has_tables(store):
         # A mistyped WATERSHED_GRAPH_NAME opens an empty graph: "0 columns" would read as advice.
         fail(f"graph {graph_name!r} has no tables: no such graph, or nothing harvested into it yet")
-    if table is not None and catalog.get(table.lower()) is None:
-        fail(f"{table}: no such table in the graph")
-    index = index_graph(store, catalog)
-    estimator = OrcSizeEstimator(catalog, settings.ttl_sample_files)
-    recommendations = advise(
-        index, catalog, settings=settings, table=table.lower() if table else None, estimate=estimator
-    )
-    chosen = top_by_savings(recommendations, top, min_savings)
+    # Batch by batch of tables (ttl_batch_tables): only the counts, the top so far and a few
+    # problems outlive a batch. The top of (top so far + this batch) is the top of all batches.
+    totals = AdviceCounts()
+    chosen = []
+    problems: list[str] = []
+    for batch in advise_in_batches(store, settings, table=table.lower() if table else None):
+        if table is not None and batch.catalog.get(table.lower()) is None:
+            fail(f"{table}: no such table in the graph")
+        totals.add(batch.recommendations)
+        chosen = top_by_savings([*chosen, *batch.recommendations], top, min_savings)
+        problems += batch.problems[: 5 - len(problems)]
     elapsed = time.monotonic() - began
-    shorter = sum(1 for r in recommendations if r.shorter_than_table)
-    counts = {
-        status: sum(1 for r in recommendations if r.status == status) for status in ("ttl", "keep", "unused")
-    }
+    shorter = totals.shorter_than_table
+    counts = {"ttl": totals.ttl, "keep": totals.keep, "unused": totals.unused}
     if output is Format.json:
         console.print_json(
             json.dumps(
                 {
-                    "columns": len(recommendations),
+                    "columns": totals.columns,
                     "counts": counts,
                     "shorter_than_table": shorter,
                     "seconds": round(elapsed, 2),
@@ -116,10 +116,10 @@ def advise_command(
         )
     console.print(view)
     console.print(
-        f"{len(recommendations)} columns: {counts['ttl']} with a TTL ({shorter} shorter than their table's), "
+        f"{totals.columns} columns: {counts['ttl']} with a TTL ({shorter} shorter than their table's), "
         f"{counts['keep']} keep, {counts['unused']} unused; {elapsed:.1f} s"
     )
-    for problem in estimator.problems[:5]:
+    for problem in problems:
         console.print(styled(("size unknown:", "yellow"), f" {problem}"))
 
 
