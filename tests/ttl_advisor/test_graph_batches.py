@@ -133,6 +133,8 @@ def test_batches_store_exactly_the_whole_graph_advice(graph, reference, batch_ta
     pages = list(table_pages(graph, batch_tables))
     assert len(pages) == math.ceil(tables / batch_tables)
     assert sorted(itertools.chain(*pages)) == [t for page in pages for t in page]
+    # ids read a few at a time (a page boundary inside a batch, or several batches in a page)
+    assert list(table_pages(graph, batch_tables, id_page=3)) == pages
 
 
 def test_one_table_alone_gets_the_same_advice_as_in_its_batch(graph, reference):
