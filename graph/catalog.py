@@ -20,6 +20,8 @@ Partition columns follow the data columns in `SELECT *`, as in Hive.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 
@@ -152,6 +154,26 @@ class Catalog(BaseModel):
                 raise CatalogError(f"{source}: table {raw_name!r}: {problems}") from None
         return cls(default_database=default_db, tables=tables)
 
+    def packed(self) -> dict:
+        """The catalog with each table as one JSON text (`Catalog.unpacked` reads it back).
+
+        What the harvest broadcasts to its executors: a few strings per table instead of an object
+        per column, so a worker holds a warehouse-sized catalog in a fraction of the memory.
+        """
+        return {
+            "default_database": self.default_database,
+            "tables": {name: table.model_dump_json() for name, table in self.tables.items()},
+        }
+
+    @classmethod
+    def unpacked(cls, packed: dict, *, parsed_tables: int = 4096) -> Catalog:
+        """A catalog over `Catalog.packed` output that parses a table when first asked for it and
+        keeps at most `parsed_tables` parsed (the least recently used go first)."""
+        return cls.model_construct(
+            default_database=packed.get("default_database"),
+            tables=PackedTables(packed.get("tables") or {}, parsed_tables),
+        )
+
     @classmethod
     def load(cls, path: str | Path) -> Catalog:
         path = Path(path)
@@ -172,3 +194,34 @@ class Catalog(BaseModel):
                 f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
             ) from None
         return cls.from_dict(data, source=str(path))
+
+
+class PackedTables(Mapping[str, CatalogTable]):
+    """Tables by name held as their JSON text, parsed on first use, a bounded number kept parsed."""
+
+    def __init__(self, texts: dict[str, str], parsed_tables: int) -> None:
+        if parsed_tables < 1:
+            raise ValueError(f"parsed_tables must be 1 or more, not {parsed_tables}")
+        self._texts = texts
+        self._limit = parsed_tables
+        self._parsed: OrderedDict[str, CatalogTable] = OrderedDict()
+
+    def __getitem__(self, name: str) -> CatalogTable:
+        table = self._parsed.get(name)
+        if table is not None:
+            self._parsed.move_to_end(name)
+            return table
+        table = CatalogTable.model_validate_json(self._texts[name])
+        self._parsed[name] = table
+        if len(self._parsed) > self._limit:
+            self._parsed.popitem(last=False)
+        return table
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._texts
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)

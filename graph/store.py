@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from watershed.graph import ids as node_ids
@@ -109,9 +109,15 @@ class GraphStore(ABC):
         return {row[0]: row[1] for row in rows}
 
     def upsert_tasks(
-        self, items: Iterable[tuple[SqlTask, TaskLineage]], catalog: Catalog | None = None
+        self,
+        items: Iterable[tuple[SqlTask, TaskLineage | Callable[[], TaskLineage]]],
+        catalog: Catalog | None = None,
     ) -> LoadResult:
-        """Load many tasks' lineage; each task replaces its previous version as a unit."""
+        """Load many tasks' lineage; each task replaces its previous version as a unit.
+
+        A task's lineage may come as a function returning it, called only when the task's version
+        changed: the harvest then decodes an executor's result only for a task it loads.
+        """
         began = time.monotonic()
         items = list(items)
         stored = self.stored_versions([task.task_id for task, _ in items])
@@ -127,7 +133,7 @@ class GraphStore(ABC):
                 unchanged += 1
                 continue
             changed.append(task.task_id)
-            rows.add(task, lineage, catalog)
+            rows.add(task, lineage() if callable(lineage) else lineage, catalog)
         if changed:
             known = self.known_columns()
             new_columns = {i: row for i, row in rows.columns.items() if i not in known}

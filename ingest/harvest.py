@@ -49,6 +49,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from watershed.graph.catalog import Catalog, CatalogError
@@ -66,24 +67,28 @@ from watershed.ingest.sources import (
 )
 
 #: what an executor sends back for each record: ("lineage", task id, the task's JSON or "" when
-#: the driver has the task already, the lineage's JSON) or ("problem", task id or None, message)
-ExtractedRow = tuple[str, str | None, str, str] | tuple[str, str | None, str]
+#: the driver has the task already, the lineage's JSON, its errors' JSON or "" when it has none)
+#: or ("problem", task id or None, message)
+ExtractedRow = tuple[str, str | None, str, str, str] | tuple[str, str | None, str]
 
-#: an executor's catalog, built once per worker process from the broadcast dict it came from
+#: how many tables an executor's catalog keeps parsed at once (the rest stay JSON text)
+WORKER_PARSED_TABLES = 4096
+
+#: an executor's catalog, built once per worker process from the broadcast it came from
 _catalog_cache: tuple[object, Catalog] | None = None
 
 
-def _worker_catalog(data: dict | None) -> Catalog:
-    """The catalog of `data`, built once per Python worker: Spark reuses the worker for the
-    job's later partitions, and building a warehouse-sized catalog (with its lazily cached
-    column sets) costs seconds each time."""
+def _worker_catalog(packed: dict | None) -> Catalog:
+    """The catalog of `packed` (`Catalog.packed`), built once per Python worker: Spark reuses the
+    worker for the job's later partitions. Tables are parsed as tasks name them, a bounded number
+    kept: a worker never holds a warehouse-sized catalog as objects."""
     global _catalog_cache
-    if not data:
+    if not packed:
         return Catalog()
-    if _catalog_cache is None or _catalog_cache[0] is not data:
+    if _catalog_cache is None or _catalog_cache[0] is not packed:
         # keyed by the broadcast value itself (kept alive here), so a new harvest's catalog never
         # reuses an old one's
-        _catalog_cache = (data, Catalog.from_dict(data))
+        _catalog_cache = (packed, Catalog.unpacked(packed, parsed_tables=WORKER_PARSED_TABLES))
     return _catalog_cache[1]
 
 
@@ -96,11 +101,13 @@ def _extract_partition(
     executor on another machine has neither the driver's environment nor its settings file, and
     one harvest must read every task the same way.
 
-    A record that is no valid task (a field of the wrong type) comes back as a
-    `problem`, skipped like a bad line of an export; a task whose extraction
-    fails comes back with the failure as its error and is loaded without edges.
-    Each result is serialised once, to JSON by pydantic, and the task only when the
-    driver lacks it (`send_task`: a table's rows; the driver read a file source itself).
+    A record is a task, or a dict or Spark row of one; one that is no valid task (a field of the
+    wrong type) comes back as a `problem`, skipped like a bad line of an export; a task whose
+    extraction fails comes back with the failure as its error and is loaded without edges.
+    Each result is serialised once, to JSON by pydantic, its errors apart (the driver counts and
+    records them without decoding the lineage, which it decodes only for a task it loads), and
+    the task only when the driver lacks it (`send_task`: a table's rows; the driver read a file
+    source itself).
     """
     from pydantic import ValidationError
 
@@ -111,12 +118,15 @@ def _extract_partition(
     # validated on the driver; constructing them here must not read this machine's sources
     settings = IngestSettings.model_construct(**settings_data)
     for row in rows:
-        record = row.asDict(recursive=True) if hasattr(row, "asDict") else dict(row)
-        try:
-            task = task_from_record(record)
-        except (ValueError, ValidationError) as exc:
-            yield ("problem", record_task_id(record), describe_error(exc))
-            continue
+        if isinstance(row, SqlTask):
+            task = row
+        else:
+            record = row.asDict(recursive=True) if hasattr(row, "asDict") else dict(row)
+            try:
+                task = task_from_record(record)
+            except (ValueError, ValidationError) as exc:
+                yield ("problem", record_task_id(record), describe_error(exc))
+                continue
         try:
             lineage = extract_lineage(task, catalog, settings)
         except Exception as exc:
@@ -134,7 +144,22 @@ def _extract_partition(
             task.task_id,
             task.model_dump_json() if send_task else "",
             lineage.model_dump_json(),
+            json.dumps([error.model_dump() for error in lineage.errors]) if lineage.errors else "",
         )
+
+
+def _materialise(rdd) -> None:
+    """Compute and cache every partition of `rdd` in parallel.
+
+    The count runs on the JVM's side of the RDD: PySpark's own `count()` adds a second Python
+    stage that unpickles every cached row again in another set of Python workers, which measured
+    about 40% of the harvest's Python CPU (bench/harvest_bench.py).
+    """
+    java_rdd = getattr(rdd, "_jrdd", None)
+    if java_rdd is None:
+        rdd.count()
+    else:
+        java_rdd.count()
 
 
 class HarvestError(WatershedError, RuntimeError):
@@ -308,9 +333,10 @@ def run_harvest(
     else:
         located, report.duplicates = split_duplicates(list(read_task_source(tasks, report.source_problems)))
         known = {item.task.task_id: item.task for item in located}
-        records = [item.task.model_dump() for item in located]
-        slices = max(1, min(len(records) // 50 + 1, spark.sparkContext.defaultParallelism * 4))
-        rdd = spark.sparkContext.parallelize(records, slices)
+        del located
+        # the tasks themselves (no dict copies): parallelize writes them out at once
+        slices = max(1, min(len(known) // 50 + 1, spark.sparkContext.defaultParallelism * 4))
+        rdd = spark.sparkContext.parallelize(list(known.values()), slices)
     out = _make_run_dir(Path(out_dir), run_id)
     report.out_dir = str(out)
     try:
@@ -371,11 +397,16 @@ def _extract_and_load(
     `known` holds the tasks by id when the driver read them itself (the executors then send
     only their lineage back); without it each row carries its task.
     """
-    catalog_data = catalog.model_dump(mode="json") if catalog is not None and catalog.tables else None
+    # The executors' function by its module: run as spark-submit's __main__, this file's own
+    # functions would be pickled by value, with fresh globals for every partition, and each
+    # partition would build the worker's catalog anew.
+    from watershed.ingest.harvest import _extract_partition as extract_partition
+
+    catalog_data = catalog.packed() if catalog is not None and catalog.tables else None
     broadcast = spark.sparkContext.broadcast(catalog_data)
     settings_data = settings.model_dump()
     send_task = known is None
-    lines = rdd.mapPartitions(lambda rows: _extract_partition(rows, broadcast, settings_data, send_task))
+    lines = rdd.mapPartitions(lambda rows: extract_partition(rows, broadcast, settings_data, send_task))
 
     if store is not None and catalog is not None and catalog.tables:
         # With the catalog's nodes in place, task loads only match ids and create edges.
@@ -385,9 +416,9 @@ def _extract_and_load(
     extract_began = time.monotonic()
     # Extract every partition in parallel first; the driver then streams the cached rows.
     lines = lines.persist()
-    lines.count()
+    _materialise(lines)
     report.extract_seconds = time.monotonic() - extract_began
-    pending: list[tuple[SqlTask, TaskLineage]] = []
+    pending: list[tuple[SqlTask, Callable[[], TaskLineage]]] = []
     seen: set[str] = set()
     table = report.inputs[0].removeprefix("table:")
     with (out / "errors.jsonl").open("w") as errors:
@@ -409,19 +440,22 @@ def _extract_and_load(
                 report.source_problems.append(problem)
                 errors.write(json.dumps(_problem_error(problem)) + "\n")
                 continue
-            _, task_id, task_json, lineage_json = row
-            # pydantic parses the executor's JSON directly: no dict in between
-            lineage = TaskLineage.model_validate_json(lineage_json)
+            _, task_id, task_json, lineage_json, errors_json = row
             report.tasks += 1
-            if lineage.errors:
+            if errors_json:
+                task_errors = json.loads(errors_json)
                 report.tasks_with_errors += 1
-                report.statement_errors += len(lineage.errors)
-                for error in lineage.errors:
-                    errors.write(json.dumps(error.model_dump()) + "\n")
+                report.statement_errors += len(task_errors)
+                for error in task_errors:
+                    errors.write(json.dumps(error) + "\n")
             task = known[task_id] if known is not None else SqlTask.model_validate_json(task_json)
             seen.add(task.task_id)
-            pending.append((task, lineage))
-            if store is not None and len(pending) >= batch_size:
+            if store is None:
+                continue
+            # decoded by the store only when the task's version changed (pydantic reads the JSON
+            # directly, no dict in between); an unchanged task's lineage is never parsed
+            pending.append((task, partial(TaskLineage.model_validate_json, lineage_json)))
+            if len(pending) >= batch_size:
                 _load(store, pending, catalog, report, progress)
                 pending = []
         if store is not None and pending:

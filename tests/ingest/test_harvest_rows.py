@@ -1,6 +1,9 @@
-"""The rows the harvest's executors send the driver: each result serialised once, decoded as extracted."""
+"""The rows the harvest's executors send the driver: each result serialised once, decoded as
+extracted; the catalog the executors get, packed, reads as the catalog it came from."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -27,30 +30,52 @@ def corpus(tmp_path_factory):
 def test_rows_decode_to_what_extraction_gives(spark, corpus, send_task):
     catalog, tasks = corpus
     settings = IngestSettings()
-    broadcast = spark.sparkContext.broadcast(catalog.model_dump(mode="json"))
-    records = [task.model_dump() for task in tasks] + [{"task_id": "bad", "sql": 42}]
+    broadcast = spark.sparkContext.broadcast(catalog.packed())
+    # a file source's tasks come as tasks, a table's as records
+    records = [task if index % 2 else task.model_dump() for index, task in enumerate(tasks)]
+    records.append({"task_id": "bad", "sql": 42})
     rows = list(_extract_partition(iter(records), broadcast, settings.model_dump(), send_task))
     broadcast.unpersist()
 
     *lineages, problem = rows
     assert problem[0] == "problem" and problem[1] == "bad" and "sql" in problem[2]
     assert len(lineages) == len(tasks)
-    for task, (kind, task_id, task_json, lineage_json) in zip(tasks, lineages, strict=True):
+    for task, (kind, task_id, task_json, lineage_json, errors_json) in zip(tasks, lineages, strict=True):
         assert (kind, task_id) == ("lineage", task.task_id)
-        assert TaskLineage.model_validate_json(lineage_json) == extract_lineage(task, catalog, settings)
+        lineage = TaskLineage.model_validate_json(lineage_json)
+        assert lineage == extract_lineage(task, catalog, settings)
+        # the errors apart, as the lineage holds them ("" for none)
+        assert errors_json == (json.dumps([e.model_dump() for e in lineage.errors]) if lineage.errors else "")
         if send_task:
             assert SqlTask.model_validate_json(task_json) == task
         else:
             assert task_json == ""
-    assert any(TaskLineage.model_validate_json(row[3]).errors for row in lineages)
+    assert any(row[4] for row in lineages)
 
 
 def test_a_worker_builds_each_catalog_once(corpus):
     catalog, _tasks = corpus
-    data = catalog.model_dump(mode="json")
+    data = catalog.packed()
     first = _worker_catalog(data)
     assert _worker_catalog(data) is first
     # another harvest's catalog (a new broadcast value) is built anew, even when equal
-    again = _worker_catalog(catalog.model_dump(mode="json"))
+    again = _worker_catalog(catalog.packed())
     assert again is not first and again.tables.keys() == first.tables.keys()
     assert not _worker_catalog(None).tables
+
+
+def test_a_packed_catalog_reads_as_the_catalog_with_few_tables_parsed(corpus):
+    catalog, _tasks = corpus
+    names = sorted(catalog.tables)
+    packed = Catalog.unpacked(catalog.packed(), parsed_tables=2)
+    assert packed.default_database == catalog.default_database
+    assert sorted(packed.tables) == names and len(packed.tables) == len(names)
+    for name in names + names[::-1]:
+        assert name in packed.tables
+        assert packed.get(name) == catalog.get(name)
+        assert len(packed.tables._parsed) <= 2
+    # the most recently used stays parsed: asked again, it is the same object
+    assert packed.get(names[0]) is packed.get(names[0])
+    assert packed.get("nosuch.table") is None and "nosuch.table" not in packed.tables
+    with pytest.raises(ValueError, match="parsed_tables must be 1 or more, not 0"):
+        Catalog.unpacked(catalog.packed(), parsed_tables=0)

@@ -54,10 +54,12 @@ def test_harvest_records_one_task_error_for_an_unknown_dialect() -> None:
     settings = IngestSettings().model_dump()
     rows = list(_extract_partition(iter(records), None, settings))
     assert all(row[0] == "lineage" for row in rows)
-    by_task = {task_id: json.loads(lineage) for _, task_id, _, lineage in rows}
-    assert len(by_task["bad"]["errors"]) == 1
-    _names_the_dialect_and_the_known_ones(by_task["bad"]["errors"][0]["message"])
-    assert by_task["good"]["errors"] == [] and set(by_task["good"]["writes"]) == {"dw.a", "dw.b"}
+    by_task = {task_id: (json.loads(lineage), errors) for _, task_id, _, lineage, errors in rows}
+    bad, bad_errors = by_task["bad"]
+    assert len(bad["errors"]) == 1 and json.loads(bad_errors) == bad["errors"]
+    _names_the_dialect_and_the_known_ones(bad["errors"][0]["message"])
+    good, good_errors = by_task["good"]
+    assert good["errors"] == [] and good_errors == "" and set(good["writes"]) == {"dw.a", "dw.b"}
 
 
 def test_cli_unknown_dialect_is_a_usage_error(tmp_path: Path) -> None:
