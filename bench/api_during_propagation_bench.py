@@ -1,6 +1,6 @@
 """The column page's latency while a full propagation runs, and what causes it (issue 16).
 
-    .venv/bin/python bench/api_during_propagation_bench.py [--columns 300000] [--small-batch 100]
+    .venv/bin/python bench/api_during_propagation_bench.py [--columns 300000] [--other-batches 500] [--threads 8]
 
 Builds one warehouse graph (scale_bench's generator, harvest stage, workers and API), then samples
 GET /columns/{id} over HTTP (scale_bench.ColumnPageSampler) in each phase, measured in one run so
@@ -10,11 +10,14 @@ the variants share the machine's noise:
 - cpu: as many busy-looping processes as the propagation keeps busy (the worker's pool processes
   plus the coordinator), no graph write: CPU contention alone;
 - propagation: a full propagation (scale_bench's `propagate` stage) at the default batch size;
-- propagation_small_batch: the same at --small-batch nodes per batch (each worker writes its batch in
-  one statement, so this bounds how long one write holds FalkorDB's graph lock);
-- the default batch again, so an order effect shows.
+- propagation_batch=N: the same at each of --other-batches nodes per batch (a worker reads its batch
+  in one query and writes it in one statement, so the batch bounds how long one write holds
+  FalkorDB's graph lock);
+- all of them again, interleaved, so a change in the machine's load shows;
+- with --threads: FalkorDB restarted at each THREAD_COUNT, then idle and the propagations again.
 
-Before each propagation the propagated tags are cleared, so every run writes every tag again.
+A full run clears every propagated tag at its start (in statements of its batch size), so every
+run writes every tag again.
 
 Beside the HTTP sampler a second thread times the page's own graph reads on their own connection
 (the token lookup `AUTH_TOKEN` and the page's `COLUMN` query): their p99 against the page's
@@ -109,17 +112,6 @@ def slowlog(port: int, graph: str) -> list[dict]:
     return sorted(out, key=lambda e: -e["ms"])
 
 
-def clear_propagated(graph) -> int:
-    """Clear every node's propagated tags (as the newest run), so the next full run writes them all again."""
-    from watershed.propagation.graph_store import GraphTagStore
-    from watershed.propagation.policy import default_policy
-
-    store = GraphTagStore(graph, default_policy())
-    tagged = store.tagged_nodes()
-    store.clear_tags(tagged, "bench-clear", store.fence_token() or 0)
-    return len(tagged)
-
-
 def measure(name: str, run, svc, token: str, token_id: str, columns: list[str], config: dict) -> dict:
     """Sample the page over HTTP and its graph reads directly while `run()` runs; the phase's numbers."""
     slowlog(config["falkordb_port"], config["graph"])  # reset
@@ -203,7 +195,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=None, help="default: the product's setting")
-    parser.add_argument("--small-batch", type=int, default=100)
+    parser.add_argument(
+        "--other-batches", default="500", help="batch sizes compared with the default, comma separated"
+    )
     parser.add_argument(
         "--threads",
         default="",
@@ -231,6 +225,7 @@ def main() -> None:
     from watershed.propagation.settings import PropagationSettings
 
     default_batch = args.batch_size or PropagationSettings().propagation_batch_size
+    other_batches = [int(b) for b in args.other_batches.split(",") if b.strip()]
     args.work.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sampler = PeakSampler()
@@ -263,7 +258,7 @@ def main() -> None:
         "workers": args.workers,
         "concurrency": args.concurrency,
         "default_batch": default_batch,
-        "small_batch": args.small_batch,
+        "other_batches": other_batches,
         "phases": {},
     }
     phases = result["phases"]
@@ -291,7 +286,6 @@ def main() -> None:
 
         def propagation(batch: int):
             def run() -> dict:
-                cleared = clear_propagated(FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH))
                 stage = run_stage(
                     "propagate",
                     {**config, "full": True, "batch_size": batch},
@@ -299,7 +293,7 @@ def main() -> None:
                     work,
                     args.stage_timeout,
                 )
-                return {"cleared_before": cleared, "batch_size": batch, "propagation": stage}
+                return {"batch_size": batch, "propagation": stage}
 
             return run
 
@@ -310,9 +304,11 @@ def main() -> None:
         phase("idle", lambda: time.sleep(args.idle_seconds))
         # the worker's pool processes and the coordinator: what a propagation keeps busy besides FalkorDB
         phase("cpu", lambda: busy_processes(args.concurrency * args.workers + 1, args.cpu_seconds))
-        phase("propagation", propagation(default_batch))
-        phase("propagation_small_batch", propagation(args.small_batch))
-        phase("propagation_again", propagation(default_batch))
+        # each batch size twice, interleaved, so a change in the machine's load shows as a spread
+        for again in ("", "_again"):
+            phase(f"propagation{again}", propagation(default_batch))
+            for batch in other_batches:
+                phase(f"propagation_batch={batch}{again}", propagation(batch))
         phase("idle_after", lambda: time.sleep(args.idle_seconds))
         for threads in [int(t) for t in args.threads.split(",") if t.strip()]:
             stop_api(svc)
@@ -329,7 +325,8 @@ def main() -> None:
             svc = start_api(falkordb.port, work)
             phase(f"idle@threads={threads}", lambda: time.sleep(args.idle_seconds))
             phase(f"propagation@threads={threads}", propagation(default_batch))
-            phase(f"propagation_small_batch@threads={threads}", propagation(args.small_batch))
+            for batch in other_batches:
+                phase(f"propagation_batch={batch}@threads={threads}", propagation(batch))
         result["finished"] = True
     finally:
         if svc is not None:
@@ -364,10 +361,18 @@ def ratios(result: dict) -> dict:
 
 
 def write(result: dict) -> None:
+    """This run as `latest`; the runs before it are kept under `earlier` (the machine's load varies)."""
     result["ratios"] = ratios(result)
+    result.setdefault("started", time.strftime("%Y-%m-%dT%H:%M:%S"))
+    earlier: list = []
+    if RESULTS.exists():
+        document = json.loads(RESULTS.read_text())
+        earlier = document.get("earlier", [])
+        if document.get("latest", {}).get("started") not in (None, result["started"]):
+            earlier = [*earlier, document["latest"]]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     temporary = RESULTS.with_suffix(".tmp")
-    temporary.write_text(json.dumps(result, indent=2) + "\n")
+    temporary.write_text(json.dumps({"latest": result, "earlier": earlier}, indent=2) + "\n")
     os.replace(temporary, RESULTS)
     if result["ratios"]:
         name, entry = list(result["ratios"].items())[-1]

@@ -226,7 +226,11 @@ def propagate(
     settings = settings or PropagationSettings()
     progress = progress or Progress()
     batch_size = batch_size or settings.propagation_batch_size
-    store = GraphTagStore(graph, policy)
+    # The run's own statements (seed sync, clearing, downstream reads) touch at most a batch's nodes
+    # each, as the workers' do: FalkorDB's readers wait for a write, and a write for the reads before
+    # it, so one 5000-node clear or read held the API's pages for up to seconds
+    # (bench/api_during_propagation_bench.py).
+    store = GraphTagStore(graph, policy, batch_size=batch_size)
     ttl = settings.propagation_lock_ttl_seconds
     # The fence as the last run left it: a token above the last completed run's means a later run
     # wrote to the graph and did not finish.

@@ -12,8 +12,11 @@ class PropagationSettings(GraphSettings):
     celery_broker: str | None = None
     #: the YAML tag policy; default: the built-in policy (propagation.policy.DEFAULT_POLICY_YAML)
     policy_file: Path | None = None
-    #: nodes per Celery task: a task should do at least ~100 ms of work, as one costs 4-11 ms in the queue
-    propagation_batch_size: Count = 500
+    #: nodes per Celery task. A task reads its batch in one query and writes it in one statement, and
+    #: FalkorDB's readers (the API's pages) wait for a write to commit: 100 keeps that wait short (the
+    #: column page's p99 during a full run about halved against 500, at the same run time:
+    #: bench/api_during_propagation_bench.py) while a task still outweighs its 4-11 ms in the queue
+    propagation_batch_size: Count = 100
     #: a run stops after this many layers (cycles terminate anyway; this caps runaway depth)
     propagation_max_layers: Count = 1000
     #: the run lock's expiry; the coordinator renews it every third of this while it lives
