@@ -1,0 +1,200 @@
+"""TTL advice's memory: the whole graph in one process (the old path) against table batches.
+
+    .venv/bin/python bench/ttl_memory_bench.py [--tasks 3000] [--seed 7] [--batches 50,200,500,2000]
+
+Generates a warehouse (`generate_warehouse`, ORC data for a few ODS tables), starts its own
+FalkorDB on a free port, loads the warehouse in this process (extract_lineage + upsert_tasks),
+then runs each path in a fresh Python process (this script with `--path`), so each one's peak
+RSS (VmHWM) is its own:
+
+- `whole`: what `advise_and_store` did before issue 16: catalog_from_graph + index_graph,
+  advise every column in one list, store them all;
+- `batched`: `ttl_advisor.batches.store_advice` with `ttl_batch_tables` = each of --batches.
+
+Printed and written to bench/results/ttl_memory_bench.json: each path's peak RSS, its RSS after
+imports (the interpreter and libraries, the same for both), the peak above that, seconds, and
+CPU seconds of the path's process plus the graph server's during it (steadier than wall time
+on a shared machine), and the ratios batched/whole (memory above imports; seconds; CPU seconds).
+Nothing asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+RESULTS = REPO / "bench" / "results" / "ttl_memory_bench.json"
+
+
+def vm_kib(field: str) -> int:
+    found = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)
+    return int(found.group(1)) if found else 0
+
+
+def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
+    """One path in this process (the `--path` entry); its result as a dict."""
+    # what both paths import on their way (the ORC sampler's pyarrow) counts as imports, not as lineage
+    import pyarrow.orc  # noqa: F401
+
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.ttl_advisor.advisor import advise
+    from watershed.ttl_advisor.batches import AdviceCounts, store_advice
+    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+    from watershed.ttl_advisor.settings import AdvisorSettings
+    from watershed.ttl_advisor.sizes import OrcSizeEstimator
+    from watershed.ttl_advisor.store import store_recommendations
+
+    store = FalkorDBStore("127.0.0.1", port, graph=graph)
+    store.ping()
+    settings = AdvisorSettings(ttl_batch_tables=batch_tables)
+    baseline = vm_kib("VmRSS")
+    began, began_cpu = time.monotonic(), time.process_time()
+    if path == "whole":
+        catalog = catalog_from_graph(store)
+        recommendations = advise(
+            index_graph(store, catalog),
+            catalog,
+            settings=settings,
+            estimate=OrcSizeEstimator(catalog, settings.ttl_sample_files),
+        )
+        store_recommendations(store, recommendations, f"bench-{path}")
+        counts = AdviceCounts()
+        counts.add(recommendations)
+    else:
+        counts = store_advice(store, f"bench-{path}-{batch_tables}", settings)
+    seconds, cpu = time.monotonic() - began, time.process_time() - began_cpu
+    store.close()
+    peak = vm_kib("VmHWM")
+    return {
+        "seconds": round(seconds, 2),
+        "client_cpu_seconds": round(cpu, 2),
+        "peak_mib": round(peak / 1024, 1),
+        "after_imports_mib": round(baseline / 1024, 1),
+        "peak_above_imports_mib": round((peak - baseline) / 1024, 1),
+        **counts.model_dump(),
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def in_child(path: str, port: int, graph: str, batch_tables: int, server_pid: int) -> dict:
+    server_before = cpu_seconds(server_pid)
+    done = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--path",
+            path,
+            "--port",
+            str(port),
+            "--graph",
+            graph,
+            "--batch",
+            str(batch_tables),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{path} ({batch_tables}) failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # the graph server's share: many small queries cost it more than a few big ones
+    result["server_cpu_seconds"] = round(cpu_seconds(server_pid) - server_before, 2)
+    result["cpu_seconds"] = round(result["client_cpu_seconds"] + result["server_cpu_seconds"], 2)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tasks", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--batches", default="50,200,500,2000", help="ttl_batch_tables values to run")
+    parser.add_argument("--path", choices=["whole", "batched"], help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--graph", help=argparse.SUPPRESS)
+    parser.add_argument("--batch", type=int, default=500, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.path:
+        print(json.dumps(run_path(args.path, args.port, args.graph, args.batch)), flush=True)
+        return
+
+    from bench.propagation_bench import load_generated
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.server import ServerSpec, free_port, start, stop
+    from watershed.ingest.generator import generate_warehouse
+
+    sizes = [int(size) for size in args.batches.split(",")]
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        summary = generate_warehouse(root / "warehouse", tasks=args.tasks, seed=args.seed, data_tables=4)
+        spec = ServerSpec("falkordb", "127.0.0.1", free_port(), root / "var", with_falkordb=True)
+        server_pid = start(spec)
+        try:
+            store = FalkorDBStore(spec.host, spec.port, graph="ttl_bench")
+            store.ensure_schema()
+            began = time.monotonic()
+            load_generated(store, root / "warehouse")
+            load_seconds = time.monotonic() - began
+            stats = store.stats()
+            store.close()
+            runs = {"whole": in_child("whole", spec.port, "ttl_bench", 1, server_pid)}
+            for size in sizes:
+                runs[f"batched_{size}"] = in_child("batched", spec.port, "ttl_bench", size, server_pid)
+            # once more: the machine is shared, a second whole run shows how much its time drifts
+            runs["whole_again"] = in_child("whole", spec.port, "ttl_bench", 1, server_pid)
+        finally:
+            stop(spec)
+
+    whole = runs["whole"]
+    whole_seconds = (whole["seconds"] + runs["whole_again"]["seconds"]) / 2
+    whole_cpu = (whole["cpu_seconds"] + runs["whole_again"]["cpu_seconds"]) / 2
+    for name, run in runs.items():
+        if name.startswith("batched"):
+            run["memory_ratio"] = round(run["peak_above_imports_mib"] / whole["peak_above_imports_mib"], 3)
+            run["seconds_ratio"] = round(run["seconds"] / whole_seconds, 3)
+            run["cpu_ratio"] = round(run["cpu_seconds"] / whole_cpu, 3)
+            assert run["columns"] == whole["columns"] and run["ttl"] == whole["ttl"], (name, run, whole)
+    result = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "tasks": args.tasks,
+        "warehouse": summary.__dict__,
+        "graph": stats.model_dump(),
+        "load_seconds": round(load_seconds, 1),
+        "runs": runs,
+    }
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"warehouse: {summary.tasks} tasks, {summary.tables} tables, {summary.columns} columns")
+    for name, run in runs.items():
+        ratios = (
+            f"  memory x{run['memory_ratio']}, seconds x{run['seconds_ratio']}, cpu x{run['cpu_ratio']}"
+            if "memory_ratio" in run
+            else ""
+        )
+        print(
+            f"{name:>14}: peak {run['peak_mib']:7.1f} MiB ({run['peak_above_imports_mib']:7.1f} above imports), "
+            f"{run['seconds']:6.1f} s (cpu {run['cpu_seconds']:.1f} s), {run['columns']} columns{ratios}"
+        )
+
+
+if __name__ == "__main__":
+    main()
