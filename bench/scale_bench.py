@@ -587,6 +587,8 @@ def write(sizes: dict, args) -> None:
 
 
 def main() -> None:
+    from watershed.propagation.settings import PropagationSettings
+
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -594,7 +596,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=PropagationSettings().propagation_batch_size,
+        help="propagation batch size (default: the setting's)",
+    )
     parser.add_argument(
         "--stage-timeout", type=float, default=3600.0, help="seconds before a stage is killed"
     )
