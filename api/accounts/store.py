@@ -9,7 +9,10 @@ revoked through one API process is refused by every other one at its next reques
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +26,13 @@ from watershed.graph.store import GraphStore
 
 #: last_used is written at most this often per token (a write per request would be wasteful)
 LAST_USED_RESOLUTION_MS = 60_000
+
+log = logging.getLogger("watershed.api.accounts")
+
+#: last_used is written by one background thread, never inside the request: on FalkorDB a write
+#: queues behind the graph's other writers (seconds during a propagation's batches,
+#: bench/api_during_propagation_bench.py), and a timestamp must not hold up an answer
+_TOUCHES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="watershed-token-touch")
 
 
 class AccountError(WatershedError, ValueError):
@@ -156,6 +166,9 @@ DELETE_EXPIRED_SESSIONS = "MATCH (s:Session) WHERE s.expires_at <= $now DELETE s
 class AccountStore:
     def __init__(self, graph: GraphStore) -> None:
         self.graph = graph
+        #: tokens whose last_used write is queued or running (one at a time per token)
+        self._touching: set[str] = set()
+        self._touching_lock = threading.Lock()
 
     # ------------------------------------------------------------ users
 
@@ -274,9 +287,26 @@ class AccountStore:
             return None
         now = _ms()
         if last_used is None or now - int(last_used) > LAST_USED_RESOLUTION_MS:
-            self.graph.execute(TOUCH_TOKEN, {"id": token_id, "now": now})
+            self._touch_later(token_id, now)
         me = Me(name=name, role=role, databases=json.loads(databases) if databases else None)
         return me, token_id
+
+    def _touch_later(self, token_id: str, now: int) -> None:
+        with self._touching_lock:
+            if token_id in self._touching:
+                return
+            self._touching.add(token_id)
+        _TOUCHES.submit(self._touch, token_id, now)
+
+    def _touch(self, token_id: str, now: int) -> None:
+        try:
+            self.graph.execute(TOUCH_TOKEN, {"id": token_id, "now": now})
+        except Exception as exc:
+            # informational only: the next request after the resolution tries again
+            log.warning("could not record the last use of token %s: %s", token_id, type(exc).__name__)
+        finally:
+            with self._touching_lock:
+                self._touching.discard(token_id)
 
     def open_session(self, me: Me, token_id: str, hours: float) -> str:
         """A new session for `me`; returns the cookie's secret (only its hash is stored)."""

@@ -42,6 +42,25 @@ def test_tokens_are_stored_only_as_salted_hashes(api):
         assert client.get("/me").json() == {"name": "steward", "role": "steward", "databases": None}
 
 
+def test_a_tokens_last_use_is_recorded_after_the_answer(api):
+    with api.client("admin") as admin:
+        made = admin.post("/users/viewer/tokens")
+        assert made.status_code == 201, made.text
+        token, token_id = made.json()["token"], made.json()["id"]
+    never = api.graph.read("MATCH (t:ApiToken {id: $id}) RETURN t.last_used", {"id": token_id})
+    assert never == [[None]]
+    with api.client() as caller:
+        assert caller.get("/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    # written by the background thread, not inside the request
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        (last_used,) = api.graph.read("MATCH (t:ApiToken {id: $id}) RETURN t.last_used", {"id": token_id})[0]
+        if last_used is not None:
+            break
+        time.sleep(0.05)
+    assert last_used is not None and abs(time.time() * 1000 - int(last_used)) < 60_000
+
+
 def test_session_cookie_needs_the_csrf_header_for_changes(api):
     with api.client() as browser:
         login = browser.post("/session", json={"token": api.tokens["ods_steward"]})
