@@ -47,6 +47,12 @@ INDEXES = [
     "CREATE INDEX FOR (n:GroupMember) ON (n.group)",
     "CREATE INDEX FOR (n:DataGrant) ON (n.id)",
     "CREATE INDEX FOR (n:DataGrant) ON (n.role)",
+    # protection records (orc_crypto/protect/records.py): the planner reads them a batch of
+    # tables at a time and every apply MERGEs them by these keys
+    "CREATE INDEX FOR (n:TableProtection) ON (n.table)",
+    "CREATE INDEX FOR (n:ProtectedFile) ON (n.path)",
+    "CREATE INDEX FOR (n:ProtectedFile) ON (n.table)",
+    "CREATE INDEX FOR (n:ProtectionRun) ON (n.id)",
 ]
 
 #: Every property name Watershed writes on a node or relationship. The server logs writes as their
