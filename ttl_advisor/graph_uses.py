@@ -26,12 +26,10 @@ READS = "MATCH (k:Task)-[r:READS]->(t:Table) RETURN k.id, t.id, r.predicates, r.
 TABLES = "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) RETURN t.id, t.ttl_days, t.partitioned_by, t.location, collect(c.name)"
 
 ANY_TABLE = "MATCH (t:Table) RETURN t.id LIMIT 1"
-#: table ids read per round trip: FalkorDB sorts every id after the cursor for each page (0.16 s
-#: a page at 65,000 tables), so the ids come in pages this big and batches are cut from them
-ID_PAGE = 10_000
-# Keyset paging: each page starts after the last id of the one before, so no page re-reads
-# (or skips, as SKIP would when tables come and go between pages) what another one read.
-TABLE_PAGE = "MATCH (t:Table) WHERE t.id > $after RETURN t.id ORDER BY t.id LIMIT $limit"
+#: every table id, sorted here: FalkorDB's indexed `t.id > $after` does not order strings as its
+#: ORDER BY does (non-ASCII ids, case twins such as `path:` tables), so keyset pages in the graph
+#: skipped or repeated tables; the ids alone are a few MB at 65,000 tables
+TABLE_IDS = "MATCH (t:Table) RETURN t.id"
 BATCH_TABLES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.id, t.ttl_days, t.partitioned_by, t.location, collect(c.name)"
@@ -71,26 +69,13 @@ def has_tables(store: GraphStore) -> bool:
     return bool(store.read(ANY_TABLE))
 
 
-def table_pages(store: GraphStore, size: int, id_page: int = ID_PAGE) -> Iterator[list[str]]:
-    """Every table id, in id order, `size` at a time; the ids are read `id_page` (or `size`) per round trip."""
+def table_pages(store: GraphStore, size: int) -> Iterator[list[str]]:
+    """Every table id, in id order, `size` at a time (only the ids are read whole)."""
     if size < 1:
         raise ValueError(f"ttl_batch_tables must be 1 or more, not {size}")
-    limit = max(size, id_page)
-    after = ""
-    ids: list[str] = []
-    start = 0
-    while True:
-        page = [row[0] for row in store.read(TABLE_PAGE, {"after": after, "limit": limit})]
-        ids = ids[start:] + page
-        start = 0
-        while len(ids) - start >= size:
-            yield ids[start : start + size]
-            start += size
-        if len(page) < limit:
-            break
-        after = page[-1]
-    if start < len(ids):
-        yield ids[start:]
+    ordered = sorted({row[0] for row in store.read(TABLE_IDS)})
+    for start in range(0, len(ordered), size):
+        yield ordered[start : start + size]
 
 
 def read_batch(store: GraphStore, table_ids: list[str]) -> GraphBatch:
