@@ -38,10 +38,12 @@ CONSTRAINTS = [
     "CREATE INDEX watershed_group_member_group IF NOT EXISTS FOR (n:GroupMember) ON (n.group)",
     "CREATE CONSTRAINT watershed_data_grant_id IF NOT EXISTS FOR (n:DataGrant) REQUIRE n.id IS UNIQUE",
     "CREATE INDEX watershed_data_grant_role IF NOT EXISTS FOR (n:DataGrant) ON (n.role)",
-    "CREATE CONSTRAINT watershed_table_protection_table IF NOT EXISTS FOR (n:TableProtection) REQUIRE n.table IS UNIQUE",
-    "CREATE CONSTRAINT watershed_protected_file_path IF NOT EXISTS FOR (n:ProtectedFile) REQUIRE n.path IS UNIQUE",
+    # plain indexes, not uniqueness: a database whose records were MERGEd before these existed
+    # may hold a duplicate, and a constraint would then stop the store from opening
+    "CREATE INDEX watershed_table_protection_table IF NOT EXISTS FOR (n:TableProtection) ON (n.table)",
+    "CREATE INDEX watershed_protected_file_path IF NOT EXISTS FOR (n:ProtectedFile) ON (n.path)",
     "CREATE INDEX watershed_protected_file_table IF NOT EXISTS FOR (n:ProtectedFile) ON (n.table)",
-    "CREATE CONSTRAINT watershed_protection_run_id IF NOT EXISTS FOR (n:ProtectionRun) REQUIRE n.id IS UNIQUE",
+    "CREATE INDEX watershed_protection_run_id IF NOT EXISTS FOR (n:ProtectionRun) ON (n.id)",
 ]
 
 

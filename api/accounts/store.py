@@ -296,7 +296,12 @@ class AccountStore:
             if token_id in self._touching:
                 return
             self._touching.add(token_id)
-        _TOUCHES.submit(self._touch, token_id, now)
+        try:
+            _TOUCHES.submit(self._touch, token_id, now)
+        except RuntimeError:
+            # the interpreter is shutting down: the request still gets its answer
+            with self._touching_lock:
+                self._touching.discard(token_id)
 
     def _touch(self, token_id: str, now: int) -> None:
         try:
