@@ -67,7 +67,7 @@ def propagate_command(
         None,
         "--batch-size",
         min=1,
-        help="Nodes per Celery task (default WATERSHED_PROPAGATION_BATCH_SIZE, 500).",
+        help="Nodes per Celery task (default WATERSHED_PROPAGATION_BATCH_SIZE, 100).",
     ),
     wait: float = typer.Option(
         0.0, "--wait", min=0, help="Seconds to wait for another run's lock (a dead run's lock expires)."
