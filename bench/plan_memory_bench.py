@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -43,6 +42,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from bench.scale_bench import status_kib  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "plan_memory_bench.json"
 COLUMNS_PER_TASK = 46
@@ -60,11 +61,6 @@ SAVE_RECORDS = (
 )
 #: batch size per way of planning: 0 the whole-catalog planner, None plan_protection's default
 MODES = {"whole_catalog": 0, "one_batch": 10**9, "default_batch": None}
-
-
-def status_kib(field: str) -> int:
-    found = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)
-    return int(found.group(1)) if found else 0
 
 
 def tags_text(column_id: str, index: int) -> str:
@@ -155,14 +151,14 @@ def measure_here(port: int, batch_size: int) -> None:
     store = FalkorDBStore("127.0.0.1", port, graph=GRAPH)
     protection = default_policy().protection
     store.ping()
-    before = status_kib("VmRSS")
+    before = status_kib("VmRSS") or 0
     began = time.monotonic()
     if batch_size == 0:
         plan = whole_catalog_plan(store, protection)
     else:
         plan = plan_protection(store, protection, batch_size=batch_size)
     seconds = time.monotonic() - began
-    peak = status_kib("VmHWM")
+    peak = status_kib("VmHWM") or 0
     digest = hashlib.sha256(plan.model_dump_json(exclude={"created_at"}).encode()).hexdigest()
     result = {
         "batch_size": batch_size,

@@ -60,14 +60,20 @@ TARGETS = {"full_propagation_s": 600.0, "incremental_propagation_s": 5.0, "colum
 # ------------------------------------------------------------------ memory
 
 
-def vm_hwm_kib(pid: int | str = "self") -> int | None:
-    """Peak resident set size (VmHWM) of a process in KiB, None when it is gone."""
+def status_kib(field: str, pid: int | str = "self") -> int | None:
+    """A memory figure of /proc/PID/status in KiB (`VmHWM` the peak resident set, `VmRSS` the
+    current one), None when the process is gone."""
     try:
         text = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
-    found = re.search(r"^VmHWM:\s+(\d+) kB", text, re.M)
+    found = re.search(rf"^{field}:\s+(\d+) kB", text, re.M)
     return int(found.group(1)) if found else None
+
+
+def vm_hwm_kib(pid: int | str = "self") -> int | None:
+    """Peak resident set size (VmHWM) of a process in KiB, None when it is gone."""
+    return status_kib("VmHWM", pid)
 
 
 def _parent(pid: int) -> int | None:

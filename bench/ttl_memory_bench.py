@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -35,12 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.scale_bench import status_kib  # noqa: E402
+
 RESULTS = REPO / "bench" / "results" / "ttl_memory_bench.json"
-
-
-def vm_kib(field: str) -> int:
-    found = re.search(rf"^{field}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)
-    return int(found.group(1)) if found else 0
 
 
 def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
@@ -59,7 +55,7 @@ def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
     store = FalkorDBStore("127.0.0.1", port, graph=graph)
     store.ping()
     settings = AdvisorSettings(ttl_batch_tables=batch_tables)
-    baseline = vm_kib("VmRSS")
+    baseline = status_kib("VmRSS") or 0
     began, began_cpu = time.monotonic(), time.process_time()
     if path == "whole":
         catalog = catalog_from_graph(store)
@@ -76,7 +72,7 @@ def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
         counts = store_advice(store, f"bench-{path}-{batch_tables}", settings)
     seconds, cpu = time.monotonic() - began, time.process_time() - began_cpu
     store.close()
-    peak = vm_kib("VmHWM")
+    peak = status_kib("VmHWM") or 0
     return {
         "seconds": round(seconds, 2),
         "client_cpu_seconds": round(cpu, 2),
