@@ -39,18 +39,36 @@ from bench.scale_bench import status_kib  # noqa: E402
 RESULTS = REPO / "bench" / "results" / "ttl_memory_bench.json"
 
 
+def whole_graph_advice(store, settings, run_id: str):
+    """The advice as it was before batches: every table and edge read at once, advised in one list,
+    stored in one go; its counts (the tests' reference too)."""
+    from watershed.ttl_advisor.advisor import advise
+    from watershed.ttl_advisor.batches import AdviceCounts
+    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+    from watershed.ttl_advisor.sizes import OrcSizeEstimator
+    from watershed.ttl_advisor.store import store_recommendations
+
+    catalog = catalog_from_graph(store)
+    recommendations = advise(
+        index_graph(store, catalog),
+        catalog,
+        settings=settings,
+        estimate=OrcSizeEstimator(catalog, settings.ttl_sample_files),
+    )
+    store_recommendations(store, recommendations, run_id)
+    counts = AdviceCounts()
+    counts.add(recommendations)
+    return counts
+
+
 def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
     """One path in this process (the `--path` entry); its result as a dict."""
     # what both paths import on their way (the ORC sampler's pyarrow) counts as imports, not as lineage
     import pyarrow.orc  # noqa: F401
 
     from watershed.graph.falkordb_store import FalkorDBStore
-    from watershed.ttl_advisor.advisor import advise
-    from watershed.ttl_advisor.batches import AdviceCounts, store_advice
-    from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+    from watershed.ttl_advisor.batches import store_advice
     from watershed.ttl_advisor.settings import AdvisorSettings
-    from watershed.ttl_advisor.sizes import OrcSizeEstimator
-    from watershed.ttl_advisor.store import store_recommendations
 
     store = FalkorDBStore("127.0.0.1", port, graph=graph)
     store.ping()
@@ -58,16 +76,7 @@ def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
     baseline = status_kib("VmRSS") or 0
     began, began_cpu = time.monotonic(), time.process_time()
     if path == "whole":
-        catalog = catalog_from_graph(store)
-        recommendations = advise(
-            index_graph(store, catalog),
-            catalog,
-            settings=settings,
-            estimate=OrcSizeEstimator(catalog, settings.ttl_sample_files),
-        )
-        store_recommendations(store, recommendations, f"bench-{path}")
-        counts = AdviceCounts()
-        counts.add(recommendations)
+        counts = whole_graph_advice(store, settings, f"bench-{path}")
     else:
         counts = store_advice(store, f"bench-{path}-{batch_tables}", settings)
     seconds, cpu = time.monotonic() - began, time.process_time() - began_cpu

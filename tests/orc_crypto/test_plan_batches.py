@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from bench.plan_memory_bench import whole_catalog_plan as planner_before_batches
 from watershed.graph.protection import ColumnKey, TableProtection
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.checks import ProtectionError
 from watershed.orc_crypto.protect.plan import (
-    RECORDED_TABLES,
     SOME_TABLES,
-    CatalogColumn,
-    CatalogTable,
     plan_protection,
-    plan_table,
 )
 
 from . import test_protect_plan as base
@@ -25,27 +22,12 @@ provider = base.provider
 warehouse = base.warehouse
 
 PII = ColumnKey(key="pii", mask="nullify")
-#: every table, its columns and tags, in one query: how the planner read the graph before batches
-WHOLE_CATALOG = (
-    "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
-    "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags"
-)
 
 
 def whole_catalog_plan(store, protection) -> list[dict]:
-    """The plan's tables as the planner made them before batches: the whole catalog in one dict,
-    recorded tables that left it added, one record query per table; the reference to equal."""
-    catalog: dict[str, CatalogTable] = {}
-    for table_id, location, fmt, column_id, name, type_, text in store.read(WHOLE_CATALOG):
-        table = catalog.setdefault(table_id, CatalogTable(table_id, location, fmt))
-        if column_id is not None:
-            table.columns.append(CatalogColumn(column_id, name, type_, text))
-    for (name,) in store.read(RECORDED_TABLES):
-        catalog.setdefault(name, CatalogTable(name, None, None))
-    planned = (
-        plan_table(catalog[n], protection, records.table_protection(store, n)) for n in sorted(catalog)
-    )
-    return [p.model_dump() for p in planned if p is not None]
+    """The plan's tables as the planner made them before batches (the bench's copy of it): the
+    reference to equal."""
+    return [table.model_dump() for table in planner_before_batches(store, protection).tables]
 
 
 class CountingStore:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from bench.propagation_bench import load_generated
+from bench.ttl_memory_bench import whole_graph_advice
 from tests.propagation.conftest import REPO
 from tests.ttl_advisor.test_advisor import CATALOG, TASKS
 from watershed.api.cli import app
@@ -29,9 +30,8 @@ from watershed.graph.server import free_port
 from watershed.ingest.extract import extract_lineage
 from watershed.ingest.generator import generate_warehouse
 from watershed.ttl_advisor import graph_uses
-from watershed.ttl_advisor.advisor import advise
-from watershed.ttl_advisor.batches import AdviceCounts, advise_in_batches, store_advice
-from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph, table_pages
+from watershed.ttl_advisor.batches import advise_in_batches, store_advice
+from watershed.ttl_advisor.graph_uses import table_pages
 from watershed.ttl_advisor.settings import AdvisorSettings
 from watershed.ttl_advisor.store import store_recommendations
 from watershed.ttl_advisor.tasks import advise_and_store
@@ -61,23 +61,6 @@ def stored(store: FalkorDBStore) -> dict[str, dict]:
 
 def without_run(properties: dict[str, dict]) -> dict[str, dict]:
     return {column: {k: v for k, v in p.items() if k != "run"} for column, p in properties.items()}
-
-
-def whole_graph_advice(store: FalkorDBStore, settings: AdvisorSettings, run_id: str) -> AdviceCounts:
-    """The reference: every table and edge read at once, advised in one list, stored in one go."""
-    from watershed.ttl_advisor.sizes import OrcSizeEstimator
-
-    catalog = catalog_from_graph(store)
-    recommendations = advise(
-        index_graph(store, catalog),
-        catalog,
-        settings=settings,
-        estimate=OrcSizeEstimator(catalog, settings.ttl_sample_files),
-    )
-    store_recommendations(store, recommendations, run_id)
-    counts = AdviceCounts()
-    counts.add(recommendations)
-    return counts
 
 
 @pytest.fixture(scope="module")
