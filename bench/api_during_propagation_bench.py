@@ -56,6 +56,7 @@ from bench.scale_bench import (  # noqa: E402
     PeakSampler,
     latency,
     run_stage,
+    start_chain_services,
 )
 
 RESULTS = REPO / "bench" / "results" / "api_during_propagation_bench.json"
@@ -218,7 +219,7 @@ def main() -> None:
     from watershed.api.celery_app import app_for
     from watershed.graph.catalog import Catalog
     from watershed.graph.falkordb_store import FalkorDBStore
-    from watershed.graph.server import ServerSpec, free_port, start, stop
+    from watershed.graph.server import start, stop
     from watershed.ingest.generator import generate_warehouse, seed_apps
     from watershed.propagation.graph_store import GraphTagStore
     from watershed.propagation.policy import default_policy
@@ -235,23 +236,10 @@ def main() -> None:
     summary = generate_warehouse(work / "warehouse", tasks=tasks, seed=args.seed, data_tables=DATA_TABLES)
     print(f"== {summary.columns} columns, {tasks} tasks, under {work}", flush=True)
 
-    falkordb = ServerSpec("falkordb", "127.0.0.1", free_port(), work / "servers", with_falkordb=True)
-    redis_spec = ServerSpec("redis", "127.0.0.1", free_port(), work / "servers", with_falkordb=False)
-    start(falkordb)
-    start(redis_spec)
-    FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH).ensure_schema()
-    broker = f"redis://127.0.0.1:{redis_spec.port}/0"
-    os.environ["WATERSHED_CELERY_BROKER"] = broker
-    workers = start_workers(args.workers, args.concurrency, redis_spec.port, falkordb.port, work)
+    services = start_chain_services(work, args.workers, args.concurrency, default_batch)
+    falkordb, redis_spec, workers = services.falkordb, services.redis, services.workers
+    config, broker = services.config, services.config["broker"]
     svc = None
-    config = {
-        "falkordb_port": falkordb.port,
-        "graph": GRAPH,
-        "broker": broker,
-        "warehouse": str(work / "warehouse"),
-        "work": str(work),
-        "batch_size": default_batch,
-    }
     result: dict = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "columns": summary.columns,

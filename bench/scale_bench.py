@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -356,12 +357,50 @@ def latency(times: list[float], errors: int) -> dict:
     }
 
 
+@dataclass
+class ChainServices:
+    """What the chain runs against: FalkorDB (schema in place) and Redis on free ports, the Celery
+    workers, and the stages' config."""
+
+    falkordb: object
+    redis: object
+    falkordb_pid: int
+    redis_pid: int
+    workers: list
+    config: dict
+
+
+def start_chain_services(work: Path, workers: int, concurrency: int, batch_size: int) -> ChainServices:
+    from bench.api_bench import GRAPH
+    from bench.propagation_bench import start_workers
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.server import ServerSpec, free_port, start
+
+    falkordb = ServerSpec("falkordb", "127.0.0.1", free_port(), work / "servers", with_falkordb=True)
+    redis = ServerSpec("redis", "127.0.0.1", free_port(), work / "servers", with_falkordb=False)
+    falkordb_pid = start(falkordb)
+    redis_pid = start(redis)
+    # the indexes first, as `watershed harvest` (open_graph) makes them
+    FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH).ensure_schema()
+    broker = f"redis://127.0.0.1:{redis.port}/0"
+    os.environ["WATERSHED_CELERY_BROKER"] = broker
+    started = start_workers(workers, concurrency, redis.port, falkordb.port, work)
+    config = {
+        "falkordb_port": falkordb.port,
+        "graph": GRAPH,
+        "broker": broker,
+        "warehouse": str(work / "warehouse"),
+        "work": str(work),
+        "batch_size": batch_size,
+    }
+    return ChainServices(falkordb, redis, falkordb_pid, redis_pid, started, config)
+
+
 def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
     """The chain at one size; `checkpoint(result)` after every stage, so a run cut short keeps its numbers."""
     from bench.api_bench import GRAPH, start_api, stop_api
-    from bench.propagation_bench import start_workers
     from watershed.api.celery_app import app_for
-    from watershed.graph.server import ServerSpec, free_port, start, stop
+    from watershed.graph.server import stop
     from watershed.ingest.generator import generate_warehouse, seed_apps
     from watershed.propagation.graph_store import GraphTagStore
     from watershed.propagation.policy import default_policy
@@ -385,26 +424,17 @@ def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
     result["warehouse"] = {"tables": summary.tables, "columns": summary.columns, "broken": summary.broken}
     print(f"  generated: {result['warehouse']} in {stages['generate']['seconds']} s", flush=True)
 
-    falkordb = ServerSpec("falkordb", "127.0.0.1", free_port(), work / "servers", with_falkordb=True)
-    redis = ServerSpec("redis", "127.0.0.1", free_port(), work / "servers", with_falkordb=False)
-    falkordb_pid = start(falkordb)
-    redis_pid = start(redis)
     from watershed.graph.falkordb_store import FalkorDBStore
 
-    # the indexes first, as `watershed harvest` (open_graph) makes them
-    FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH).ensure_schema()
-    broker = f"redis://127.0.0.1:{redis.port}/0"
-    os.environ["WATERSHED_CELERY_BROKER"] = broker
-    workers = start_workers(args.workers, args.concurrency, redis.port, falkordb.port, work)
+    services = start_chain_services(work, args.workers, args.concurrency, args.batch_size)
+    falkordb, redis, falkordb_pid, redis_pid = (
+        services.falkordb,
+        services.redis,
+        services.falkordb_pid,
+        services.redis_pid,
+    )
+    workers, config, broker = services.workers, services.config, services.config["broker"]
     service = None
-    config = {
-        "falkordb_port": falkordb.port,
-        "graph": GRAPH,
-        "broker": broker,
-        "warehouse": str(work / "warehouse"),
-        "work": str(work),
-        "batch_size": args.batch_size,
-    }
     timeout = args.stage_timeout
     try:
         # the graph is opened after the harvest, in the stages' processes: this one holds no lineage
