@@ -41,8 +41,12 @@ class SearchHit(BaseModel):
 _ROUNDS = 10
 # A prefix is asked as an id range, [prefix, next): FalkorDB answers `STARTS WITH` together with
 # another condition on the id by scanning the whole index, but a range by reading just that part.
+# The cursor is compared as a plain string (`toString`): FalkorDB's index compares ids without
+# regard to case (and folds non-ASCII ones), unlike ORDER BY, so an indexed `n.id > $after` lost
+# the page's later ids (`ods.订单` after `ods.z`); for the same reason the range may hold a case
+# twin of the prefix, which the caller drops.
 _PREFIX = (
-    "MATCH (n:{label}) WHERE n.id >= $prefix AND n.id < $prefix_end AND n.id > $after{tags} "
+    "MATCH (n:{label}) WHERE n.id >= $prefix AND n.id < $prefix_end AND toString(n.id) > $after{tags} "
     "RETURN n.id, n.type, n.tags ORDER BY n.id LIMIT $n"
 )
 # No prefix at all: every node, in the label's own order (sorting them all would cost a full sort).
@@ -170,6 +174,8 @@ def search_nodes(
         for node_id, node_type, tags_text in rows:
             consumed += 1
             after, skip = node_id, skip + 1
+            if phase == "prefix" and not node_id.startswith(prefix):
+                continue
             hit = _hit(node_id, label, node_type, tags_text)
             if all(f.matches(hit.tags) for f in filters):
                 items.append(hit)
