@@ -110,7 +110,12 @@ def check_name(name: str) -> str:
 
 USER_FIELDS = "u.name, u.role, u.databases, u.created_at"
 GET_USER = f"MATCH (u:User {{name: $name}}) RETURN {USER_FIELDS}"
-LIST_USERS = f"MATCH (u:User) WHERE u.name > $after RETURN {USER_FIELDS} ORDER BY u.name LIMIT $limit"
+# the cursor compared as a plain string: FalkorDB's index compares names without regard to case
+# (and folds non-ASCII ones), unlike ORDER BY, so an indexed `u.name > $after` skipped `alice`
+# after `Alice`, or `张三` after `zoe`
+LIST_USERS = (
+    f"MATCH (u:User) WHERE toString(u.name) > $after RETURN {USER_FIELDS} ORDER BY u.name LIMIT $limit"
+)
 COUNT_USERS = "MATCH (u:User) RETURN count(u)"
 # Create only when absent, in one statement with its audit entry (two processes adding the
 # same name: one wins, the other sees no row).

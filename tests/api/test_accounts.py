@@ -61,6 +61,28 @@ def test_a_tokens_last_use_is_recorded(api):
     assert last_used is not None and abs(time.time() * 1000 - int(last_used)) < 60_000
 
 
+def test_the_user_list_pages_through_names_of_any_case_and_script(api):
+    from watershed.api.accounts.store import AccountStore
+
+    accounts = AccountStore(api.graph)
+    names = ["Zed_pager", "zed_pager", "张三_pager", "Émile_pager"]
+    for name in names:
+        accounts.add(name, "viewer", None, actor="test")
+    try:
+        listed, after = [], ""
+        for _ in range(100):
+            page = accounts.users(after=after, limit=1)
+            if not page:
+                break
+            listed.append(page[0].name)
+            after = page[0].name
+        assert [n for n in listed if n.endswith("_pager")] == sorted(names)
+        assert len(listed) == len(set(listed)) == accounts.count()
+    finally:
+        for name in names:
+            accounts.delete(name, actor="test")
+
+
 def test_session_cookie_needs_the_csrf_header_for_changes(api):
     with api.client() as browser:
         login = browser.post("/session", json={"token": api.tokens["ods_steward"]})
