@@ -43,8 +43,8 @@ def whole_graph_advice(store, settings, run_id: str):
     """The advice as it was before batches: every table and edge read at once, advised in one list,
     stored in one go; its counts (the tests' reference too)."""
     from watershed.ttl_advisor.advisor import advise
-    from watershed.ttl_advisor.batches import AdviceCounts
     from watershed.ttl_advisor.graph_uses import catalog_from_graph, index_graph
+    from watershed.ttl_advisor.model import AdviceCounts
     from watershed.ttl_advisor.sizes import OrcSizeEstimator
     from watershed.ttl_advisor.store import store_recommendations
 

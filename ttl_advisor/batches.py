@@ -19,13 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
 from watershed.graph.catalog import Catalog
 from watershed.graph.store import GraphStore
 from watershed.ttl_advisor.advisor import advise
 from watershed.ttl_advisor.graph_uses import read_batch, table_pages
-from watershed.ttl_advisor.model import Recommendation
+from watershed.ttl_advisor.model import AdviceCounts, Recommendation
 from watershed.ttl_advisor.settings import AdvisorSettings
 from watershed.ttl_advisor.sizes import OrcSizeEstimator
 from watershed.ttl_advisor.store import store_recommendations
@@ -39,28 +37,6 @@ class BatchAdvice:
     catalog: Catalog
     recommendations: list[Recommendation]
     problems: list[str]
-
-
-class AdviceCounts(BaseModel):
-    """Totals over the batches of a run."""
-
-    #: columns that got a recommendation
-    columns: int = 0
-    ttl: int = 0
-    shorter_than_table: int = 0
-    keep: int = 0
-    unused: int = 0
-
-    def add(self, recommendations: list[Recommendation]) -> None:
-        self.columns += len(recommendations)
-        for rec in recommendations:
-            if rec.status == "ttl":
-                self.ttl += 1
-            elif rec.status == "keep":
-                self.keep += 1
-            else:
-                self.unused += 1
-            self.shorter_than_table += rec.shorter_than_table
 
 
 def advise_in_batches(

@@ -77,3 +77,25 @@ class Recommendation(BaseModel):
                 "its evidence reads"
             )
         return self
+
+
+class AdviceCounts(BaseModel):
+    """Totals over the batches of a run."""
+
+    #: columns that got a recommendation
+    columns: int = 0
+    ttl: int = 0
+    shorter_than_table: int = 0
+    keep: int = 0
+    unused: int = 0
+
+    def add(self, recommendations: list[Recommendation]) -> None:
+        self.columns += len(recommendations)
+        for rec in recommendations:
+            if rec.status == "ttl":
+                self.ttl += 1
+            elif rec.status == "keep":
+                self.keep += 1
+            else:
+                self.unused += 1
+            self.shorter_than_table += rec.shorter_than_table

@@ -13,11 +13,10 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from pydantic import BaseModel
-
 from watershed.graph.backends import open_store
 from watershed.graph.errors import WatershedError
 from watershed.graph.settings import GraphSettings
+from watershed.ttl_advisor.model import AdviceCounts
 
 TASK_NAME = "ttl_advisor.advise_and_store"
 
@@ -26,16 +25,11 @@ class GraphUnreachableError(WatershedError, ConnectionError):
     """The TTL task could not read or write the configured graph: the message names the backend and where."""
 
 
-class TtlRunSummary(BaseModel):
-    """What one TTL run stored: the task's result (as a dict, for Celery's JSON) and `watershed ttl run`'s output."""
+class TtlRunSummary(AdviceCounts):
+    """What one TTL run stored (its counts, `columns` the columns whose recommendation was stored):
+    the task's result (as a dict, for Celery's JSON) and `watershed ttl run`'s output."""
 
     run_id: str
-    #: columns whose recommendation was stored
-    columns: int
-    ttl: int
-    shorter_than_table: int
-    keep: int
-    unused: int
 
 
 def _where(settings: GraphSettings) -> str:

@@ -50,8 +50,9 @@ def advise_command(
     from watershed.api.cli.graph import open_store
     from watershed.graph.settings import GraphSettings
     from watershed.ttl_advisor.advisor import top_by_savings
-    from watershed.ttl_advisor.batches import AdviceCounts, advise_in_batches
+    from watershed.ttl_advisor.batches import advise_in_batches
     from watershed.ttl_advisor.graph_uses import has_tables
+    from watershed.ttl_advisor.model import AdviceCounts
     from watershed.ttl_advisor.settings import AdvisorSettings
 
     began = time.monotonic()
