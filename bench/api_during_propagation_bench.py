@@ -54,9 +54,11 @@ from bench.scale_bench import (  # noqa: E402
     DATA_TABLES,
     ColumnPageSampler,
     PeakSampler,
+    bench_admin_token,
     latency,
     run_stage,
     start_chain_services,
+    wait_for_workers,
 )
 
 RESULTS = REPO / "bench" / "results" / "api_during_propagation_bench.json"
@@ -215,8 +217,6 @@ def main() -> None:
     from bench.api_bench import GRAPH, start_api, stop_api
     from bench.propagation_bench import start_workers
     from watershed.api.accounts import tokens as token_format
-    from watershed.api.accounts.store import AccountStore
-    from watershed.api.celery_app import app_for
     from watershed.graph.catalog import Catalog
     from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.graph.server import start, stop
@@ -238,7 +238,7 @@ def main() -> None:
 
     services = start_chain_services(work, args.workers, args.concurrency, default_batch)
     falkordb, redis_spec, workers = services.falkordb, services.redis, services.workers
-    config, broker = services.config, services.config["broker"]
+    config = services.config
     svc = None
     result: dict = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
@@ -254,15 +254,8 @@ def main() -> None:
         result["harvest"] = run_stage("harvest", config, sampler, work, args.stage_timeout)
         graph = FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH)
         seed_apps(GraphTagStore(graph, default_policy()), Catalog.load(work / "warehouse" / "catalog.json"))
-        app = app_for(
-            PropagationSettings(falkordb_port=falkordb.port, graph_name=GRAPH, celery_broker=broker)
-        )
-        deadline = time.monotonic() + 60
-        while len(app.control.ping(timeout=0.5) or []) < args.workers and time.monotonic() < deadline:
-            pass
-        accounts = AccountStore(graph)
-        accounts.add("bench", "admin", None, actor="bench")
-        token = accounts.create_token("bench", actor="bench").token
+        wait_for_workers(config, args.workers)
+        token = bench_admin_token(graph)
         token_id = token_format.parse(token)[0]
         svc = start_api(falkordb.port, work)
         columns = [
@@ -307,9 +300,7 @@ def main() -> None:
             with_threads(threads)
             start(falkordb, wait_seconds=600)
             workers = start_workers(args.workers, args.concurrency, redis_spec.port, falkordb.port, work)
-            deadline = time.monotonic() + 60
-            while len(app.control.ping(timeout=0.5) or []) < args.workers and time.monotonic() < deadline:
-                pass
+            wait_for_workers(config, args.workers)
             svc = start_api(falkordb.port, work)
             phase(f"idle@threads={threads}", lambda: time.sleep(args.idle_seconds))
             phase(f"propagation@threads={threads}", propagation(default_batch))

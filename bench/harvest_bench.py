@@ -110,28 +110,24 @@ def main() -> None:
             )
             spark = spark_session(args.master)
             cores = spark.sparkContext.defaultParallelism
-            cpu_before = spark_cpu_seconds()
-            report = run_harvest(
-                spark,
-                tasks=str(root / "warehouse" / "tasks"),
-                catalog=catalog,
-                store=store,
-                out_dir=root / "harvest",
-                batch_size=1000,
-                progress=lambda _line: None,
-            )
-            spark_cpu = spark_cpu_seconds() - cpu_before
+
+            def harvest(graph, out: str):
+                """A harvest of the corpus and the CPU seconds Spark's processes spent on it."""
+                cpu_before = spark_cpu_seconds()
+                done = run_harvest(
+                    spark,
+                    tasks=str(root / "warehouse" / "tasks"),
+                    catalog=catalog,
+                    store=graph,
+                    out_dir=root / out,
+                    batch_size=1000,
+                    progress=lambda _line: None,
+                )
+                return done, spark_cpu_seconds() - cpu_before
+
+            report, spark_cpu = harvest(store, "harvest")
             # Once more without a graph, on the warm workers: the per-task cost without start-up.
-            cpu_before = spark_cpu_seconds()
-            warm = run_harvest(
-                spark,
-                tasks=str(root / "warehouse" / "tasks"),
-                catalog=catalog,
-                store=None,
-                out_dir=root / "harvest-warm",
-                progress=lambda _line: None,
-            )
-            warm_cpu = spark_cpu_seconds() - cpu_before
+            warm, warm_cpu = harvest(None, "harvest-warm")
             stats = store.stats()
             ttl = None
             if args.ttl:

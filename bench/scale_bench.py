@@ -396,15 +396,37 @@ def start_chain_services(work: Path, workers: int, concurrency: int, batch_size:
     return ChainServices(falkordb, redis, falkordb_pid, redis_pid, started, config)
 
 
+def wait_for_workers(config: dict, count: int, timeout: float = 60.0) -> None:
+    """Until `count` Celery workers of the stages' broker answer a ping (at most `timeout` s)."""
+    from watershed.api.celery_app import app_for
+    from watershed.propagation.settings import PropagationSettings
+
+    app = app_for(
+        PropagationSettings(
+            falkordb_port=config["falkordb_port"], graph_name=config["graph"], celery_broker=config["broker"]
+        )
+    )
+    deadline = time.monotonic() + timeout
+    while len(app.control.ping(timeout=0.5) or []) < count and time.monotonic() < deadline:
+        pass
+
+
+def bench_admin_token(graph) -> str:
+    """A new admin `bench` and its API token, for the column page samplers."""
+    from watershed.api.accounts.store import AccountStore
+
+    accounts = AccountStore(graph)
+    accounts.add("bench", "admin", None, actor="bench")
+    return accounts.create_token("bench", actor="bench").token
+
+
 def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
     """The chain at one size; `checkpoint(result)` after every stage, so a run cut short keeps its numbers."""
     from bench.api_bench import GRAPH, start_api, stop_api
-    from watershed.api.celery_app import app_for
     from watershed.graph.server import stop
     from watershed.ingest.generator import generate_warehouse, seed_apps
     from watershed.propagation.graph_store import GraphTagStore
     from watershed.propagation.policy import default_policy
-    from watershed.propagation.settings import PropagationSettings
 
     tasks = max(20, round(columns / COLUMNS_PER_TASK))
     work = Path(tempfile.mkdtemp(prefix=f"scale-bench-{columns}-", dir=args.work))
@@ -433,7 +455,7 @@ def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
         services.falkordb_pid,
         services.redis_pid,
     )
-    workers, config, broker = services.workers, services.config, services.config["broker"]
+    workers, config = services.workers, services.config
     service = None
     timeout = args.stage_timeout
     try:
@@ -456,18 +478,8 @@ def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
             GraphTagStore(graph, default_policy()), Catalog.load(work / "warehouse" / "catalog.json")
         )
 
-        app = app_for(
-            PropagationSettings(falkordb_port=falkordb.port, graph_name=GRAPH, celery_broker=broker)
-        )
-        deadline = time.monotonic() + 60
-        while len(app.control.ping(timeout=0.5) or []) < args.workers and time.monotonic() < deadline:
-            pass
-
-        from watershed.api.accounts.store import AccountStore
-
-        accounts = AccountStore(graph)
-        accounts.add("bench", "admin", None, actor="bench")
-        token = accounts.create_token("bench", actor="bench").token
+        wait_for_workers(config, args.workers)
+        token = bench_admin_token(graph)
         service = start_api(falkordb.port, work)
         sample_ids = [
             row[0]

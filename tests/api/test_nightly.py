@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api.nightly_state import graph_state, plan_state
+from tests.processes import stop_group
 from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
 from watershed.api.nightly import yesterday
@@ -176,12 +176,7 @@ def test_the_celery_beat_schedule_runs_the_chain_on_a_worker(nightly_env, celery
             )
             time.sleep(1)
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        stop_group(worker)
     result = json.loads(summary.read_text())
     assert result["status"] == "complete", result
     assert "beat: the nightly chain at '* * * * *' (UTC)" in log.read_text()

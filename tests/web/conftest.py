@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from bench.ui_render import chromium, fan_out_tasks
+from tests.processes import stop_group
 from tests.propagation.conftest import celery_redis, workers  # noqa: F401  (fixtures)
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
@@ -185,13 +185,7 @@ def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa
             assert "pii" in stack.tag_keys(node), f"{node} has no pii after the first propagation"
         yield stack
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process, timeout=15)
         graph.clear()
         graph.close()
 
