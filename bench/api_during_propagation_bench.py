@@ -58,6 +58,7 @@ from bench.scale_bench import (  # noqa: E402
     latency,
     run_stage,
     start_chain_services,
+    stop_workers,
     wait_for_workers,
 )
 
@@ -177,16 +178,6 @@ def with_threads(threads: int | None) -> None:
             del base[at : at + 2]
         base += ["THREAD_COUNT", str(threads)]
     server.FALKORDB_MODULE_ARGS = tuple(base)
-
-
-def stop_workers(workers: list) -> None:
-    for process in workers:
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
 
 
 def main() -> None:

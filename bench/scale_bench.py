@@ -396,6 +396,17 @@ def start_chain_services(work: Path, workers: int, concurrency: int, batch_size:
     return ChainServices(falkordb, redis, falkordb_pid, redis_pid, started, config)
 
 
+def stop_workers(workers: list) -> None:
+    """SIGTERM each Celery worker's process group, SIGKILL one still there after 30 s."""
+    for process in workers:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+
 def wait_for_workers(config: dict, count: int, timeout: float = 60.0) -> None:
     """Until `count` Celery workers of the stages' broker answer a ping (at most `timeout` s)."""
     from watershed.api.celery_app import app_for
@@ -534,13 +545,7 @@ def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
             max(vm_hwm_kib(falkordb_pid) or 0, sampler.under(falkordb_pid).get("falkordb", 0))
         )
         result["redis_peak_mib"] = mib(vm_hwm_kib(redis_pid))
-        for process in workers:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+        stop_workers(workers)
         stop(redis)
         stop(falkordb, wait_seconds=600)
         if not args.keep:
