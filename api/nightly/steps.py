@@ -478,7 +478,10 @@ def protection_apply_job_args(day: str, settings: NightlySettings | None = None)
 def protection_apply(
     day: str, settings: NightlySettings | None = None, *, spark=None, say: Say | None = None
 ) -> StepResult:
-    """Apply the night's plan: DDL and file rewrites on `spark`'s executors, or files in this process."""
+    """Apply the night's plan: DDL through Spark SQL and file rewrites on Spark's executors (`spark`,
+    else the session the harvest step opens: without one the DDL would not run and the step fail)."""
+    from watershed.ingest.harvest import spark_session
+    from watershed.ingest.settings import IngestSettings
     from watershed.orc_crypto.protect.spark_apply import ApplyError, apply_plan
 
     settings = settings or NightlySettings()
@@ -488,7 +491,8 @@ def protection_apply(
     store = _open_graph(settings)
     try:
         try:
-            run = apply_plan(plan, store, spark=spark, kms=settings.nightly_kms, run_id=apply_run_id(day))
+            session = spark or spark_session(IngestSettings().spark_master)
+            run = apply_plan(plan, store, spark=session, kms=settings.nightly_kms, run_id=apply_run_id(day))
         except (ApplyError, WatershedError) as exc:
             raise NightlyError(f"protection apply {day}: {exc}") from None
         return _apply_result(day, settings, run, store)

@@ -15,6 +15,18 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api.nightly_state import graph_state, plan_state
+from tests.orc_crypto.test_protect_e2e import (
+    CLEAN,
+    SOURCE,
+    STATS,
+    TABLES,
+    TASKS,
+    clean_rows,
+    held,
+    source_rows,
+    sql_rows,
+)
+from tests.orc_crypto.warehouse import nightly_inputs, protection_records
 from tests.processes import stop_group
 from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
@@ -148,6 +160,74 @@ def test_apply_without_a_kms_fails_naming_it_after_the_plan(nightly_env, warehou
     result = _nightly("--apply-protection")
     assert result.exit_code == 1
     assert "protection apply" in result.output and "KMS" in result.output
+
+
+#: what the built-in policy's seeds (`*ssn*` L4, `*email*` L3) and protection rules ask of each file
+PROTECTED = {SOURCE: ("email", "ssn"), CLEAN: ("email_lower", "ssn"), STATS: ()}
+
+
+def test_apply_protection_encrypts_the_warehouse_files_and_a_second_run_rewrites_nothing(
+    nightly_env, spark, kms_server, tmp_path, monkeypatch
+):
+    """The whole chain on Spark-written ORC tables (Spark's catalog) with the test KMS: the
+    policy's seeds make columns sensitive, the plan and apply encrypt them in every file."""
+    inputs = nightly_inputs(spark, tmp_path / "night")
+    try:
+        monkeypatch.setenv("WATERSHED_NIGHTLY_TASKS", inputs.tasks)
+        monkeypatch.setenv("WATERSHED_NIGHTLY_CATALOG", inputs.catalog)
+        monkeypatch.setenv("WATERSHED_NIGHTLY_KMS", kms_server.provider_path)
+        files = {table: inputs.files(table) for table in TABLES}
+        planned = files[SOURCE] + files[CLEAN]
+        assert all(len(files[t]) >= 2 for t in TABLES), files
+
+        first = _nightly("--apply-protection", "-f", "json")
+        assert first.exit_code == 0, first.output
+        summary = json.loads(first.output[first.output.index("{") :])
+        assert summary["status"] == "complete" and summary["missing"] == [], summary
+        steps = {s["step"]: s for s in summary["steps"]}
+        assert steps["harvest"]["counts"]["loaded"] == len(TASKS)
+        assert steps["protection_plan"]["counts"]["files"] == len(planned)
+        applied = steps["protection_apply"]
+        assert applied["status"] == "done" and applied["run_id"] == f"protect-nightly-{DAY}", applied
+        assert applied["counts"]["files_done"] == len(planned) > 0, applied
+        assert applied["counts"]["files_failed"] == applied["counts"]["files_skipped"] == 0
+        for table in TABLES:
+            assert inputs.files(table) == files[table]  # swapped in place, nothing beside
+            for path in files[table]:
+                assert held(path) == dict.fromkeys(PROTECTED[table], ("pii", "nullify")), path
+        # the DDL ran on the chain's Spark: the tables now ask for the same encryption
+        for table in (SOURCE, CLEAN):
+            properties = dict(spark.sql(f"SHOW TBLPROPERTIES {table}").collect())
+            encrypt = [value for name, value in properties.items() if name.endswith("orc.encrypt")]
+            assert encrypt and all(
+                value.startswith("pii:") and sorted(value[4:].split(",")) == list(PROTECTED[table])
+                for value in encrypt
+            ), properties
+        # and Spark, with the key, reads the plaintext it wrote
+        assert sql_rows(spark, SOURCE) == source_rows()
+        assert sql_rows(spark, CLEAN) == clean_rows()
+        protected = protection_records(nightly_env, inputs.root)
+        assert sorted(protected["files"]) == sorted(
+            str(Path(path).relative_to(inputs.root)) for path in planned
+        )
+        after_first = graph_state(nightly_env)
+        written = {path: (os.stat(path).st_mtime_ns, Path(path).read_bytes()) for path in planned}
+
+        # the same date again: nothing left to protect, no file rewritten, the graph as it was
+        second = _nightly("--apply-protection", "-f", "json")
+        assert second.exit_code == 0, second.output
+        again = json.loads(second.output[second.output.index("{") :])
+        assert again["status"] == "complete", again
+        steps = {s["step"]: s for s in again["steps"]}
+        assert steps["protection_plan"]["counts"]["files"] == 0
+        assert steps["protection_apply"]["status"] == "skipped"
+        assert "nothing to protect" in steps["protection_apply"]["message"]
+        assert {p: (os.stat(p).st_mtime_ns, Path(p).read_bytes()) for p in planned} == written
+        assert graph_state(nightly_env) == after_first
+        assert protection_records(nightly_env, inputs.root) == protected
+    finally:
+        for table in TABLES:
+            spark.sql(f"DROP TABLE IF EXISTS {table}")
 
 
 def test_the_celery_beat_schedule_runs_the_chain_on_a_worker(nightly_env, celery_redis, tmp_path):  # noqa: F811
