@@ -18,7 +18,6 @@ from tests.api.nightly_state import graph_state, plan_state
 from tests.orc_crypto.test_protect_e2e import (
     CLEAN,
     SOURCE,
-    STATS,
     TABLES,
     TASKS,
     clean_rows,
@@ -26,7 +25,7 @@ from tests.orc_crypto.test_protect_e2e import (
     source_rows,
     sql_rows,
 )
-from tests.orc_crypto.warehouse import nightly_inputs, protection_records
+from tests.orc_crypto.warehouse import PROTECTED, expected_protection, nightly_inputs, protection_records
 from tests.processes import stop_group
 from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
@@ -162,10 +161,6 @@ def test_apply_without_a_kms_fails_naming_it_after_the_plan(nightly_env, warehou
     assert "protection apply" in result.output and "KMS" in result.output
 
 
-#: what the built-in policy's seeds (`*ssn*` L4, `*email*` L3) and protection rules ask of each file
-PROTECTED = {SOURCE: ("email", "ssn"), CLEAN: ("email_lower", "ssn"), STATS: ()}
-
-
 def test_apply_protection_encrypts_the_warehouse_files_and_a_second_run_rewrites_nothing(
     nightly_env, spark, kms_server, tmp_path, monkeypatch
 ):
@@ -199,17 +194,15 @@ def test_apply_protection_encrypts_the_warehouse_files_and_a_second_run_rewrites
         for table in (SOURCE, CLEAN):
             properties = dict(spark.sql(f"SHOW TBLPROPERTIES {table}").collect())
             encrypt = [value for name, value in properties.items() if name.endswith("orc.encrypt")]
-            assert encrypt and all(
-                value.startswith("pii:") and sorted(value[4:].split(",")) == list(PROTECTED[table])
-                for value in encrypt
-            ), properties
+            assert encrypt and all(value == "pii:" + ",".join(PROTECTED[table]) for value in encrypt), (
+                properties
+            )
         # and Spark, with the key, reads the plaintext it wrote
         assert sql_rows(spark, SOURCE) == source_rows()
         assert sql_rows(spark, CLEAN) == clean_rows()
+        # the graph's records: the same as the DAG's apply job leaves (tests/dags)
         protected = protection_records(nightly_env, inputs.root)
-        assert sorted(protected["files"]) == sorted(
-            str(Path(path).relative_to(inputs.root)) for path in planned
-        )
+        assert protected == expected_protection(inputs, kms_server.provider_path)
         after_first = graph_state(nightly_env)
         written = {path: (os.stat(path).st_mtime_ns, Path(path).read_bytes()) for path in planned}
 

@@ -6,6 +6,8 @@ Celery worker.
 - A run equals the commands by hand (lineage, tags, TTL records, the protection plan); a second
   run for the same date changes nothing.
 - A run whose propagate step is killed (SIGKILL, mid-propagation) is re-run to the same result.
+- A run with `apply_protection` on encrypts a Spark-written ORC warehouse through the spark-submit
+  apply job and the test KMS, the tables in a Hive metastore (Derby) that job opens.
 """
 
 from __future__ import annotations
@@ -14,13 +16,23 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.api.nightly_state import graph_state, plan_state
+from tests.orc_crypto.test_protect_e2e import CLEAN, SOURCE, TABLES, held
+from tests.orc_crypto.warehouse import (
+    PROTECTED,
+    NightlyInputs,
+    expected_protection,
+    nightly_inputs,
+    protection_records,
+)
 from tests.propagation.conftest import celery_redis, workers  # noqa: F401 - broker Redis and a worker
 from watershed.api.cli import app
 from watershed.graph.falkordb_store import FalkorDBStore
@@ -235,6 +247,86 @@ def test_a_run_killed_while_propagating_is_rerun_to_the_same_result(
         finally:
             clean_store.clear()
             clean_store.close()
+    finally:
+        store.clear()
+        store.close()
+
+
+def _hive_conf(root: Path) -> dict[str, str]:
+    """Spark conf for a Hive metastore in Derby under root: the process that registers the warehouse
+    and the spark-submit steps (through the connection's conf) open the same catalog, one at a time.
+    Derby without fsync (durability=test): a throwaway metastore, created several times faster."""
+    return {
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(root / "spark-warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true"
+        ),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={root} -Dderby.system.durability=test",
+    }
+
+
+def _hive_warehouse(spark, root: Path, conf: dict[str, str]) -> NightlyInputs:
+    """The protection e2e warehouse written by the test's Spark, then registered in the Hive
+    metastore of `conf` by a Spark of its own (the test's Spark keeps an in-memory catalog)."""
+    inputs = nightly_inputs(spark, root / "night")
+    for table in TABLES:  # external tables: their files stay
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+    registered = subprocess.run(
+        [sys.executable, "-m", "tests.orc_crypto.warehouse", json.dumps(conf), json.dumps(asdict(inputs))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+    assert registered.returncode == 0, registered.stderr[-3000:]
+    return inputs
+
+
+def test_a_run_with_apply_protection_encrypts_the_warehouse_through_the_spark_submit_job(
+    airflow, falkordb_server, kms_server, spark, tmp_path
+):
+    conf = _hive_conf(tmp_path / "hive")
+    inputs = _hive_warehouse(spark, tmp_path / "hive", conf)
+    files = {table: inputs.files(table) for table in TABLES}
+    planned = files[SOURCE] + files[CLEAN]
+    assert all(len(files[t]) >= 2 for t in TABLES), files
+    data = tmp_path / "var"
+    night = {
+        "WATERSHED_DATA_DIR": str(data),
+        "WATERSHED_NIGHTLY_TASKS": inputs.tasks,
+        "WATERSHED_NIGHTLY_CATALOG": inputs.catalog,
+        "WATERSHED_NIGHTLY_KMS": kms_server.provider_path,
+        # the apply job's executors authenticate with the KMS delegation token
+        "HADOOP_TOKEN_FILE_LOCATION": str(kms_server.token_file),
+        "AIRFLOW_CONN_WATERSHED_SPARK": json.dumps(
+            {"conn_type": "spark", "host": "local[2]", "extra": {"conf": conf}}
+        ),
+    }
+    graph = "dag_apply"
+    store = _store(falkordb_server, graph)
+    try:
+        run = airflow.run(
+            "dags", "test", "watershed_nightly", DAY, "-c", json.dumps({"apply_protection": True}),
+            graph=graph,
+            extra_env=night,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        summary = json.loads((data / "nightly" / DAY / "summary.json").read_text())
+        assert summary["status"] == "complete", summary
+        steps = {s["step"]: s for s in summary["steps"]}
+        applied = steps["protection_apply"]
+        assert applied["status"] == "done" and applied["run_id"] == f"protect-nightly-{DAY}", applied
+        assert applied["counts"]["files_done"] == len(planned) > 0, applied
+        assert applied["counts"]["files_failed"] == applied["counts"]["files_skipped"] == 0
+        for table in TABLES:
+            assert inputs.files(table) == files[table]
+            for path in files[table]:
+                assert held(path) == dict.fromkeys(PROTECTED[table], ("pii", "nullify")), path
+        # the DDL ran in the job's catalog and the records are those `watershed nightly` leaves
+        # (tests/api/test_nightly.py compares its records with the same expectation)
+        assert protection_records(store, inputs.root) == expected_protection(inputs, kms_server.provider_path)
     finally:
         store.clear()
         store.close()
