@@ -18,12 +18,10 @@ are acknowledged late: a task whose worker dies is handed to another worker.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 
 from celery import Celery
-from celery.signals import worker_init
 from kombu import Queue
 
 from watershed.api.nightly import beat as nightly
@@ -77,15 +75,6 @@ def make_app(broker_url: str, visibility_seconds: float) -> Celery:
 
 
 _apps: dict[tuple[str, float], Celery] = {}
-
-
-@worker_init.connect
-def _lower_priority(**_: object) -> None:
-    """Run the worker at the configured niceness before its pool starts (the pool processes inherit
-    it): batch work must not take the CPU from the API answering a steward."""
-    niceness = PropagationSettings().worker_nice
-    if niceness and os.getpriority(os.PRIO_PROCESS, 0) < niceness:
-        os.setpriority(os.PRIO_PROCESS, 0, niceness)
 
 
 def app_for(settings: PropagationSettings | None = None) -> Celery:

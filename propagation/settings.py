@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
-
-from pydantic import Field
 
 from watershed.graph.settings import Count, GraphSettings, Seconds
 
@@ -28,11 +25,6 @@ class PropagationSettings(GraphSettings):
     propagation_stall_seconds: Seconds = 120.0
     #: how long the broker waits before handing an unacknowledged task to another worker
     propagation_visibility_seconds: Seconds = 600.0
-    #: the CPU priority (Unix niceness, 0-19) of the Celery workers and their pool processes. Their
-    #: work is batch work: niced, it yields the CPU to the API and the graph server, so pages stay
-    #: fast while a propagation keeps every core busy (bench/api_during_propagation_bench.py); it
-    #: still takes any CPU nobody else wants. 0 runs them at the priority they were started with.
-    worker_nice: Annotated[int, Field(ge=0, le=19)] = 10
 
     def broker_url(self) -> str:
         return self.celery_broker or f"redis://{self.redis_host}:{self.redis_port}/0"

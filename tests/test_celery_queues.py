@@ -28,7 +28,6 @@ from watershed.api.celery_app import (
     QUEUES,
     ROUTES,
     TTL_QUEUE,
-    worker_argv,
     workers_serving,
 )
 from watershed.api.nightly.beat import TASK_NAME as NIGHTLY_TASK
@@ -182,50 +181,3 @@ def test_watershed_worker_serves_the_queues_it_is_given(pool, broker):
         finally:
             os.killpg(worker.pid, signal.SIGTERM)
             worker.wait(timeout=30)
-
-
-def _niceness(pid: int) -> int:
-    return os.getpriority(os.PRIO_PROCESS, pid)
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as listing:
-            found += [int(child) for child in listing.read().split()]
-    return found
-
-
-@pytest.mark.parametrize("setting, expected", [(None, 10), ("3", 3), ("0", 0)])
-def test_a_worker_and_its_pool_run_at_the_configured_niceness(pool, setting, expected):
-    """Batch work yields the CPU to the API: the worker and its prefork pool processes run at
-    `worker_nice` (default 10); 0 leaves them at the priority they were started with."""
-    if setting is not None:
-        pool.env["WATERSHED_WORKER_NICE"] = setting
-    app = pool.app()
-    log = (pool.log_dir / f"nice-{setting}.log").open("w")
-    worker = subprocess.Popen(
-        worker_argv(2, name=f"nice{setting}@%h", queues=TTL_QUEUE),
-        env=pool.env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (app.control.ping(timeout=0.5) or []):
-            assert worker.poll() is None and time.monotonic() < deadline, (
-                pool.log_dir / f"nice-{setting}.log"
-            ).read_text()[-2000:]
-        children = _children(worker.pid)
-        assert len(children) == 2  # the prefork pool
-        assert [_niceness(pid) for pid in (worker.pid, *children)] == [expected] * 3
-    finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=30)
-
-
-def test_a_niceness_outside_0_to_19_is_refused_naming_the_setting(monkeypatch):
-    monkeypatch.setenv("WATERSHED_WORKER_NICE", "20")
-    with pytest.raises(ValueError, match="worker_nice"):
-        PropagationSettings()
