@@ -189,6 +189,8 @@ CURRENT_TAGS = _current_tags("Column", "$columns") + " UNION ALL " + _current_ta
 RULE_SEEDS = "MATCH (n:Column)-[g:TAGGED {origin: 'seed'}]->(t:Tag) RETURN n.id, t.key, t.value, g.rule"
 ALL_COLUMNS = "MATCH (n:Column) RETURN n.id"
 DERIVED_COLUMNS = "UNWIND $ids AS id MATCH (:Column)-[:FLOWS_TO]->(n:Column {id: id}) RETURN DISTINCT n.id"
+#: every column with an incoming lineage edge: one scan of the edges, not a lookup per column id
+ALL_DERIVED_COLUMNS = "MATCH (:Column)-[:FLOWS_TO]->(n:Column) RETURN DISTINCT n.id"
 COLUMNS_CREATED_SINCE = "MATCH (n:Column) WHERE n.created_at >= $since RETURN n.id"
 # Rule seeds of many columns at once; rows: [column, key, [values], rule]
 REPLACE_RULE_SEEDS = (

@@ -113,6 +113,20 @@ def test_rule_seeds_follow_the_policy(graph_store):
     assert store.tags_of(["dwd.user.phone_h"])["dwd.user.phone_h"]["pii"].values == {"L1"}
 
 
+def test_rule_seeds_of_some_columns_equal_those_of_a_full_sync(graph_store, monkeypatch):
+    """The scoped sync looks lineage up a batch of ids at a time; the full one scans the edges."""
+    import watershed.propagation.graph_store as module
+
+    store = load(graph_store)
+    columns = sorted(row[0] for row in graph_store.read("MATCH (n:Column) RETURN n.id"))
+    monkeypatch.setattr(module, "DERIVED_LOOKUP_BATCH", 2)  # several lookups on this small graph
+    assert store.sync_rule_seeds(columns) > 0
+    scoped = {c: store.own_tags(c) for c in columns}
+    assert store.own_tags("dwd.user.email") == []  # computed by SQL: never seeded by name
+    assert store.sync_rule_seeds() == 0  # the full sync finds nothing to change
+    assert {c: store.own_tags(c) for c in columns} == scoped
+
+
 def test_tag_json_round_trip():
     reference = build()
     propagate_full(reference, local_batches(reference, POLICY, "r", 1), run_id="r", token=1)
