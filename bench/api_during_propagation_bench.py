@@ -1,6 +1,7 @@
 """The column page's latency while a full propagation runs, and what causes it (issue 16).
 
     .venv/bin/python bench/api_during_propagation_bench.py [--columns 300000] [--other-batches 500] [--threads 8]
+        [--without-snapshots]
 
 Builds one warehouse graph (scale_bench's generator, harvest stage, workers and API), then samples
 GET /columns/{id} over HTTP (scale_bench.ColumnPageSampler) in each phase, measured in one run so
@@ -13,6 +14,8 @@ the variants share the machine's noise:
 - propagation_batch=N: the same at each of --other-batches nodes per batch (a worker reads its batch
   in one query and writes it in one statement, so the batch bounds how long one write holds
   FalkorDB's graph lock);
+- with --without-snapshots: the default batch with FalkorDB's periodic snapshots off (each one forks
+  the server and writes the whole graph on a core of its own), the append-only log kept;
 - all of them again, interleaved, so a change in the machine's load shows;
 - with --threads: FalkorDB restarted at each THREAD_COUNT, then idle and the propagations again.
 
@@ -23,7 +26,7 @@ Beside the HTTP sampler a second thread times the page's own graph reads on thei
 (the token lookup `AUTH_TOKEN` and the page's `COLUMN` query): their p99 against the page's
 separates the wait in the graph from the wait in the API process. After each phase FalkorDB's
 GRAPH.SLOWLOG gives its slowest queries' execution times (the longest write is the longest a
-reader can queue behind it).
+reader can queue behind it), and INFO the forks, snapshots and log rewrites the phase caused.
 
 Ratios (phase p99 / idle p99) and everything else go to bench/results/api_during_propagation_bench.json.
 Nothing here asserts a timing.
@@ -116,9 +119,34 @@ def slowlog(port: int, graph: str) -> list[dict]:
     return sorted(out, key=lambda e: -e["ms"])
 
 
+def persistence_counters(port: int) -> dict:
+    """FalkorDB's fork and save counters. The server forks for a snapshot, a log rewrite and its
+    indexes' garbage collector; its main thread stops for each fork (60-140 ms at 2M columns), and
+    a snapshot or rewrite first waits for the running queries (its log's "Fork preparation time")."""
+    import redis
+
+    client = redis.Redis("127.0.0.1", port)
+    stats, persistence = client.info("stats"), client.info("persistence")
+    return {
+        "forks": int(stats.get("total_forks", 0)),
+        "latest_fork_ms": round(int(stats.get("latest_fork_usec", 0)) / 1000, 1),
+        "snapshots": int(persistence.get("rdb_saves", 0)),
+        "log_rewrites": int(persistence.get("aof_rewrites", 0)),
+    }
+
+
+def counted(before: dict, after: dict) -> dict:
+    """What a phase added to the counters (and the latest fork's duration)."""
+    return {
+        **{k: after[k] - before[k] for k in ("forks", "snapshots", "log_rewrites")},
+        "latest_fork_ms": after["latest_fork_ms"],
+    }
+
+
 def measure(name: str, run, svc, token: str, token_id: str, columns: list[str], config: dict) -> dict:
     """Sample the page over HTTP and its graph reads directly while `run()` runs; the phase's numbers."""
     slowlog(config["falkordb_port"], config["graph"])  # reset
+    counters = persistence_counters(config["falkordb_port"])
     page = ColumnPageSampler(svc.base_url, token, columns)
     reads = GraphReadSampler(config["falkordb_port"], config["graph"], token_id, columns)
     page.start()
@@ -135,12 +163,14 @@ def measure(name: str, run, svc, token: str, token_id: str, columns: list[str], 
         "page": latency(page.times[5:] if name == "idle" else page.times, page.errors),
         "graph_reads": {q: latency(times, 0) for q, times in reads.times.items()},
         "slowlog": slowlog(config["falkordb_port"], config["graph"])[:5],
+        "persistence": counted(counters, persistence_counters(config["falkordb_port"])),
         **extra,
     }
     print(
         f"  {name}: {seconds} s, page {result['page']}, reads "
         f"{ {q: (r.get('p50_ms'), r.get('p99_ms')) for q, r in result['graph_reads'].items()} }, "
-        f"slowest {[(e['ms'], e['query'][:40]) for e in result['slowlog'][:3]]}",
+        f"slowest {[(e['ms'], e['query'][:40]) for e in result['slowlog'][:3]]}, "
+        f"persistence {result['persistence']}",
         flush=True,
     )
     return result
@@ -197,6 +227,12 @@ def main() -> None:
         default="",
         help="FalkorDB THREAD_COUNT values to measure after the product's own, comma separated "
         "(each restarts FalkorDB, the workers and the API)",
+    )
+    parser.add_argument(
+        "--without-snapshots",
+        action="store_true",
+        help='also run the default batch with FalkorDB\'s periodic snapshots off (`save ""`), '
+        "the append-only log kept",
     )
     parser.add_argument("--idle-seconds", type=float, default=20.0)
     parser.add_argument("--cpu-seconds", type=float, default=30.0)
@@ -269,6 +305,20 @@ def main() -> None:
 
             return run
 
+        def without_snapshots(run):
+            def unsaved() -> dict:
+                import redis
+
+                client = redis.Redis("127.0.0.1", falkordb.port)
+                saved = client.config_get("save")["save"]
+                client.config_set("save", "")
+                try:
+                    return run()
+                finally:
+                    client.config_set("save", saved)
+
+            return unsaved
+
         def phase(name: str, run) -> None:
             phases[name] = measure(name, run, svc, token, token_id, columns, config)
             write(result)
@@ -281,6 +331,8 @@ def main() -> None:
             phase(f"propagation{again}", propagation(default_batch))
             for batch in other_batches:
                 phase(f"propagation_batch={batch}{again}", propagation(batch))
+            if args.without_snapshots:
+                phase(f"propagation_without_snapshots{again}", without_snapshots(propagation(default_batch)))
         phase("idle_after", lambda: time.sleep(args.idle_seconds))
         for threads in [int(t) for t in args.threads.split(",") if t.strip()]:
             stop_api(svc)
