@@ -14,6 +14,7 @@ record in the graph) into the step's result.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime
@@ -492,7 +493,16 @@ def protection_apply(
     try:
         try:
             session = spark or spark_session(IngestSettings().spark_master)
-            run = apply_plan(plan, store, spark=session, kms=settings.nightly_kms, run_id=apply_run_id(day))
+            run = apply_plan(
+                plan,
+                store,
+                spark=session,
+                kms=settings.nightly_kms,
+                run_id=apply_run_id(day),
+                # the executors read the KMS delegation token from the file the driver was given
+                # (on a local master they inherit it; on YARN or Kubernetes they do not)
+                token_file=os.environ.get("HADOOP_TOKEN_FILE_LOCATION"),
+            )
         except (ApplyError, WatershedError) as exc:
             raise NightlyError(f"protection apply {day}: {exc}") from None
         return _apply_result(day, settings, run, store)

@@ -238,6 +238,7 @@ def test_the_celery_beat_schedule_runs_the_chain_on_a_worker(nightly_env, celery
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        cwd=tmp_path,  # Spark's default warehouse directory lands here, not in the repo
     )
     summary = tmp_path / "var" / "nightly" / yesterday() / "summary.json"
     try:

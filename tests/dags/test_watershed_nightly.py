@@ -51,14 +51,23 @@ class Airflow:
 
     def run(self, *args: str, graph: str, timeout: float = 600, extra_env: dict | None = None):
         env = {**self.env, "WATERSHED_GRAPH_NAME": graph, **(extra_env or {})}
-        return subprocess.run(
+        process = subprocess.Popen(
             [str(VENV / "bin" / "airflow"), *args],
             env=env,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
             cwd=self.home,
+            start_new_session=True,
         )
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # the whole group: a spark-submit JVM under the airflow process must not outlive it
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
     def start(self, *args: str, graph: str, log: Path, extra_env: dict | None = None) -> subprocess.Popen:
         env = {**self.env, "WATERSHED_GRAPH_NAME": graph, **(extra_env or {})}
