@@ -57,7 +57,7 @@ def test_users_and_tokens_commands(cli_graph):
     assert "admin on all databases" in granted.output
     second = runner.invoke(app, ["tokens", "create", "fran"])
     token_ids = runner.invoke(app, ["tokens", "list", "fran", "--format", "json"]).output
-    assert token_ids.count('"id"') == 2 and token[0].split("_")[2] not in token_ids
+    assert token_ids.count('"id"') == 2 and token[0].split("_", 2)[2] not in token_ids
     token_id = second.output.split("(id ")[1].split(")")[0]
     assert runner.invoke(app, ["tokens", "revoke", "fran", token_id]).exit_code == 0
     assert runner.invoke(app, ["tokens", "revoke", "fran", token_id]).exit_code == 1
