@@ -6,6 +6,8 @@ Schema statements (indexes, constraints) differ per backend and live there.
 from __future__ import annotations
 
 TASK_IDS = "MATCH (k:Task) RETURN k.id"
+#: every table id (GraphStore.table_ids sorts them)
+TABLE_IDS = "MATCH (t:Table) RETURN t.id"
 TASK_VERSIONS = "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.version"
 
 # A task's edges all end at a table it writes (or its columns), or start at the task itself:

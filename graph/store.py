@@ -104,6 +104,13 @@ class GraphStore(ABC):
 
     # ------------------------------------------------------------- writes
 
+    def table_ids(self) -> list[str]:
+        """Every table id, sorted here. Batches of a whole-graph pass page through this list:
+        FalkorDB's indexed `t.id > $after` does not order strings as ORDER BY does (non-ASCII ids,
+        case twins such as `path:` tables), so keyset pages in the graph skipped or repeated
+        tables; the ids alone are a few MB at 65,000 tables."""
+        return sorted({row[0] for row in self.read(queries.TABLE_IDS) if row[0] is not None})
+
     def stored_versions(self, task_ids: Sequence[str]) -> dict[str, str]:
         rows = self.read(queries.TASK_VERSIONS, {"ids": list(task_ids)})
         return {row[0]: row[1] for row in rows}

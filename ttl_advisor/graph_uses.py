@@ -26,10 +26,6 @@ READS = "MATCH (k:Task)-[r:READS]->(t:Table) RETURN k.id, t.id, r.predicates, r.
 TABLES = "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) RETURN t.id, t.ttl_days, t.partitioned_by, t.location, collect(c.name)"
 
 ANY_TABLE = "MATCH (t:Table) RETURN t.id LIMIT 1"
-#: every table id, sorted here: FalkorDB's indexed `t.id > $after` does not order strings as its
-#: ORDER BY does (non-ASCII ids, case twins such as `path:` tables), so keyset pages in the graph
-#: skipped or repeated tables; the ids alone are a few MB at 65,000 tables
-TABLE_IDS = "MATCH (t:Table) RETURN t.id"
 BATCH_TABLES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.id, t.ttl_days, t.partitioned_by, t.location, collect(c.name)"
@@ -73,7 +69,7 @@ def table_pages(store: GraphStore, size: int) -> Iterator[list[str]]:
     """Every table id, in id order, `size` at a time (only the ids are read whole)."""
     if size < 1:
         raise ValueError(f"ttl_batch_tables must be 1 or more, not {size}")
-    ordered = sorted({row[0] for row in store.read(TABLE_IDS)})
+    ordered = store.table_ids()
     for start in range(0, len(ordered), size):
         yield ordered[start : start + size]
 

@@ -45,7 +45,6 @@ from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, che
 from watershed.orc_crypto.protect.ddl import alter_table_ddl, unset_table_ddl
 from watershed.orc_crypto.protect.tails import file_protection
 
-TABLE_IDS = "MATCH (t:Table) RETURN t.id"
 SOME_TABLES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags"
@@ -125,9 +124,8 @@ def catalog_batches(store: GraphStore, batch_size: int = PLAN_BATCH) -> Iterator
     """Every table of the graph, plus each recorded table that left it (as a table with no location
     or columns: its record names it), sorted by name, `batch_size` tables at a time; only the ids
     are read whole."""
-    rows = [*store.read(TABLE_IDS), *store.read(RECORDED_TABLES)]
-    ordered = sorted({row[0] for row in rows if row[0] is not None})
-    del rows  # the batches below need only the sorted ids
+    recorded = {row[0] for row in store.read(RECORDED_TABLES) if row[0] is not None}
+    ordered = sorted({*store.table_ids(), *recorded})
     for start in range(0, len(ordered), check_batch_size(batch_size)):
         ids = ordered[start : start + batch_size]
         catalog = _read_tables(store, ids)

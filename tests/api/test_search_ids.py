@@ -57,3 +57,18 @@ def test_prefix_pages_hold_every_match_once_in_order(graph, q, limit):
 
 def test_a_lower_case_prefix_does_not_return_its_upper_case_twin(graph):
     assert every_page(graph, "path:fs./data/o", 5) == ["path:fs./data/out"]
+
+
+@pytest.mark.parametrize("limit", [1, 3, 50])
+def test_the_protection_plan_pages_hold_every_table_once_in_order(graph, limit):
+    """POST /protection/plan pages through the tables with the same plain-string cursor."""
+    from watershed.api.http.routers.protection import TABLE_PAGE
+
+    found, after = [], ""
+    for _ in range(50):
+        page = [row[0] for row in graph.read(TABLE_PAGE, {"after": after, "n": limit})]
+        if not page:
+            break
+        found += page
+        after = page[-1]
+    assert found == sorted(IDS)

@@ -33,6 +33,7 @@ from tests.orc_crypto.warehouse import (
     nightly_inputs,
     protection_records,
 )
+from tests.processes import stop_group
 from tests.propagation.conftest import celery_redis, workers  # noqa: F401 - broker Redis and a worker
 from watershed.api.cli import app
 from watershed.graph.falkordb_store import FalkorDBStore
@@ -64,8 +65,7 @@ class Airflow:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             # the whole group: a spark-submit JVM under the airflow process must not outlive it
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+            stop_group(process, timeout=10)
             raise
         return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 

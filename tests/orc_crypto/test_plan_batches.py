@@ -7,6 +7,7 @@ import pytest
 
 from bench.plan_memory_bench import whole_catalog_plan as planner_before_batches
 from watershed.graph.protection import ColumnKey, TableProtection
+from watershed.graph.store import GraphStore
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.checks import ProtectionError
 from watershed.orc_crypto.protect.plan import (
@@ -43,6 +44,9 @@ class CountingStore:
         if query == SOME_TABLES:
             self.catalog_ids.append(list(params["ids"]))
         return self.store.read(query, params)
+
+    def table_ids(self) -> list[str]:
+        return GraphStore.table_ids(self)  # through `read`, counted
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from watershed.api.cli import app
 from watershed.graph.catalog import Catalog
 from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.graph.lineage import SqlTask
+from watershed.graph.queries import TABLE_IDS
 from watershed.graph.server import free_port
 from watershed.ingest.extract import extract_lineage
 from watershed.ingest.generator import generate_warehouse
@@ -282,7 +283,7 @@ def test_the_batch_statements_are_neo4j_5_cypher():
 
     items = [
         {"query": graph_uses.ANY_TABLE, "params": []},
-        {"query": graph_uses.TABLE_IDS, "params": []},
+        {"query": TABLE_IDS, "params": []},
         *(
             {"query": query, "params": ["ids"]}
             for query in (

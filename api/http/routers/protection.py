@@ -9,7 +9,6 @@ ORC file is read for it; `GET /tables/{t}/protection?files=true` and `POST /prot
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
 
 from fastapi import APIRouter, Depends, Query
@@ -51,9 +50,10 @@ TABLE = (
     "MATCH (t:Table {id: $id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.location, t.format, collect([c.id, c.type, c.tags])"
 )
-#: every table id, paged here: FalkorDB's indexed `t.id > $after` orders non-ASCII ids and case
-#: twins (`path:` tables) unlike ORDER BY, so a cursor in the graph skipped or repeated tables
-TABLE_IDS = "MATCH (t:Table) RETURN t.id"
+#: the cursor compared as a plain string, as the other pages do (api/search.py): FalkorDB's indexed
+#: `t.id > $after` orders non-ASCII ids and case twins (`path:` tables) unlike ORDER BY, so pages
+#: skipped or repeated tables
+TABLE_PAGE = "MATCH (t:Table) WHERE toString(t.id) > $after RETURN t.id ORDER BY t.id LIMIT $n"
 RUN_PAGE = (
     "MATCH (r:ProtectionRun) WHERE r.started_at < $at OR (r.started_at = $at AND r.id < $id) "
     "RETURN r.record ORDER BY r.started_at DESC, r.id DESC LIMIT $n"
@@ -253,9 +253,7 @@ def protect_plan(
         tables = list(dict.fromkeys(parse(t, "Table")[0] for t in body.tables))
     else:
         after = str(decode(body.cursor).get("after", ""))
-        ordered = sorted({r[0] for r in svc.graph.read(TABLE_IDS)})
-        start = bisect.bisect_right(ordered, after)
-        tables = ordered[start : start + body.limit + 1]
+        tables = [r[0] for r in svc.graph.read(TABLE_PAGE, {"after": after, "n": body.limit + 1})]
     more = body.tables is None and len(tables) > body.limit
     tables = tables[: body.limit] if body.tables is None else tables
     if not tables:
