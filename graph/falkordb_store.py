@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from typing import Any
 
 from falkordb import FalkorDB
@@ -22,6 +23,9 @@ from redis.exceptions import ResponseError
 from watershed.graph import queries
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import GraphStore
+
+#: the stamp every other stamp of a graph includes: `clear` moves it
+STAMP_EPOCH = "epoch"
 
 INDEXES = [
     "CREATE INDEX FOR (n:Table) ON (n.id)",
@@ -291,6 +295,22 @@ class FalkorDBStore(GraphStore):
         except ResponseError as exc:
             if "empty key" not in str(exc).lower() and "invalid graph" not in str(exc).lower():
                 raise
+        # everything kept under any of this graph's stamps described the graph just deleted
+        self.client.connection.set(self._stamp_key(STAMP_EPOCH), secrets.token_hex(8))
+
+    # Stamps are plain keys beside the graph, so the server's main thread answers them at once
+    # while the graph's query threads are busy (a propagation), and a backup's snapshot and its
+    # restore carry them with the graph. Each value is random: a restored stamp equals the one
+    # readers saw when the snapshot's state was current, never a later state's.
+    def _stamp_key(self, name: str) -> str:
+        return f"watershed:{self.graph_name}:stamp:{name}"
+
+    def change_stamp(self, name: str) -> str | None:
+        epoch, stamp = self.client.connection.mget(self._stamp_key(STAMP_EPOCH), self._stamp_key(name))
+        return f"{epoch or ''}/{stamp or ''}"  # the client decodes replies
+
+    def restamp(self, name: str) -> None:
+        self.client.connection.set(self._stamp_key(name), secrets.token_hex(8))
 
     def close(self) -> None:
         self.client.connection.close()

@@ -102,6 +102,20 @@ class GraphStore(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
+    # ------------------------------------------------------------ change stamps
+
+    def change_stamp(self, name: str) -> str | None:
+        """A value that moves whenever `restamp(name)` runs or the graph is cleared; None when this
+        backend keeps no stamps (then a reader must read afresh every time).
+
+        A process may keep what it read under a stamp for as long as the stamp is unchanged; the
+        stamp is read in one cheap round trip outside the graph's query threads.
+        """
+        return None
+
+    def restamp(self, name: str) -> None:  # noqa: B027 - optional hook
+        """Move `name`'s stamp after a change to what it covers (a no-op without stamps)."""
+
     # ------------------------------------------------------------- writes
 
     def table_ids(self) -> list[str]:

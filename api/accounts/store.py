@@ -2,12 +2,17 @@
 
 Nodes: `User {name, role, databases, created_at}` (databases: JSON list or null = all),
 `ApiToken {id, user, salt, hash, created_at, last_used}`, `Session {id_hash, user, token,
-expires_at}`. Every request reads them afresh (indexed lookups, one round trip), so a user
-revoked through one API process is refused by every other one at its next request.
+expires_at}`. A user revoked through one API process is refused by every other one at its next
+request: every change to users or tokens moves the graph's `accounts` change stamp, and an API
+process reuses a token's row (`reuse_seconds`) only while that stamp is unchanged. Reading the
+stamp is a plain key read the graph server answers at once even while a propagation keeps its
+query threads busy; reading the row is a graph query that waits behind them. A backend without
+stamps (Neo4j) reads the row on every request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -16,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+from cachetools import TTLCache
 from pydantic import BaseModel
 
 from watershed.api.accounts import tokens
@@ -28,6 +34,11 @@ from watershed.graph.store import GraphStore
 LAST_USED_RESOLUTION_MS = 60_000
 
 log = logging.getLogger("watershed.api.accounts")
+
+#: the change stamp (GraphStore.change_stamp) every change to users and tokens moves
+ACCOUNTS_STAMP = "accounts"
+#: token rows an API process keeps at most (least recently used ones go first)
+REUSED_TOKENS = 10_000
 
 #: last_used is written by one background thread, never inside the request: on FalkorDB a write
 #: queues behind the graph's other writers (seconds during a propagation's batches,
@@ -169,11 +180,19 @@ DELETE_EXPIRED_SESSIONS = "MATCH (s:Session) WHERE s.expires_at <= $now DELETE s
 
 
 class AccountStore:
-    def __init__(self, graph: GraphStore) -> None:
+    def __init__(self, graph: GraphStore, reuse_seconds: float = 0.0) -> None:
+        """`reuse_seconds` > 0: a verified token's row is reused while the accounts stamp stays the
+        same, for at most that long (the bound on a change made around this class, such as a
+        hand-written Cypher edit, or a writer that died between its write and its restamp)."""
         self.graph = graph
         #: tokens whose last_used write is queued or running (one at a time per token)
         self._touching: set[str] = set()
         self._touching_lock = threading.Lock()
+        #: token id -> (stamp it was read under, its AUTH_TOKEN row)
+        self._reused: TTLCache | None = (
+            TTLCache(maxsize=REUSED_TOKENS, ttl=reuse_seconds) if reuse_seconds > 0 else None
+        )
+        self._reused_lock = threading.Lock()
 
     # ------------------------------------------------------------ users
 
@@ -225,19 +244,23 @@ class AccountStore:
             "databases": json.dumps(after.databases) if after.databases is not None else None,
             **audit_params(actor, "user.grant", f"user:{name}", before.model_dump(), after.model_dump()),
         }
-        if not self.graph.execute(UPDATE_USER, params):
-            raise UnknownUserError(f"user {name} not found")
+        with self._restamped():
+            if not self.graph.execute(UPDATE_USER, params):
+                raise UnknownUserError(f"user {name} not found")
         return after
 
     def delete(self, name: str, actor: str) -> User:
         before = self.get(name)
-        rows = self.graph.execute(
-            DELETE_USER,
-            {"name": name, **audit_params(actor, "user.delete", f"user:{name}", before.model_dump())},
-        )
-        if not rows or not rows[0][0]:
-            raise UnknownUserError(f"user {name} not found")
-        self.graph.write_all([(DELETE_USER_TOKENS, {"name": name}), (DELETE_USER_SESSIONS, {"name": name})])
+        with self._restamped():
+            rows = self.graph.execute(
+                DELETE_USER,
+                {"name": name, **audit_params(actor, "user.delete", f"user:{name}", before.model_dump())},
+            )
+            if not rows or not rows[0][0]:
+                raise UnknownUserError(f"user {name} not found")
+            self.graph.write_all(
+                [(DELETE_USER_TOKENS, {"name": name}), (DELETE_USER_SESSIONS, {"name": name})]
+            )
         return before
 
     # ------------------------------------------------------------ tokens
@@ -267,10 +290,11 @@ class AccountStore:
             "user": user,
             **audit_params(actor, "token.revoke", f"user:{user}", {"id": token_id}),
         }
-        rows = self.graph.execute(DELETE_TOKEN, params)
-        if not rows or not rows[0][0]:
-            raise UnknownTokenError(f"token {token_id} of user {user} not found")
-        self.graph.execute(DELETE_TOKEN_SESSIONS, {"id": token_id})
+        with self._restamped():
+            rows = self.graph.execute(DELETE_TOKEN, params)
+            if not rows or not rows[0][0]:
+                raise UnknownTokenError(f"token {token_id} of user {user} not found")
+            self.graph.execute(DELETE_TOKEN_SESSIONS, {"id": token_id})
 
     # ------------------------------------------------------------ authentication
 
@@ -283,18 +307,57 @@ class AccountStore:
             token_id, secret = tokens.parse(presented)
         except tokens.MalformedTokenError:
             return None
-        rows = self.graph.read(AUTH_TOKEN, {"id": token_id})
-        if not rows:
+        row = self._token_row(token_id)
+        if row is None:
             tokens.hash_secret(secret, "00" * 16)  # same work as a known id: no timing hint
             return None
-        salt, stored, last_used, name, role, databases = rows[0]
+        salt, stored, last_used, name, role, databases = row
         if not tokens.verify(token_id, secret, salt, stored):
             return None
         now = _ms()
         if last_used is None or now - int(last_used) > LAST_USED_RESOLUTION_MS:
             self._touch_later(token_id, now)
+            self._reuse_touched(token_id, now)
         me = Me(name=name, role=role, databases=json.loads(databases) if databases else None)
         return me, token_id
+
+    def _token_row(self, token_id: str) -> list[Any] | None:
+        """The token's AUTH_TOKEN row: reused while the accounts stamp is the one it was read under."""
+        stamp = self.graph.change_stamp(ACCOUNTS_STAMP) if self._reused is not None else None
+        if stamp is not None:
+            with self._reused_lock:
+                kept = self._reused.get(token_id)
+            if kept is not None and kept[0] == stamp:
+                return kept[1]
+        # the stamp is read before the row: a change landing between the two leaves the row
+        # filed under the old stamp, which the change has already moved on from
+        rows = self.graph.read(AUTH_TOKEN, {"id": token_id})
+        if not rows:
+            return None
+        if stamp is not None:
+            with self._reused_lock:
+                self._reused[token_id] = (stamp, list(rows[0]))
+        return rows[0]
+
+    def _reuse_touched(self, token_id: str, now: int) -> None:
+        """The kept row says the token was just used, or every request would queue another touch."""
+        if self._reused is None:
+            return
+        with self._reused_lock:
+            kept = self._reused.get(token_id)
+            if kept is not None:
+                row = list(kept[1])
+                row[2] = now
+                self._reused[token_id] = (kept[0], row)
+
+    @contextlib.contextmanager
+    def _restamped(self):
+        """Move the accounts stamp after a change to users or tokens, also when the change failed
+        part way (what it did write must not stay hidden behind rows kept from before)."""
+        try:
+            yield
+        finally:
+            self.graph.restamp(ACCOUNTS_STAMP)
 
     def _touch_later(self, token_id: str, now: int) -> None:
         with self._touching_lock:

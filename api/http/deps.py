@@ -28,7 +28,7 @@ class Service:
 
     @cached_property
     def accounts(self) -> AccountStore:
-        return AccountStore(self.graph)
+        return AccountStore(self.graph, reuse_seconds=self.settings.api_token_reuse_seconds)
 
     @cached_property
     def policy(self):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field
 
@@ -15,6 +16,11 @@ class ApiSettings(PropagationSettings):
     api_port: Port = 8600
     #: how long a browser session lasts after login
     api_session_hours: Seconds = 12.0
+    #: how long an API process may reuse a verified token's row (owner, role, databases) while the
+    #: graph's accounts stamp is unchanged; every change made through the CLI or the API moves the
+    #: stamp, so it takes effect at once; this bounds only changes made around them (0: read the
+    #: graph on every request)
+    api_token_reuse_seconds: Annotated[float, Field(ge=0)] = 60.0
     #: the largest request body accepted (the SQL of POST /lineage/sql included)
     api_max_body_bytes: Count = 1024 * 1024
     #: the KMS (kms://http@HOST:PORT/kms) the service's protection plan checks keys with and its

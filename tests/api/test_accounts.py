@@ -196,13 +196,39 @@ def test_two_api_processes_agree_on_users_at_once(api, two_processes):
     )
     token = httpx.post(first + "/users/carol/tokens", headers=admin).json()["token"]
     carol = {"Authorization": f"Bearer {token}"}
-    assert httpx.get(second + "/me", headers=carol).json()["name"] == "carol"
+    # both processes have verified carol's token (and may keep its row) before each change below
+    for url in (first, second):
+        assert httpx.get(url + "/me", headers=carol).json()["role"] == "viewer"
     login = httpx.post(first + "/session", json={"token": token})
     cookies = {"Cookie": f"watershed_session={login.cookies['watershed_session']}"}
     assert httpx.get(second + "/me", headers=cookies).status_code == 200  # the session is in the graph too
+    assert httpx.patch(second + "/users/carol", json={"role": "steward"}, headers=admin).status_code == 200
+    for url in (first, second):
+        assert httpx.get(url + "/me", headers=carol).json()["role"] == "steward"
+    spare = httpx.post(first + "/users/carol/tokens", headers=admin).json()
+    spared = {"Authorization": f"Bearer {spare['token']}"}
+    assert httpx.get(second + "/me", headers=spared).status_code == 200
+    assert httpx.delete(first + f"/users/carol/tokens/{spare['id']}", headers=admin).status_code == 204
+    assert httpx.get(second + "/me", headers=spared).status_code == 401
     assert httpx.delete(second + "/users/carol", headers=admin).status_code == 204
     assert httpx.get(first + "/me", headers=carol).status_code == 401
     assert httpx.get(first + "/me", headers=cookies).status_code == 401
+
+
+def test_a_change_by_the_cli_is_seen_by_a_running_api_at_once(api):
+    """The CLI's account changes go through the same store as the API's: they move the stamp too."""
+    from watershed.api.accounts.store import AccountStore
+
+    cli = AccountStore(api.graph)
+    cli.add("dave", "viewer", None, actor="admin")
+    made = cli.create_token("dave", actor="admin")
+    dave = {"Authorization": f"Bearer {made.token}"}
+    with api.client() as caller:
+        assert caller.get("/me", headers=dave).json()["role"] == "viewer"
+        cli.update("dave", actor="admin", role="admin")
+        assert caller.get("/me", headers=dave).json()["role"] == "admin"
+        cli.revoke_token("dave", made.id, actor="admin")
+        assert caller.get("/me", headers=dave).status_code == 401
 
 
 def test_serve_refuses_a_taken_port_naming_it(api, tmp_path):

@@ -1,0 +1,111 @@
+"""A verified token's row is reused only while the graph's accounts stamp stays the same (FalkorDB)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from watershed.api.accounts.store import ACCOUNTS_STAMP, AUTH_TOKEN, AccountStore
+from watershed.graph.store import GraphStore
+
+
+class CountingReads:
+    """The store as it is, counting the token lookups the accounts send it."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.token_reads = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def read(self, query, params=None):
+        if query == AUTH_TOKEN:
+            self.token_reads += 1
+        return self.store.read(query, params)
+
+
+class WithoutStamps(CountingReads):
+    """A backend that keeps no stamps (as Neo4j): GraphStore's own change_stamp."""
+
+    def change_stamp(self, name: str) -> str | None:
+        return GraphStore.change_stamp(self.store, name)
+
+
+def accounts_with(graph_store, reads_class=CountingReads, reuse_seconds: float = 60.0):
+    admin = AccountStore(graph_store)
+    admin.add("erin", "viewer", None, actor="test")
+    token = admin.create_token("erin", actor="test")
+    counted = reads_class(graph_store)
+    return admin, AccountStore(counted, reuse_seconds=reuse_seconds), counted, token
+
+
+def test_a_kept_row_answers_until_an_account_change_moves_the_stamp(graph_store):
+    admin, api, counted, token = accounts_with(graph_store)
+    for _ in range(5):
+        me, token_id = api.authenticate(token.token)
+        assert (me.name, me.role, token_id) == ("erin", "viewer", token.id)
+    assert counted.token_reads == 1
+    # a wrong secret for a kept id is still refused: only the row is kept, never a verdict
+    assert api.authenticate(f"wst_{token.id}_{'x' * 43}") is None
+    before = graph_store.change_stamp(ACCOUNTS_STAMP)
+    admin.update("erin", actor="test", role="steward")
+    assert graph_store.change_stamp(ACCOUNTS_STAMP) != before
+    assert api.authenticate(token.token)[0].role == "steward"
+    assert counted.token_reads == 2
+    admin.revoke_token("erin", token.id, actor="test")
+    assert api.authenticate(token.token) is None
+
+
+def test_a_failed_change_still_moves_the_stamp(graph_store):
+    admin, api, _counted, token = accounts_with(graph_store)
+    assert api.authenticate(token.token) is not None
+    before = graph_store.change_stamp(ACCOUNTS_STAMP)
+    with contextlib.suppress(LookupError):
+        admin.revoke_token("erin", "0123456789abcdef", actor="test")
+    assert graph_store.change_stamp(ACCOUNTS_STAMP) != before
+
+
+def test_a_change_made_around_the_store_shows_after_the_reuse_time(graph_store):
+    _, api, _counted, token = accounts_with(graph_store, reuse_seconds=0.5)
+    assert api.authenticate(token.token)[0].role == "viewer"
+    graph_store.execute("MATCH (u:User {name: 'erin'}) SET u.role = 'admin'")
+    assert api.authenticate(token.token)[0].role == "viewer"  # no stamp moved: the kept row
+    time.sleep(0.6)
+    assert api.authenticate(token.token)[0].role == "admin"
+
+
+def test_clearing_the_graph_moves_every_stamp(graph_store):
+    _, api, counted, token = accounts_with(graph_store)
+    assert api.authenticate(token.token) is not None
+    graph_store.clear()
+    assert api.authenticate(token.token) is None
+    assert counted.token_reads == 2
+
+
+def test_without_stamps_every_request_reads_the_row(graph_store):
+    _, api, counted, token = accounts_with(graph_store, reads_class=WithoutStamps)
+    for _ in range(3):
+        assert api.authenticate(token.token) is not None
+    assert counted.token_reads == 3
+
+
+def test_with_reuse_off_every_request_reads_the_row(graph_store):
+    _, api, counted, token = accounts_with(graph_store, reuse_seconds=0)
+    for _ in range(3):
+        assert api.authenticate(token.token) is not None
+    assert counted.token_reads == 3
+
+
+def test_a_kept_row_records_its_use_once(graph_store):
+    _, api, _counted, token = accounts_with(graph_store)
+    for _ in range(5):
+        assert api.authenticate(token.token) is not None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        rows = graph_store.read("MATCH (t:ApiToken {id: $id}) RETURN t.last_used", {"id": token.id})
+        if rows[0][0] is not None:
+            break
+        time.sleep(0.05)
+    assert rows[0][0] is not None
+    assert api._reused[token.id][1][2] is not None  # the kept row knows: no touch per request
