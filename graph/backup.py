@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from watershed.graph.falkordb_store import move_stamp_epoch
 from watershed.graph.server import ServerError, ServerSpec, answers, is_running, start, stop
 
 SNAPSHOT = "falkordb.rdb"
@@ -163,4 +164,7 @@ def restore(spec: ServerSpec, source: Path) -> BackupManifest:
     finally:
         stop(loading)
     start(spec)
+    if spec.with_falkordb:
+        # what processes kept under the graphs' stamps describes the data just replaced
+        move_stamp_epoch(_client(spec))
     return manifest

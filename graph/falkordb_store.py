@@ -24,8 +24,16 @@ from watershed.graph import queries
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import GraphStore
 
-#: the stamp every other stamp of a graph includes: `clear` moves it
-STAMP_EPOCH = "epoch"
+#: the server-wide key every stamp includes: a graph's `clear` and a restore of the server's data
+#: move it (a backup taken between a change and its restamp would bring back the change under
+#: the old stamp)
+STAMP_EPOCH_KEY = "watershed:stamp-epoch"
+
+
+def move_stamp_epoch(connection) -> None:
+    """Move every stamp of every graph on this server (a redis client of it)."""
+    connection.set(STAMP_EPOCH_KEY, secrets.token_hex(8))
+
 
 INDEXES = [
     "CREATE INDEX FOR (n:Table) ON (n.id)",
@@ -296,7 +304,7 @@ class FalkorDBStore(GraphStore):
             if "empty key" not in str(exc).lower() and "invalid graph" not in str(exc).lower():
                 raise
         # everything kept under any of this graph's stamps described the graph just deleted
-        self.client.connection.set(self._stamp_key(STAMP_EPOCH), secrets.token_hex(8))
+        move_stamp_epoch(self.client.connection)
 
     # Stamps are plain keys beside the graph, so the server's main thread answers them at once
     # while the graph's query threads are busy (a propagation), and a backup's snapshot and its
@@ -306,7 +314,7 @@ class FalkorDBStore(GraphStore):
         return f"watershed:{self.graph_name}:stamp:{name}"
 
     def change_stamp(self, name: str) -> str | None:
-        epoch, stamp = self.client.connection.mget(self._stamp_key(STAMP_EPOCH), self._stamp_key(name))
+        epoch, stamp = self.client.connection.mget(STAMP_EPOCH_KEY, self._stamp_key(name))
         return f"{epoch or ''}/{stamp or ''}"  # the client decodes replies
 
     def restamp(self, name: str) -> None:

@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -167,8 +168,10 @@ AUTH_TOKEN = (
 )
 TOUCH_TOKEN = "MATCH (t:ApiToken {id: $id}) SET t.last_used = $now"
 
+# The token must still exist when the session is made: a login racing the token's revocation
+# (which deletes the token's sessions) must not leave a session behind it.
 ADD_SESSION = (
-    "MATCH (u:User {name: $user}) "
+    "MATCH (u:User {name: $user}) MATCH (t:ApiToken {id: $token}) WHERE t.user = $user "
     "CREATE (s:Session {id_hash: $id_hash, user: $user, token: $token, expires_at: $expires_at}) RETURN s.user"
 )
 AUTH_SESSION = (
@@ -180,17 +183,19 @@ DELETE_EXPIRED_SESSIONS = "MATCH (s:Session) WHERE s.expires_at <= $now DELETE s
 
 
 class AccountStore:
-    def __init__(self, graph: GraphStore, reuse_seconds: float = 0.0) -> None:
+    def __init__(
+        self, graph: GraphStore, reuse_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         """`reuse_seconds` > 0: a verified token's row is reused while the accounts stamp stays the
-        same, for at most that long (the bound on a change made around this class, such as a
-        hand-written Cypher edit, or a writer that died between its write and its restamp)."""
+        same, for at most that long by `clock` (the bound on a change made around this class, such
+        as a hand-written Cypher edit, or a writer that died between its write and its restamp)."""
         self.graph = graph
         #: tokens whose last_used write is queued or running (one at a time per token)
         self._touching: set[str] = set()
         self._touching_lock = threading.Lock()
         #: token id -> (stamp it was read under, its AUTH_TOKEN row)
         self._reused: TTLCache | None = (
-            TTLCache(maxsize=REUSED_TOKENS, ttl=reuse_seconds) if reuse_seconds > 0 else None
+            TTLCache(maxsize=REUSED_TOKENS, ttl=reuse_seconds, timer=clock) if reuse_seconds > 0 else None
         )
         self._reused_lock = threading.Lock()
 
@@ -323,6 +328,8 @@ class AccountStore:
 
     def _token_row(self, token_id: str) -> list[Any] | None:
         """The token's AUTH_TOKEN row: reused while the accounts stamp is the one it was read under."""
+        # A kept row answers without the graph query an unknown id still costs: that tells an
+        # attacker only that an id they already hold is in use (ids are 64 random bits).
         stamp = self.graph.change_stamp(ACCOUNTS_STAMP) if self._reused is not None else None
         if stamp is not None:
             with self._reused_lock:
@@ -340,15 +347,15 @@ class AccountStore:
         return rows[0]
 
     def _reuse_touched(self, token_id: str, now: int) -> None:
-        """The kept row says the token was just used, or every request would queue another touch."""
+        """The kept row says the token was just used, or every request would queue another touch.
+
+        Changed in place: storing the entry again would restart its time in the cache."""
         if self._reused is None:
             return
         with self._reused_lock:
             kept = self._reused.get(token_id)
             if kept is not None:
-                row = list(kept[1])
-                row[2] = now
-                self._reused[token_id] = (kept[0], row)
+                kept[1][2] = now
 
     @contextlib.contextmanager
     def _restamped(self):
@@ -381,25 +388,22 @@ class AccountStore:
             with self._touching_lock:
                 self._touching.discard(token_id)
 
-    def open_session(self, me: Me, token_id: str, hours: float) -> str:
-        """A new session for `me`; returns the cookie's secret (only its hash is stored)."""
+    def open_session(self, me: Me, token_id: str, hours: float) -> str | None:
+        """A new session for `me`; returns the cookie's secret (only its hash is stored), or None
+        when the token or its user is gone by now."""
         secret = tokens.session_secret()
         now = _ms()
-        self.graph.write_all(
-            [
-                (DELETE_EXPIRED_SESSIONS, {"now": now}),
-                (
-                    ADD_SESSION,
-                    {
-                        "user": me.name,
-                        "id_hash": tokens.session_hash(secret),
-                        "token": token_id,
-                        "expires_at": now + int(hours * 3_600_000),
-                    },
-                ),
-            ]
+        self.graph.execute(DELETE_EXPIRED_SESSIONS, {"now": now})
+        made = self.graph.execute(
+            ADD_SESSION,
+            {
+                "user": me.name,
+                "id_hash": tokens.session_hash(secret),
+                "token": token_id,
+                "expires_at": now + int(hours * 3_600_000),
+            },
         )
-        return secret
+        return secret if made else None
 
     def session(self, secret: str) -> Me | None:
         rows = self.graph.read(AUTH_SESSION, {"id_hash": tokens.session_hash(secret), "now": _ms()})

@@ -3,8 +3,9 @@
 The secret is 256 random bits, so a fast hash would do; scrypt is used anyway
 (a stolen graph dump should not make tokens cheap to test). Verifying costs one
 scrypt per request, so a small in-process cache remembers which (token id,
-stored hash, presented secret) triples matched: the stored hash still comes
-from the graph on every request, so a revoked or rotated token fails at once.
+stored hash, presented secret) triples matched. The stored hash comes from the
+token's row, which an API process reuses only while no user or token has
+changed (accounts.store), so a revoked token fails at its next request.
 """
 
 from __future__ import annotations

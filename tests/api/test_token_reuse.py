@@ -32,12 +32,22 @@ class WithoutStamps(CountingReads):
         return GraphStore.change_stamp(self.store, name)
 
 
-def accounts_with(graph_store, reads_class=CountingReads, reuse_seconds: float = 60.0):
+class Clock:
+    """The kept rows' clock, moved by the test instead of waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def accounts_with(graph_store, reads_class=CountingReads, reuse_seconds: float = 60.0, clock=time.monotonic):
     admin = AccountStore(graph_store)
     admin.add("erin", "viewer", None, actor="test")
     token = admin.create_token("erin", actor="test")
     counted = reads_class(graph_store)
-    return admin, AccountStore(counted, reuse_seconds=reuse_seconds), counted, token
+    return admin, AccountStore(counted, reuse_seconds=reuse_seconds, clock=clock), counted, token
 
 
 def test_a_kept_row_answers_until_an_account_change_moves_the_stamp(graph_store):
@@ -67,12 +77,34 @@ def test_a_failed_change_still_moves_the_stamp(graph_store):
 
 
 def test_a_change_made_around_the_store_shows_after_the_reuse_time(graph_store):
-    _, api, _counted, token = accounts_with(graph_store, reuse_seconds=0.5)
+    clock = Clock()
+    _, api, _counted, token = accounts_with(graph_store, reuse_seconds=60, clock=clock)
     assert api.authenticate(token.token)[0].role == "viewer"
     graph_store.execute("MATCH (u:User {name: 'erin'}) SET u.role = 'admin'")
+    clock.now += 59
     assert api.authenticate(token.token)[0].role == "viewer"  # no stamp moved: the kept row
-    time.sleep(0.6)
+    clock.now += 2
     assert api.authenticate(token.token)[0].role == "admin"
+
+
+def test_recording_a_use_does_not_extend_a_kept_rows_time(graph_store):
+    clock = Clock()
+    _, api, counted, token = accounts_with(graph_store, reuse_seconds=60, clock=clock)
+    assert api.authenticate(token.token) is not None  # never used: records its use, keeps the row
+    clock.now += 59
+    api._reuse_touched(token.id, int(time.time() * 1000) + 120_000)  # a later use, recorded
+    clock.now += 2
+    assert api.authenticate(token.token) is not None
+    assert counted.token_reads == 2
+
+
+def test_a_login_racing_a_revocation_makes_no_session(graph_store):
+    """The API verified the token from its kept row; the token is deleted before the stamp moves."""
+    _, api, _counted, token = accounts_with(graph_store)
+    me, token_id = api.authenticate(token.token)
+    graph_store.execute("MATCH (t:ApiToken {id: $id}) DELETE t", {"id": token_id})
+    assert api.open_session(me, token_id, hours=1) is None
+    assert graph_store.read("MATCH (s:Session {user: 'erin'}) RETURN count(s)") == [[0]]
 
 
 def test_clearing_the_graph_moves_every_stamp(graph_store):

@@ -31,6 +31,7 @@ def test_a_restored_backup_is_the_graph_that_was_backed_up(service_env, tmp_path
     tasks = [SqlTask(task_id=i, sql=sql) for i, sql in SQL.items()]
     store.upsert_tasks([(task, extract_lineage(task)) for task in tasks])
     backed_up = graph_fingerprint(store)
+    stamp = store.change_stamp("accounts")
 
     result = runner.invoke(app, ["services", "backup", str(tmp_path / "backup")])
     assert result.exit_code == 0, result.output
@@ -44,6 +45,8 @@ def test_a_restored_backup_is_the_graph_that_was_backed_up(service_env, tmp_path
     result = runner.invoke(app, ["services", "restore", str(tmp_path / "backup")])
     assert result.exit_code == 0, result.output
     assert graph_fingerprint(_store()) == backed_up
+    # what an API process kept under the stamps described the graph before the restore
+    assert _store().change_stamp("accounts") != stamp
     # The restored graph is the server's from now on: it survives a stop and a start.
     runner.invoke(app, ["services", "down"])
     assert runner.invoke(app, ["services", "up"], catch_exceptions=False).exit_code == 0

@@ -26,6 +26,8 @@ def login(body: Login, request: Request, response: Response, svc: Service = Depe
         raise unauthorized()
     me, token_id = found
     secret = svc.accounts.open_session(me, token_id, svc.settings.api_session_hours)
+    if secret is None:  # revoked (or its user deleted) since it was verified
+        raise unauthorized()
     response.set_cookie(
         SESSION_COOKIE,
         secret,
