@@ -3,6 +3,7 @@ extracted; the catalog the executors get, packed, reads as the catalog it came f
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -51,6 +52,31 @@ def test_rows_decode_to_what_extraction_gives(spark, corpus, send_task):
         else:
             assert task_json == ""
     assert any(row[4] for row in lineages)
+
+
+def test_an_executor_freezes_what_outlives_its_partition(spark, corpus):
+    """In a Spark task the partition ends with its survivors frozen, so PySpark's full collection
+    after every task skips the parsed catalog; called outside Spark, the caller's heap is left alone."""
+    catalog, tasks = corpus
+    settings_data = IngestSettings().model_dump()
+    broadcast = spark.sparkContext.broadcast(catalog.packed())
+
+    def partition(rows):
+        import gc as worker_gc
+
+        worker_gc.unfreeze()  # a reused worker froze after an earlier job's partition
+        before = worker_gc.get_freeze_count()
+        produced = sum(1 for _ in _extract_partition(rows, broadcast, settings_data, False))
+        yield before, worker_gc.get_freeze_count(), produced
+
+    [(before, after, produced)] = spark.sparkContext.parallelize(tasks, 1).mapPartitions(partition).collect()
+    assert (before, produced) == (0, len(tasks))
+    assert after > 0
+
+    frozen = gc.get_freeze_count()
+    assert len(list(_extract_partition(iter(tasks), broadcast, settings_data, False))) == len(tasks)
+    assert gc.get_freeze_count() == frozen
+    broadcast.unpersist()
 
 
 def test_a_worker_builds_each_catalog_once(corpus):
