@@ -7,11 +7,22 @@ Generates the warehouse, starts its own FalkorDB on a free port, harvests the
 separately (the loading time is the driver's time inside GraphStore writes).
 With `--ttl` it then runs the TTL advisor over the loaded graph and reports
 its time and how many columns got a TTL shorter than their table's.
-It also extracts the corpus in this one process and prints
-`spark_over_inprocess_per_core`: Spark's seconds per task per executor core (plus the
-driver's decoding) over in-process seconds per task, target 1.3; the same in CPU seconds
-(`spark_over_inprocess_cpu`, steadier on a shared machine), and both again for a second
-extraction on the already warm workers.
+It also extracts the corpus in this one process and compares the cost per task (one core's
+seconds: the executors' extraction time times their cores, plus the driver's decoding of their
+rows) with the in-process extractor's, target 1.3, twice:
+- `spark_over_inprocess_per_core`: the first harvest of a fresh Spark application, start-up
+  included (the JVM compiling its code, the Python workers importing the extractor and parsing
+  the catalog's tables they need) -- a once-per-run cost that 4,000 tasks do not amortise;
+- `steady_spark_over_inprocess_per_core`: the best of `--warm-runs` further extractions on the
+  same, warm workers -- the cost each additional task adds, which is what a warehouse-sized
+  harvest pays; `startup_seconds` is the first harvest's extraction time over that.
+Both sides are the best of their runs, the in-process loop running once before Spark starts and
+once before each warm extraction; both again in CPU seconds (`..._cpu`). The JVM's compiler
+keeps working through the first several extractions (about 2 s of CPU each, falling to 0.1 s
+by the eighth), so more warm runs get closer to a long harvest's steady state.
+`steady_spark_over_inprocess_every_core` compares the steady state with in-process extraction
+on every core at once (the corpus split over as many processes as Spark has cores): what the
+same cores do without Spark, where a lone process has the machine's other core to itself.
 Results go to bench/results/harvest_bench.json.
 """
 
@@ -19,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -49,6 +61,39 @@ def in_process_seconds(tasks_dir: Path, catalog: Catalog) -> tuple[int, float, f
     for task in tasks:
         extract_lineage(task, catalog, settings)
     return len(tasks), time.monotonic() - began, time.process_time() - began_cpu
+
+
+def _extract_share(tasks_dir: str, catalog_path: str, share: int, shares: int, barrier, results) -> None:
+    """One of `in_process_on_every_core`'s processes: its share of the corpus, timed from the barrier."""
+    catalog = Catalog.load(catalog_path)
+    tasks = [item.task for item in read_task_source(Path(tasks_dir), [])][share::shares]
+    settings = IngestSettings()
+    barrier.wait()
+    began = time.monotonic()
+    for task in tasks:
+        extract_lineage(task, catalog, settings)
+    results.put((began, time.monotonic()))
+
+
+def in_process_on_every_core(tasks_dir: Path, catalog_path: Path, cores: int) -> float:
+    """The corpus split over `cores` processes extracting at once, as Spark's workers do: the
+    seconds from the first start to the last finish. On this machine two busy cores each run
+    slower than one alone (shared caches and a shared host), which a lone process never shows.
+    A forkserver's children: this process holds Spark's JVM gateway threads, never forked."""
+    context = multiprocessing.get_context("forkserver")
+    barrier, results = context.Barrier(cores), context.Queue()
+    workers = [
+        context.Process(
+            target=_extract_share, args=(str(tasks_dir), str(catalog_path), n, cores, barrier, results)
+        )
+        for n in range(cores)
+    ]
+    for worker in workers:
+        worker.start()
+    spans = [results.get(timeout=600) for _ in workers]
+    for worker in workers:
+        worker.join()
+    return max(end for _, end in spans) - min(began for began, _ in spans)
 
 
 def spark_cpu_seconds(skip: tuple[str, ...] = ("redis", "falkordb")) -> float:
@@ -91,6 +136,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--ttl", action="store_true", help="also time the TTL advisor on the loaded graph")
+    parser.add_argument(
+        "--warm-runs", type=int, default=5, help="extractions on the warm workers; the best one counts"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -126,8 +174,26 @@ def main() -> None:
                 return done, spark_cpu_seconds() - cpu_before
 
             report, spark_cpu = harvest(store, "harvest")
-            # Once more without a graph, on the warm workers: the per-task cost without start-up.
-            warm, warm_cpu = harvest(None, "harvest-warm")
+            # Again without a graph, on the warm workers: the per-task cost without start-up.
+            # The in-process loop runs between them, the workers idle: the machine is shared and
+            # its speed drifts by a quarter within a minute, so both sides sample the same spells.
+            warm_runs, every_core = [], float("inf")
+            for n in range(max(1, args.warm_runs)):
+                _, seconds, cpu = in_process_seconds(root / "warehouse" / "tasks", catalog)
+                inprocess_seconds, inprocess_cpu = min(inprocess_seconds, seconds), min(inprocess_cpu, cpu)
+                every_core = min(
+                    every_core,
+                    in_process_on_every_core(
+                        root / "warehouse" / "tasks", root / "warehouse" / "catalog.json", cores
+                    ),
+                )
+                warm_runs.append(harvest(None, f"harvest-warm-{n}"))
+            warm = min(
+                (run for run, _ in warm_runs),
+                key=lambda run: run.extract_seconds + run.decode_seconds / cores,
+            )
+            # CPU seconds of Spark's processes plus the driver's decoding, the best run's
+            warm_cpu_total = min(cpu + run.decode_seconds for run, cpu in warm_runs)
             stats = store.stats()
             ttl = None
             if args.ttl:
@@ -146,10 +212,6 @@ def main() -> None:
                     "unused": sum(1 for r in recommendations if r.status == "unused"),
                 }
             spark.stop()
-            # ... and again after it: the machine's load drifts, the mean of both compares fairer
-            _, again, again_cpu = in_process_seconds(root / "warehouse" / "tasks", catalog)
-            inprocess_seconds = (inprocess_seconds + again) / 2
-            inprocess_cpu = (inprocess_cpu + again_cpu) / 2
         finally:
             stop(spec)
 
@@ -161,7 +223,12 @@ def main() -> None:
     # The same in CPU seconds: Spark's processes during the harvest plus the driver's decoding.
     cpu_ratio = (spark_cpu + report.decode_seconds) / report.tasks / (inprocess_cpu / inprocess_tasks)
     warm_ratio = (warm.extract_seconds * cores + warm.decode_seconds) / warm.tasks / inprocess_per_task
-    warm_cpu_ratio = (warm_cpu + warm.decode_seconds) / warm.tasks / (inprocess_cpu / inprocess_tasks)
+    warm_cpu_ratio = warm_cpu_total / warm.tasks / (inprocess_cpu / inprocess_tasks)
+    # ... and against in-process extraction with every core busy, as the executors' are
+    every_core_per_task = every_core * cores / inprocess_tasks
+    warm_every_core_ratio = (
+        (warm.extract_seconds * cores + warm.decode_seconds) / warm.tasks / every_core_per_task
+    )
     result = {
         "tasks": report.tasks,
         "master": args.master,
@@ -181,10 +248,16 @@ def main() -> None:
         "inprocess_cpu_seconds": inprocess_cpu,
         "spark_cpu_seconds": spark_cpu,
         "spark_over_inprocess_cpu": cpu_ratio,
-        "warm_extract_seconds": warm.extract_seconds,
-        "warm_decode_seconds": warm.decode_seconds,
-        "warm_spark_over_inprocess_per_core": warm_ratio,
-        "warm_spark_over_inprocess_cpu": warm_cpu_ratio,
+        "warm_runs": len(warm_runs),
+        "warm_extract_seconds": [run.extract_seconds for run, _ in warm_runs],
+        "steady_extract_seconds": warm.extract_seconds,
+        "steady_decode_seconds": warm.decode_seconds,
+        "startup_seconds": report.extract_seconds - warm.extract_seconds,
+        "steady_spark_over_inprocess_per_core": warm_ratio,
+        "steady_spark_over_inprocess_cpu": warm_cpu_ratio,
+        "inprocess_every_core_seconds": every_core,
+        "inprocess_every_core_tasks_per_s_per_core": 1 / every_core_per_task,
+        "steady_spark_over_inprocess_every_core": warm_every_core_ratio,
         "graph": stats.model_dump(),
         "warehouse": summary.__dict__,
         "ttl": ttl,
@@ -208,8 +281,15 @@ def main() -> None:
         f"spark_over_inprocess_cpu {cpu_ratio:.2f} (target {TARGET_RATIO})"
     )
     print(
-        f"warm:       a second extraction on the same workers: spark_over_inprocess_per_core "
-        f"{warm_ratio:.2f}, spark_over_inprocess_cpu {warm_cpu_ratio:.2f}"
+        f"steady:     the best of {len(warm_runs)} extractions on the warm workers "
+        f"({', '.join(f'{run.extract_seconds:.1f}' for run, _ in warm_runs)} s; start-up "
+        f"{result['startup_seconds']:.1f} s): steady_spark_over_inprocess_per_core {warm_ratio:.2f}, "
+        f"steady_spark_over_inprocess_cpu {warm_cpu_ratio:.2f} (target {TARGET_RATIO})"
+    )
+    print(
+        f"every core: in-process on {cores} processes at once {1 / every_core_per_task:.0f} tasks/s per core "
+        f"(a lone process {inprocess_tasks / inprocess_seconds:.0f}): steady_spark_over_inprocess_every_core "
+        f"{warm_every_core_ratio:.2f} (target {TARGET_RATIO})"
     )
     print(f"errors: {report.tasks_with_errors} tasks with errors")
     if ttl:
