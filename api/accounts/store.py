@@ -3,8 +3,9 @@
 Nodes: `User {name, role, databases, created_at}` (databases: JSON list or null = all),
 `ApiToken {id, user, salt, hash, created_at, last_used}`, `Session {id_hash, user, token,
 expires_at}`. A user revoked through one API process is refused by every other one at its next
-request: every change to users or tokens moves the graph's `accounts` change stamp, and an API
-process reuses a token's row (`reuse_seconds`) only while that stamp is unchanged. Reading the
+request: every change to users or tokens, and every logout, moves the graph's `accounts` change
+stamp, and an API process reuses a token's or a session's row (`reuse_seconds`) only while that
+stamp is unchanged. Reading the
 stamp is a plain key read the graph server answers at once even while a propagation keeps its
 query threads busy; reading the row is a graph query that waits behind them. A backend without
 stamps (Neo4j) reads the row on every request.
@@ -38,8 +39,8 @@ log = logging.getLogger("watershed.api.accounts")
 
 #: the change stamp (GraphStore.change_stamp) every change to users and tokens moves
 ACCOUNTS_STAMP = "accounts"
-#: token rows an API process keeps at most (least recently used ones go first)
-REUSED_TOKENS = 10_000
+#: token and session rows an API process keeps at most (least recently used ones go first)
+REUSED_ROWS = 10_000
 
 #: last_used is written by one background thread, never inside the request: on FalkorDB a write
 #: queues behind the graph's other writers (seconds during a propagation's batches,
@@ -176,7 +177,7 @@ ADD_SESSION = (
 )
 AUTH_SESSION = (
     "MATCH (s:Session {id_hash: $id_hash}) WHERE s.expires_at > $now MATCH (u:User {name: s.user}) "
-    "RETURN u.name, u.role, u.databases"
+    "RETURN s.expires_at, u.name, u.role, u.databases"
 )
 DELETE_SESSION = "MATCH (s:Session {id_hash: $id_hash}) DELETE s"
 DELETE_EXPIRED_SESSIONS = "MATCH (s:Session) WHERE s.expires_at <= $now DELETE s"
@@ -193,9 +194,10 @@ class AccountStore:
         #: tokens whose last_used write is queued or running (one at a time per token)
         self._touching: set[str] = set()
         self._touching_lock = threading.Lock()
-        #: token id -> (stamp it was read under, its AUTH_TOKEN row)
+        #: ("token", id) -> (stamp it was read under, its AUTH_TOKEN row), and
+        #: ("session", id hash) -> (stamp, its AUTH_SESSION row)
         self._reused: TTLCache | None = (
-            TTLCache(maxsize=REUSED_TOKENS, ttl=reuse_seconds, timer=clock) if reuse_seconds > 0 else None
+            TTLCache(maxsize=REUSED_ROWS, ttl=reuse_seconds, timer=clock) if reuse_seconds > 0 else None
         )
         self._reused_lock = threading.Lock()
 
@@ -330,20 +332,25 @@ class AccountStore:
         """The token's AUTH_TOKEN row: reused while the accounts stamp is the one it was read under."""
         # A kept row answers without the graph query an unknown id still costs: that tells an
         # attacker only that an id they already hold is in use (ids are 64 random bits).
+        return self._kept_row(("token", token_id), AUTH_TOKEN, {"id": token_id})
+
+    def _kept_row(self, key: tuple[str, str], query: str, params: dict) -> list[Any] | None:
+        """The first row of `query`, kept under `key` and reused while the accounts stamp is the
+        one it was read under; None (never kept) when the query finds nothing."""
         stamp = self.graph.change_stamp(ACCOUNTS_STAMP) if self._reused is not None else None
         if stamp is not None:
             with self._reused_lock:
-                kept = self._reused.get(token_id)
+                kept = self._reused.get(key)
             if kept is not None and kept[0] == stamp:
                 return kept[1]
         # the stamp is read before the row: a change landing between the two leaves the row
         # filed under the old stamp, which the change has already moved on from
-        rows = self.graph.read(AUTH_TOKEN, {"id": token_id})
+        rows = self.graph.read(query, params)
         if not rows:
             return None
         if stamp is not None:
             with self._reused_lock:
-                self._reused[token_id] = (stamp, list(rows[0]))
+                self._reused[key] = (stamp, list(rows[0]))
         return rows[0]
 
     def _reuse_touched(self, token_id: str, now: int) -> None:
@@ -353,13 +360,13 @@ class AccountStore:
         if self._reused is None:
             return
         with self._reused_lock:
-            kept = self._reused.get(token_id)
+            kept = self._reused.get(("token", token_id))
             if kept is not None:
                 kept[1][2] = now
 
     @contextlib.contextmanager
     def _restamped(self):
-        """Move the accounts stamp after a change to users or tokens, also when the change failed
+        """Move the accounts stamp after a change to users, tokens or sessions, also when the change failed
         part way (what it did write must not stay hidden behind rows kept from before)."""
         try:
             yield
@@ -406,11 +413,21 @@ class AccountStore:
         return secret if made else None
 
     def session(self, secret: str) -> Me | None:
-        rows = self.graph.read(AUTH_SESSION, {"id_hash": tokens.session_hash(secret), "now": _ms()})
-        if not rows:
+        """The caller a session cookie belongs to; None when it is unknown, expired or logged out.
+
+        The row is kept like a token's (reused while the accounts stamp stays); its expiry is
+        checked at every use, so a kept row never outlives its session."""
+        now = _ms()
+        id_hash = tokens.session_hash(secret)
+        row = self._kept_row(("session", id_hash), AUTH_SESSION, {"id_hash": id_hash, "now": now})
+        if row is None:
             return None
-        name, role, databases = rows[0]
+        expires_at, name, role, databases = row
+        if int(expires_at) <= now:
+            return None
         return Me(name=name, role=role, databases=json.loads(databases) if databases else None)
 
     def close_session(self, secret: str) -> None:
-        self.graph.execute(DELETE_SESSION, {"id_hash": tokens.session_hash(secret)})
+        """Log out: the session is deleted, and the stamp moves so no process answers from a kept row."""
+        with self._restamped():
+            self.graph.execute(DELETE_SESSION, {"id_hash": tokens.session_hash(secret)})

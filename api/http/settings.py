@@ -16,7 +16,7 @@ class ApiSettings(PropagationSettings):
     api_port: Port = 8600
     #: how long a browser session lasts after login
     api_session_hours: Seconds = 12.0
-    #: how long an API process may reuse a verified token's row (owner, role, databases) while the
+    #: how long an API process may reuse a verified token's or session's row (owner, role, databases) while the
     #: graph's accounts stamp is unchanged; every change made through the CLI or the API moves the
     #: stamp, so it takes effect at once; this bounds only changes made around them (0: read the
     #: graph on every request)

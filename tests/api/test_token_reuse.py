@@ -1,4 +1,5 @@
-"""A verified token's row is reused only while the graph's accounts stamp stays the same (FalkorDB)."""
+"""A verified token's or session's row is reused only while the graph's accounts stamp stays the
+same (FalkorDB)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,24 @@ import time
 
 import pytest
 
-from watershed.api.accounts.store import ACCOUNTS_STAMP, AUTH_TOKEN, AccountStore, UnknownTokenError
+from watershed.api.accounts import store as account_store
+from watershed.api.accounts.store import (
+    ACCOUNTS_STAMP,
+    AUTH_SESSION,
+    AUTH_TOKEN,
+    AccountStore,
+    UnknownTokenError,
+)
 from watershed.graph.store import GraphStore
 
 
 class CountingReads:
-    """The store as it is, counting the token lookups the accounts send it."""
+    """The store as it is, counting the token and session lookups the accounts send it."""
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
         self.token_reads = 0
+        self.session_reads = 0
 
     def __getattr__(self, name: str):
         return getattr(self.store, name)
@@ -23,6 +32,8 @@ class CountingReads:
     def read(self, query, params=None):
         if query == AUTH_TOKEN:
             self.token_reads += 1
+        if query == AUTH_SESSION:
+            self.session_reads += 1
         return self.store.read(query, params)
 
 
@@ -141,4 +152,55 @@ def test_a_kept_row_records_its_use_once(graph_store):
             break
         time.sleep(0.05)
     assert rows[0][0] is not None
-    assert api._reused[token.id][1][2] is not None  # the kept row knows: no touch per request
+    assert api._reused["token", token.id][1][2] is not None  # the kept row knows: no touch per request
+
+
+def session_with(graph_store, **options):
+    admin, api, counted, token = accounts_with(graph_store, **options)
+    me, token_id = api.authenticate(token.token)
+    secret = api.open_session(me, token_id, hours=1)
+    assert secret is not None
+    return admin, api, counted, token, secret
+
+
+def test_a_kept_session_answers_until_a_logout_elsewhere_moves_the_stamp(graph_store):
+    admin, api, counted, _token, secret = session_with(graph_store)
+    for _ in range(5):
+        assert api.session(secret).name == "erin"
+    assert counted.session_reads == 1
+    assert api.session("not-the-cookie") is None  # an unknown cookie still asks the graph
+    before = graph_store.change_stamp(ACCOUNTS_STAMP)
+    admin.close_session(secret)  # the logout went through another process
+    assert graph_store.change_stamp(ACCOUNTS_STAMP) != before
+    assert api.session(secret) is None
+
+
+def test_a_kept_session_sees_role_changes_revocations_and_deletions(graph_store):
+    admin, api, _counted, token, secret = session_with(graph_store)
+    assert api.session(secret).role == "viewer"
+    admin.update("erin", actor="test", role="steward")
+    assert api.session(secret).role == "steward"
+    admin.revoke_token("erin", token.id, actor="test")
+    assert api.session(secret) is None
+
+    again = admin.create_token("erin", actor="test")
+    secret = api.open_session(*api.authenticate(again.token), hours=1)
+    assert api.session(secret) is not None
+    admin.delete("erin", actor="test")
+    assert api.session(secret) is None
+
+
+def test_a_kept_session_is_refused_once_it_expires(graph_store, monkeypatch):
+    _admin, api, counted, _token, secret = session_with(graph_store)
+    assert api.session(secret) is not None
+    later = account_store._ms() + 3_600_000 + 1
+    monkeypatch.setattr(account_store, "_ms", lambda: later)
+    assert api.session(secret) is None
+    assert counted.session_reads == 1  # refused from the kept row: the expiry is checked at use
+
+
+def test_without_reuse_every_session_request_reads_the_row(graph_store):
+    _admin, api, counted, _token, secret = session_with(graph_store, reuse_seconds=0)
+    for _ in range(3):
+        assert api.session(secret) is not None
+    assert counted.session_reads == 3
