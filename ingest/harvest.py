@@ -161,9 +161,9 @@ def _settle_worker_heap() -> None:
     cycles); collecting first means no garbage is frozen. Outside a Spark task (a test calling
     `_extract_partition` directly) the caller's heap is left alone.
     """
-    from pyspark import TaskContext
-
-    if TaskContext.get() is None:
+    # a Spark worker has imported pyspark already; nothing else needs to (it is an extra)
+    pyspark = sys.modules.get("pyspark")
+    if pyspark is None or pyspark.TaskContext.get() is None:
         return
     gc.collect()
     gc.freeze()

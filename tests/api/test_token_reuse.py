@@ -173,6 +173,11 @@ def test_a_kept_session_answers_until_a_logout_elsewhere_moves_the_stamp(graph_s
     admin.close_session(secret)  # the logout went through another process
     assert graph_store.change_stamp(ACCOUNTS_STAMP) != before
     assert api.session(secret) is None
+    # logging out a cookie that is no session (any caller can send one) moves nothing
+    stamp = graph_store.change_stamp(ACCOUNTS_STAMP)
+    admin.close_session(secret)
+    admin.close_session("made-up")
+    assert graph_store.change_stamp(ACCOUNTS_STAMP) == stamp
 
 
 def test_a_kept_session_sees_role_changes_revocations_and_deletions(graph_store):
