@@ -5,10 +5,9 @@ Nodes: `User {name, role, databases, created_at}` (databases: JSON list or null 
 expires_at}`. A user revoked through one API process is refused by every other one at its next
 request: every change to users or tokens, and every logout, moves the graph's `accounts` change
 stamp, and an API process reuses a token's or a session's row (`reuse_seconds`) only while that
-stamp is unchanged. Reading the
-stamp is a plain key read the graph server answers at once even while a propagation keeps its
-query threads busy; reading the row is a graph query that waits behind them. A backend without
-stamps (Neo4j) reads the row on every request.
+stamp is unchanged. Reading the stamp is a plain key read the graph server answers at once even
+while a propagation keeps its query threads busy; reading the row is a graph query that waits
+behind them. A backend without stamps (Neo4j) reads the row on every request.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ LAST_USED_RESOLUTION_MS = 60_000
 
 log = logging.getLogger("watershed.api.accounts")
 
-#: the change stamp (GraphStore.change_stamp) every change to users and tokens moves
+#: the change stamp (GraphStore.change_stamp) every change to users and tokens, and every logout, moves
 ACCOUNTS_STAMP = "accounts"
 #: token and session rows an API process keeps at most (least recently used ones go first)
 REUSED_ROWS = 10_000
@@ -366,8 +365,8 @@ class AccountStore:
 
     @contextlib.contextmanager
     def _restamped(self):
-        """Move the accounts stamp after a change to users, tokens or sessions, also when the change failed
-        part way (what it did write must not stay hidden behind rows kept from before)."""
+        """Move the accounts stamp after a change to users, tokens or sessions, also when the change
+        failed part way (what it did write must not stay hidden behind rows kept from before)."""
         try:
             yield
         finally:
