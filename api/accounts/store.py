@@ -12,7 +12,6 @@ behind them. A backend without stamps (Neo4j) reads the row on every request.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
@@ -186,7 +185,7 @@ class AccountStore:
     def __init__(
         self, graph: GraphStore, reuse_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        """`reuse_seconds` > 0: a verified token's row is reused while the accounts stamp stays the
+        """`reuse_seconds` > 0: a verified token's or session's row is reused while the accounts stamp stays the
         same, for at most that long by `clock` (the bound on a change made around this class, such
         as a hand-written Cypher edit, or a writer that died between its write and its restamp)."""
         self.graph = graph
@@ -250,23 +249,27 @@ class AccountStore:
             "databases": json.dumps(after.databases) if after.databases is not None else None,
             **audit_params(actor, "user.grant", f"user:{name}", before.model_dump(), after.model_dump()),
         }
-        with self._restamped():
-            if not self.graph.execute(UPDATE_USER, params):
-                raise UnknownUserError(f"user {name} not found")
+        if not self._restamped_after(lambda: bool(self.graph.execute(UPDATE_USER, params))):
+            raise UnknownUserError(f"user {name} not found")
         return after
 
     def delete(self, name: str, actor: str) -> User:
         before = self.get(name)
-        with self._restamped():
+
+        def writes() -> bool:
             rows = self.graph.execute(
                 DELETE_USER,
                 {"name": name, **audit_params(actor, "user.delete", f"user:{name}", before.model_dump())},
             )
             if not rows or not rows[0][0]:
-                raise UnknownUserError(f"user {name} not found")
+                return False
             self.graph.write_all(
                 [(DELETE_USER_TOKENS, {"name": name}), (DELETE_USER_SESSIONS, {"name": name})]
             )
+            return True
+
+        if not self._restamped_after(writes):
+            raise UnknownUserError(f"user {name} not found")
         return before
 
     # ------------------------------------------------------------ tokens
@@ -296,11 +299,16 @@ class AccountStore:
             "user": user,
             **audit_params(actor, "token.revoke", f"user:{user}", {"id": token_id}),
         }
-        with self._restamped():
+
+        def writes() -> bool:
             rows = self.graph.execute(DELETE_TOKEN, params)
             if not rows or not rows[0][0]:
-                raise UnknownTokenError(f"token {token_id} of user {user} not found")
+                return False
             self.graph.execute(DELETE_TOKEN_SESSIONS, {"id": token_id})
+            return True
+
+        if not self._restamped_after(writes):
+            raise UnknownTokenError(f"token {token_id} of user {user} not found")
 
     # ------------------------------------------------------------ authentication
 
@@ -363,14 +371,20 @@ class AccountStore:
             if kept is not None:
                 kept[1][2] = now
 
-    @contextlib.contextmanager
-    def _restamped(self):
-        """Move the accounts stamp after a change to users, tokens or sessions, also when the change
-        failed part way (what it did write must not stay hidden behind rows kept from before)."""
+    def _restamped_after(self, writes: Callable[[], bool]) -> bool:
+        """Run `writes` (True when it changed users, tokens or sessions) and move the accounts stamp
+        when it did, or when it failed part way (what it wrote must not stay hidden behind rows kept
+        from before). A change that found nothing moves nothing: any caller can ask for one (a
+        made-up cookie's logout, an unknown token id of their own), and each move makes every
+        process read its rows from the graph again."""
         try:
-            yield
-        finally:
+            changed = writes()
+        except BaseException:
             self.graph.restamp(ACCOUNTS_STAMP)
+            raise
+        if changed:
+            self.graph.restamp(ACCOUNTS_STAMP)
+        return changed
 
     def _touch_later(self, token_id: str, now: int) -> None:
         with self._touching_lock:
@@ -427,13 +441,10 @@ class AccountStore:
         return Me(name=name, role=role, databases=json.loads(databases) if databases else None)
 
     def close_session(self, secret: str) -> None:
-        """Log out: the session is deleted, and the stamp moves so no process answers from a kept
-        row -- only when there was a session (or the delete failed part way): any caller can send a
-        made-up cookie, and each move makes every process read its rows from the graph again."""
-        try:
+        """Log out: the session is deleted, and the stamp moves so no process answers from a kept row."""
+
+        def writes() -> bool:
             rows = self.graph.execute(DELETE_SESSION, {"id_hash": tokens.session_hash(secret)})
-        except BaseException:
-            self.graph.restamp(ACCOUNTS_STAMP)
-            raise
-        if rows and rows[0][0]:
-            self.graph.restamp(ACCOUNTS_STAMP)
+            return bool(rows and rows[0][0])
+
+        self._restamped_after(writes)

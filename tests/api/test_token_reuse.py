@@ -12,6 +12,7 @@ from watershed.api.accounts.store import (
     ACCOUNTS_STAMP,
     AUTH_SESSION,
     AUTH_TOKEN,
+    DELETE_TOKEN_SESSIONS,
     AccountStore,
     UnknownTokenError,
 )
@@ -79,13 +80,28 @@ def test_a_kept_row_answers_until_an_account_change_moves_the_stamp(graph_store)
     assert api.authenticate(token.token) is None
 
 
-def test_a_failed_change_still_moves_the_stamp(graph_store):
+class FailingSessionCleanup(CountingReads):
+    """The graph failing a revocation part way: the token is deleted, its sessions are not."""
+
+    def execute(self, query, params=None):
+        if query == DELETE_TOKEN_SESSIONS:
+            raise RuntimeError("the graph went away")
+        return self.store.execute(query, params)
+
+
+def test_a_change_failing_part_way_moves_the_stamp_and_one_that_found_nothing_does_not(graph_store):
     admin, api, _counted, token = accounts_with(graph_store)
     assert api.authenticate(token.token) is not None
     before = graph_store.change_stamp(ACCOUNTS_STAMP)
+    # an unknown id of one's own is refused and changes nothing (any caller can ask)
     with pytest.raises(UnknownTokenError):
         admin.revoke_token("erin", "0123456789abcdef", actor="test")
+    assert graph_store.change_stamp(ACCOUNTS_STAMP) == before
+    failing = AccountStore(FailingSessionCleanup(graph_store))
+    with pytest.raises(RuntimeError):
+        failing.revoke_token("erin", token.id, actor="test")
     assert graph_store.change_stamp(ACCOUNTS_STAMP) != before
+    assert api.authenticate(token.token) is None  # deleted: the kept row is not used
 
 
 def test_a_change_made_around_the_store_shows_after_the_reuse_time(graph_store):
