@@ -22,7 +22,7 @@ from redis.exceptions import ResponseError
 
 from watershed.graph import queries
 from watershed.graph.settings import GraphSettings
-from watershed.graph.store import GraphStore
+from watershed.graph.store import DATA_STAMP, GraphStore
 
 #: the server-wide key every stamp includes: a graph's `clear` and a restore of the server's data
 #: move it (a backup taken between a change and its restamp would bring back the change under
@@ -257,17 +257,32 @@ class FalkorDBStore(GraphStore):
         )
 
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        return self.graph.query(query, params or {}).result_set
+        # read-only on the server: a write sent here would leave the data stamp behind
+        try:
+            return self.graph.ro_query(query, params or {}).result_set
+        except ResponseError as exc:
+            # a graph nothing has written yet has no key, and no rows
+            if "empty key" in str(exc).lower():
+                return []
+            raise
 
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        try:
+            return self.graph.query(query, params or {}).result_set
+        finally:
+            self.restamp(DATA_STAMP)
+
+    def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         return self.graph.query(query, params or {}).result_set
 
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         # One pipelined round trip for the whole load, in order (the deletes of a task's
-        # old edges run before the creates of its new ones).
+        # old edges run before the creates of its new ones), the data stamp's move last: the
+        # server runs it after the statements whether or not one of them failed.
         pipeline = self.client.connection.pipeline(transaction=False)
         for query, params in statements:
             pipeline.execute_command("GRAPH.QUERY", self.graph_name, _with_params(query, params))
+        pipeline.set(self._stamp_key(DATA_STAMP), secrets.token_hex(8))
         pipeline.execute()
 
     def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:

@@ -60,6 +60,9 @@ _ROOT = {
     "Table": "MATCH (n:Table {id: $id}) RETURN n.tags",
 }
 
+#: the change stamp every write through `execute` and `write_all` moves (graph.kept)
+DATA_STAMP = "data"
+
 
 def chunks(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
     for start in range(0, len(rows), size):
@@ -81,11 +84,20 @@ class GraphStore(ABC):
 
     @abstractmethod
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
-        """Run several write statements as one unit (a transaction where the backend has them)."""
+        """Run several write statements as one unit (a transaction where the backend has them).
+        A backend with stamps moves the data stamp after them (`graph.kept.DATA_STAMP`), even when
+        one fails: what they wrote must not stay hidden behind values kept from before."""
 
     @abstractmethod
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        """Run one write statement atomically and return its rows (conditional writes report what they did)."""
+        """Run one write statement atomically and return its rows (conditional writes report what
+        they did); the data stamp moves after it as after `write_all`."""
+
+    def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """Run one bookkeeping write that nothing kept under the data stamp reads (an audit entry, a
+        token's last-used time): as `execute`, but the data stamp stays, so a check's own audit
+        entry does not make the next check read everything again."""
+        return self.execute(query, params)
 
     def ping(self) -> None:
         """Raise when the graph does not answer (a server down, wrong credentials)."""

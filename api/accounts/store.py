@@ -21,13 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from cachetools import TTLCache
 from pydantic import BaseModel
 
 from watershed.api.accounts import tokens
 from watershed.api.accounts.rights import Me, Role, check_role
 from watershed.api.audit import CREATE_ENTRY, audit_params
 from watershed.graph.errors import WatershedError
+from watershed.graph.kept import KeptReads
 from watershed.graph.store import GraphStore
 
 #: last_used is written at most this often per token (a write per request would be wasteful)
@@ -192,12 +192,10 @@ class AccountStore:
         #: tokens whose last_used write is queued or running (one at a time per token)
         self._touching: set[str] = set()
         self._touching_lock = threading.Lock()
-        #: ("token", id) -> (stamp it was read under, its AUTH_TOKEN row), and
-        #: ("session", id hash) -> (stamp, its AUTH_SESSION row)
-        self._reused: TTLCache | None = (
-            TTLCache(maxsize=REUSED_ROWS, ttl=reuse_seconds, timer=clock) if reuse_seconds > 0 else None
+        #: ("token", id) -> its AUTH_TOKEN row, and ("session", id hash) -> its AUTH_SESSION row
+        self._reused = KeptReads(
+            graph, ACCOUNTS_STAMP, seconds=reuse_seconds, maxsize=REUSED_ROWS, timer=clock
         )
-        self._reused_lock = threading.Lock()
 
     # ------------------------------------------------------------ users
 
@@ -344,32 +342,23 @@ class AccountStore:
     def _kept_row(self, key: tuple[str, str], query: str, params: dict) -> list[Any] | None:
         """The first row of `query`, kept under `key` and reused while the accounts stamp is the
         one it was read under; None (never kept) when the query finds nothing."""
-        stamp = self.graph.change_stamp(ACCOUNTS_STAMP) if self._reused is not None else None
-        if stamp is not None:
-            with self._reused_lock:
-                kept = self._reused.get(key)
-            if kept is not None and kept[0] == stamp:
-                return kept[1]
-        # the stamp is read before the row: a change landing between the two leaves the row
-        # filed under the old stamp, which the change has already moved on from
+        stamp = self._reused.stamp()
+        kept = self._reused.get(stamp, key)
+        if kept is not None:
+            return kept
         rows = self.graph.read(query, params)
         if not rows:
             return None
-        if stamp is not None:
-            with self._reused_lock:
-                self._reused[key] = (stamp, list(rows[0]))
+        self._reused.put(stamp, key, list(rows[0]))
         return rows[0]
 
     def _reuse_touched(self, token_id: str, now: int) -> None:
         """The kept row says the token was just used, or every request would queue another touch.
 
         Changed in place: storing the entry again would restart its time in the cache."""
-        if self._reused is None:
-            return
-        with self._reused_lock:
-            kept = self._reused.get(("token", token_id))
-            if kept is not None:
-                kept[1][2] = now
+        kept = self._reused.peek(("token", token_id))
+        if kept is not None:
+            kept[2] = now
 
     def _restamped_after(self, writes: Callable[[], bool]) -> bool:
         """Run `writes` (True when it changed users, tokens or sessions) and move the accounts stamp
@@ -400,7 +389,7 @@ class AccountStore:
 
     def _touch(self, token_id: str, now: int) -> None:
         try:
-            self.graph.execute(TOUCH_TOKEN, {"id": token_id, "now": now})
+            self.graph.record(TOUCH_TOKEN, {"id": token_id, "now": now})
         except Exception as exc:
             # informational only: the next request after the resolution tries again
             log.warning("could not record the last use of token %s: %s", token_id, type(exc).__name__)

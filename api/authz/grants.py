@@ -421,4 +421,4 @@ class GrantStore:
 
 def record_decision(graph: GraphStore, actor: str, payload: dict) -> None:
     """The audit entry of a decision (no SQL text: its constants may be sensitive)."""
-    graph.execute(*statement(actor, "authz.decision", f"user:{payload['user']}", None, payload))
+    graph.record(*statement(actor, "authz.decision", f"user:{payload['user']}", None, payload))

@@ -66,7 +66,8 @@ def _mask(
     policy: Policy,
 ) -> OutputMask:
     incoming = [_incoming(source, tags) for source in column.sources]
-    derived = plain_tags(derive(incoming, policy))
+    # most outputs read no tagged column: nothing to derive (derive gives {} for them)
+    derived = plain_tags(derive(incoming, policy)) if any(e.source_tags for e in incoming) else {}
     protection = policy.protection
     found = protection.rule_for(derived) if protection is not None else None
     if found is None:

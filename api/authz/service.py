@@ -1,45 +1,78 @@
 """The query-time authorization service: points, decisions and masked rewrites for a user's query.
 
-Each call reads what it needs afresh from the graph (catalog entries of the tables the query
-names, the user's grants, the base columns' effective tags), so every process agrees the
-moment a grant changes. Every decision is written to the audit trail (user, query hash,
-decision, missing cells, masked outputs), never the SQL text.
+A check reads from the graph the catalog entries of the tables the query names, the user's
+grants and the base columns' current tags. With `reuse_seconds` > 0 a service keeps what it read
+under the graph's data stamp (`graph.kept`), which every graph write moves: the next check reads
+the stamp, one plain key read, and reads again only what it has not kept under that stamp. So
+every process still agrees the moment a grant, a tag or a table changes, and a check on a quiet
+graph costs one round trip for the stamp and one for its audit entry. Every decision is written
+to the audit trail (user, query hash, decision, missing cells, masked outputs), never the SQL
+text; the entry is bookkeeping (`GraphStore.record`) and leaves the stamp where it was.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
+from collections.abc import Callable
 
 from watershed.api.accounts.rights import Me
 from watershed.api.authz.decide import decide, parse_grants
 from watershed.api.authz.grants import GrantStore, record_decision
 from watershed.api.authz.masking import output_masks, plain_tags
 from watershed.graph.authz import Decision, OutputMask, QueryPoints, Rewrite
+from watershed.graph.catalog import CatalogTable
+from watershed.graph.kept import DATA_STAMP, KeptReads
 from watershed.graph.store import GraphStore
 from watershed.ingest.points import QueryError, catalog_for, parse_query, query_points
 from watershed.ingest.rewrite import RewriteError, masked_query
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
 
+#: what a service keeps at most, in columns: a table's entry weighs its columns, a node's tags or
+#: a user's grants weigh 1 each (a kept column is about 0.5 KB, so this is some 100 MB at most)
+KEPT_WEIGHT = 200_000
+
+
+def _weight(value: object) -> int:
+    return len(value.all_columns) if isinstance(value, CatalogTable) else 1
+
 
 class AuthzService:
     """`points`, `check` and `rewrite` of a query for a user; `grants` manages roles and grants."""
 
-    def __init__(self, graph: GraphStore, policy: Policy, *, default_database: str = "default") -> None:
+    def __init__(
+        self,
+        graph: GraphStore,
+        policy: Policy,
+        *,
+        default_database: str = "default",
+        reuse_seconds: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`reuse_seconds` > 0: catalog entries, grants and tags read for a check are kept while the
+        graph's data stamp stays, for at most that long by `clock` (the bound on a change made
+        around the stamp); 0 reads them for every check."""
         self.graph = graph
         self.policy = policy
         self.default_database = default_database
         self.grants = GrantStore(graph, policy)
         self._tags = GraphTagStore(graph, policy)
+        self._kept = KeptReads(
+            graph, DATA_STAMP, seconds=reuse_seconds, maxsize=KEPT_WEIGHT, timer=clock, weigh=_weight
+        )
 
     def points(self, sql: str, dialect: str = "spark") -> QueryPoints:
         """The query's permission points; QueryError when it cannot be analysed."""
-        return self._points(parse_query(sql, dialect=dialect), dialect)
+        return self._points(parse_query(sql, dialect=dialect), dialect, self._kept.stamp())
 
-    def _points(self, statement, dialect: str) -> QueryPoints:
+    def _points(self, statement, dialect: str, stamp: str | None) -> QueryPoints:
         # one parse per check: the catalog lookup, the points and the rewrite share the statement
         catalog = catalog_for(
-            statement, self.graph.catalog_entries, dialect=dialect, default_database=self.default_database
+            statement,
+            lambda wanted: self._kept.many(stamp, "table", wanted, self.graph.catalog_entries),
+            dialect=dialect,
+            default_database=self.default_database,
         )
         return query_points(statement, catalog, dialect=dialect, default_database=self.default_database)
 
@@ -51,9 +84,12 @@ class AuthzService:
 
     def _decide(self, user: str, sql: str, dialect: str):
         statement = None
+        # read before anything it covers: a change landing after it is kept under this stamp,
+        # which that change's write has already moved on from
+        stamp = self._kept.stamp()
         try:
             statement = parse_query(sql, dialect=dialect)
-            points = self._points(statement, dialect)
+            points = self._points(statement, dialect, stamp)
         except QueryError as exc:
             decision = Decision(
                 user=user,
@@ -62,18 +98,20 @@ class AuthzService:
                 error=str(exc),
             )
             return decision, [], {}, statement
-        grants = self.grants.grants_of(user)
+        grants = self._kept.one(stamp, ("grants", user), lambda: self.grants.grants_of(user))
         nodes = {*points.tables, *points.writes, *points.join_columns}
         nodes.update(c for cell in points.cells for c in cell.columns)
         nodes.update(s.column for column in points.columns for s in column.sources)
-        tags = self._tags.current_tags(sorted(nodes)) if nodes else {}
+        tags = self._kept.many(stamp, "tags", sorted(nodes), self._tags.current_tags) if nodes else {}
         decision = decide(
             user,
             points,
             grants,
             {n: plain_tags(t) for n, t in tags.items()},
             self.policy,
-            admins_of=self.grants.admins_of,
+            admins_of=lambda database: self._kept.one(
+                stamp, ("admins", database), lambda: self.grants.admins_of(database)
+            ),
         )
         return decision, grants, tags, statement
 

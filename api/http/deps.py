@@ -38,10 +38,10 @@ class Service:
 
     @cached_property
     def authz(self):
-        """Query-time authorization (api.authz.AuthzService); it keeps no state of its own."""
+        """Query-time authorization (api.authz.AuthzService), keeping its reads under the data stamp."""
         from watershed.api.authz import AuthzService
 
-        return AuthzService(self.graph, self.policy)
+        return AuthzService(self.graph, self.policy, reuse_seconds=self.settings.authz_reuse_seconds)
 
 
 # The dependencies without I/O are coroutines: FastAPI runs those in the event loop instead of

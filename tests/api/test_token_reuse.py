@@ -168,7 +168,7 @@ def test_a_kept_row_records_its_use_once(graph_store):
             break
         time.sleep(0.05)
     assert rows[0][0] is not None
-    assert api._reused["token", token.id][1][2] is not None  # the kept row knows: no touch per request
+    assert api._reused.peek(("token", token.id))[2] is not None  # the kept row knows: no touch per request
 
 
 def session_with(graph_store, **options):

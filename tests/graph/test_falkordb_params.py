@@ -63,7 +63,7 @@ def _round_trip(store, value, mapping):
         ]
     )
     rows = store.read("MATCH (t:Tag {id: 'probe'}) RETURN t.value, t.key, t.name")
-    store.read("MATCH (t:Tag {id: 'probe'}) DELETE t")
+    store.execute("MATCH (t:Tag {id: 'probe'}) DELETE t")
     assert len(rows) == 1
     stored, keys, values = rows[0]
     return stored, dict(zip(keys or [], values or [], strict=True))

@@ -1,0 +1,130 @@
+"""Reads a process keeps while a change stamp of the graph stays where it was read.
+
+A reader reads the stamp (`GraphStore.change_stamp`, one plain key read) before what it keeps,
+and files each value under that stamp: a change landing between the two leaves the value under
+the old stamp, which the change's restamp has already moved on from. A kept value is also
+dropped after `seconds`: that bounds what a change made around the stamps leaves behind (a
+hand-written Cypher edit, a writer killed between its write and its restamp).
+
+Two stamps are kept this way:
+- `DATA_STAMP`: every write through `GraphStore.execute` and `write_all` moves it on a backend
+  with stamps (FalkorDB), and only bookkeeping (`GraphStore.record`: audit entries, last-used
+  times) leaves it, so a write path nobody thought of still moves it;
+- `api.accounts.store.ACCOUNTS_STAMP`: moved by account changes only, so token and session
+  rows stay kept while a propagation writes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from cachetools import TTLCache
+
+from watershed.graph.store import DATA_STAMP, GraphStore
+
+__all__ = ["DATA_STAMP", "KeptReads"]
+
+#: a key whose read found nothing, kept as such
+_ABSENT = object()
+
+
+class KeptReads:
+    """Values read from the graph, kept per key under the stamp `stamp_name` had when they were read.
+
+    `seconds` <= 0, or a backend without stamps (Neo4j): nothing is kept, every read goes to
+    the graph. Thread-safe; at most `maxsize` keys (or weight, see `weigh`), least recently used
+    first out.
+    """
+
+    def __init__(
+        self,
+        graph: GraphStore,
+        stamp_name: str,
+        *,
+        seconds: float,
+        maxsize: int,
+        timer: Callable[[], float] = time.monotonic,
+        weigh: Callable[[Any], int] | None = None,
+    ) -> None:
+        """`weigh(value)`: what a value counts towards `maxsize` (default 1 each); a value heavier
+        than `maxsize` is read every time instead of kept."""
+        self.graph = graph
+        self.stamp_name = stamp_name
+        self._kept: TTLCache | None = None
+        if seconds > 0:
+            sizeof = None if weigh is None else (lambda kept: max(1, weigh(kept[1])))
+            self._kept = TTLCache(maxsize=maxsize, ttl=seconds, timer=timer, getsizeof=sizeof)
+        self._lock = threading.Lock()
+
+    def stamp(self) -> str | None:
+        """The stamp to read under now; None when nothing may be kept (then every read is fresh)."""
+        return self.graph.change_stamp(self.stamp_name) if self._kept is not None else None
+
+    def get(self, stamp: str | None, key: Hashable, default: Any = None) -> Any:
+        """The value kept for `key` under `stamp`, else `default`."""
+        if stamp is None or self._kept is None:
+            return default
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is None or kept[0] != stamp:
+            return default
+        return kept[1]
+
+    def peek(self, key: Hashable) -> Any:
+        """The value kept for `key` under any stamp (None when none is): for a change in place
+        that must not restart the value's time."""
+        if self._kept is None:
+            return None
+        with self._lock:
+            kept = self._kept.get(key)
+        return None if kept is None else kept[1]
+
+    def put(self, stamp: str | None, key: Hashable, value: Any) -> None:
+        if stamp is None or self._kept is None:
+            return
+        with self._lock:
+            try:
+                self._kept[key] = (stamp, value)
+            except ValueError:  # heavier than the whole cache
+                self._kept.pop(key, None)
+
+    def one(self, stamp: str | None, key: Hashable, read: Callable[[], Any]) -> Any:
+        """The value of `key`: kept under `stamp`, or `read()` and kept."""
+        value = self.get(stamp, key, _ABSENT)
+        if value is _ABSENT:
+            value = read()
+            self.put(stamp, key, value)
+        return value
+
+    def many(
+        self,
+        stamp: str | None,
+        kind: str,
+        keys: Sequence[str],
+        read: Callable[[list[str]], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """`read(keys)` for the keys not kept under `stamp`, merged with the kept ones. A key the
+        read did not return is kept as absent, and is absent from the answer as it was."""
+        keys = list(dict.fromkeys(keys))
+        if stamp is None or self._kept is None:
+            return read(keys)
+        found: dict[str, Any] = {}
+        wanted: list[str] = []
+        with self._lock:  # once for every key: a check asks for dozens
+            for key in keys:
+                kept = self._kept.get((kind, key))
+                if kept is None or kept[0] != stamp:
+                    wanted.append(key)
+                elif kept[1] is not None:
+                    found[key] = kept[1]
+        if wanted:
+            fresh = read(wanted)
+            for key in wanted:
+                value = fresh.get(key)
+                self.put(stamp, (kind, key), value)
+                if value is not None:
+                    found[key] = value
+        return found

@@ -1,0 +1,174 @@
+"""A check keeps the catalog entries, grants and tags it read while the graph's data stamp stays,
+and every change made through Watershed, in this process or another, counts at the next check
+(FalkorDB)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from redis.exceptions import ResponseError
+
+from watershed.api.accounts.rights import Me
+from watershed.api.audit import entries
+from watershed.api.authz import AuthzService
+from watershed.api.authz.grants import ADMINS, GRANTS_OF_USER
+from watershed.graph import queries as graph_queries
+from watershed.graph.authz import Grant
+from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
+from watershed.graph.falkordb_store import FalkorDBStore
+from watershed.graph.kept import DATA_STAMP
+from watershed.graph.store import GraphStore
+from watershed.propagation import queries as tag_queries
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import default_policy
+
+POLICY = default_policy()
+ADMIN = Me(name="root", role="admin")
+SQL = "SELECT user_id, email, phone FROM ods.user_profile WHERE dt = '2024-01-31'"
+#: what a check reads from the graph, by query
+READS = {
+    graph_queries.CATALOG_ENTRIES: "catalog",
+    GRANTS_OF_USER: "grants",
+    tag_queries.CURRENT_TAGS: "tags",
+    ADMINS: "admins",
+}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def graph(graph_store):
+    from tests.api.conftest import load_sample_warehouse
+
+    load_sample_warehouse(graph_store)
+    tags = GraphTagStore(graph_store, POLICY)
+    tags.set_tag("ods.user_profile.email", "pii", ["L3"], by="steward")
+    grants = AuthzService(graph_store, POLICY).grants
+    grants.add_role(ADMIN, "analyst")
+    grants.assign(ADMIN, "analyst", "user", "ann")
+    grants.grant(ADMIN, Grant(id="", role="analyst", actions=["select"], database="ods"))
+    return graph_store
+
+
+def counted_service(graph: GraphStore, monkeypatch, **options) -> tuple[AuthzService, Counter]:
+    """A service whose graph reads are counted by kind (catalog, grants, tags)."""
+    counts: Counter = Counter()
+    read = graph.read
+
+    def counting(query, params=None):
+        counts[READS.get(query, "other")] += 1
+        return read(query, params)
+
+    monkeypatch.setattr(graph, "read", counting)
+    return AuthzService(graph, POLICY, **options), counts
+
+
+def masked(service: AuthzService, sql: str = SQL, user: str = "ann") -> list[str]:
+    rewrite = service.rewrite(user, sql)
+    assert rewrite.decision.allowed, rewrite.decision
+    return [o.name for o in rewrite.outputs if o.masked]
+
+
+def test_a_check_reads_the_graph_once_while_the_data_stamp_stays(graph, monkeypatch):
+    service, counts = counted_service(graph, monkeypatch, reuse_seconds=60)
+    before = graph.change_stamp(DATA_STAMP)
+    for _ in range(4):
+        assert masked(service) == ["email"]
+    assert (counts["catalog"], counts["grants"], counts["tags"]) == (1, 1, 1)
+    # every decision is still audited, and its entry (bookkeeping) leaves the stamp where it was
+    assert len(entries(graph, action="authz.decision", limit=10)) == 4
+    assert graph.change_stamp(DATA_STAMP) == before
+    # a denial's suggestion (who may grant) is kept as well
+    for _ in range(3):
+        denied = service.check("bob", SQL)
+        assert not denied.allowed and denied.missing[0].table == "ods.user_profile"
+    assert (counts["grants"], counts["admins"]) == (2, 1)
+
+
+def test_changes_from_another_process_count_at_the_next_check(graph, falkordb_server, monkeypatch):
+    service, counts = counted_service(graph, monkeypatch, reuse_seconds=60)
+    assert masked(service) == ["email"]
+    other = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=graph.graph_name)
+    try:
+        # a steward's tag
+        GraphTagStore(other, POLICY).set_tag("ods.user_profile.phone", "pii", ["L3"], by="steward")
+        assert masked(service) == ["email", "phone"]
+        # a grant revoked, then granted again
+        grants = AuthzService(other, POLICY).grants
+        (only,) = grants.grants_of("ann")
+        grants.revoke(ADMIN, only.id)
+        assert not service.check("ann", SQL).allowed
+        grants.grant(ADMIN, Grant(id="", role="analyst", actions=["select"], database="ods"))
+        assert service.check("ann", SQL).allowed
+        # a column the kept catalog entry does not have yet
+        with_column = "SELECT user_id, nickname FROM ods.user_profile"
+        assert not service.check("ann", with_column).allowed
+        entry = service.graph.catalog_entries(["ods.user_profile"])["ods.user_profile"]
+        wider = entry.model_copy(update={"columns": [*entry.columns, CatalogColumn(name="nickname")]})
+        other.upsert_catalog(Catalog(tables={"ods.user_profile": wider}))
+        assert service.check("ann", with_column).allowed
+    finally:
+        other.close()
+    assert counts["catalog"] >= 3 and counts["grants"] >= 4
+
+
+def test_a_failed_write_moves_the_stamp_and_bookkeeping_does_not(graph_store):
+    stamp = graph_store.change_stamp(DATA_STAMP)
+    graph_store.record("CREATE (:AuditEntry {id: 'probe'})")
+    assert graph_store.change_stamp(DATA_STAMP) == stamp
+    with pytest.raises(ResponseError, match=r"(?i)unknown function"):
+        graph_store.execute("CREATE (n:Probe {id: 1}) SET n.x = no_such_function(1)")
+    assert graph_store.change_stamp(DATA_STAMP) != stamp
+    stamp = graph_store.change_stamp(DATA_STAMP)
+    with pytest.raises(ResponseError, match=r"(?i)unknown function"):
+        graph_store.write_all([("CREATE (:Probe {id: 2})", {}), ("RETURN no_such_function(1)", {})])
+    assert graph_store.change_stamp(DATA_STAMP) != stamp
+    assert graph_store.read("MATCH (n:Probe {id: 2}) RETURN count(n)") == [[1]]
+    # a read may not write: what it wrote would stay hidden behind values kept from before
+    with pytest.raises(ResponseError, match=r"(?i)read-only"):
+        graph_store.read("CREATE (:Probe {id: 3})")
+
+
+def test_a_change_around_the_stamp_counts_after_reuse_seconds(graph, monkeypatch):
+    clock = Clock()
+    service, counts = counted_service(graph, monkeypatch, reuse_seconds=30, clock=clock)
+    assert masked(service) == ["email"]
+    # a hand-written edit that bypasses Watershed's writes (no restamp)
+    graph.record("MATCH (:Column {id: 'ods.user_profile.email'})-[g:TAGGED]->(:Tag) DELETE g")
+    clock.now += 29
+    assert masked(service) == ["email"]
+    clock.now += 2
+    assert masked(service) == []
+    assert counts["tags"] == 2
+
+
+@pytest.mark.parametrize("stamps", [True, False], ids=["reuse-off", "no-stamps"])
+def test_without_reuse_every_check_reads_the_graph(graph, monkeypatch, stamps):
+    if stamps:
+        service, counts = counted_service(graph, monkeypatch, reuse_seconds=0)
+    else:
+        # a backend that keeps no stamps (Neo4j): GraphStore's own change_stamp
+        monkeypatch.setattr(graph, "change_stamp", lambda name: GraphStore.change_stamp(graph, name))
+        service, counts = counted_service(graph, monkeypatch, reuse_seconds=60)
+    for _ in range(3):
+        assert masked(service) == ["email"]
+    assert (counts["catalog"], counts["grants"], counts["tags"]) == (3, 3, 3)
+
+
+def test_a_table_wider_than_what_may_be_kept_is_read_every_time(graph, monkeypatch):
+    from watershed.api.authz import service as service_module
+
+    wide = CatalogTable(name="ods.wide", columns=[CatalogColumn(name=f"c{i}") for i in range(50)])
+    graph.upsert_catalog(Catalog(tables={"ods.wide": wide}))
+    monkeypatch.setattr(service_module, "KEPT_WEIGHT", 40)
+    service, counts = counted_service(graph, monkeypatch, reuse_seconds=60)
+    for _ in range(3):
+        assert service.check("ann", "SELECT c1, c49 FROM ods.wide").allowed
+    assert counts["catalog"] == 3
