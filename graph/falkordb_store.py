@@ -30,6 +30,10 @@ from watershed.graph.store import DATA_STAMP, GraphStore
 STAMP_EPOCH_KEY = "watershed:stamp-epoch"
 
 
+#: what a read-only query on a graph that does not exist yet is told
+EMPTY_KEY = "Invalid graph operation on empty key"
+
+
 def move_stamp_epoch(connection) -> None:
     """Move every stamp of every graph on this server (a redis client of it)."""
     connection.set(STAMP_EPOCH_KEY, secrets.token_hex(8))
@@ -261,10 +265,14 @@ class FalkorDBStore(GraphStore):
         try:
             return self.graph.ro_query(query, params or {}).result_set
         except ResponseError as exc:
-            # a graph nothing has written yet has no key, and no rows
-            if "empty key" in str(exc).lower():
-                return []
-            raise
+            if str(exc) != EMPTY_KEY:
+                raise
+        # a graph nothing has written yet has no key, which only a write command creates (so that
+        # `count(n)` answers 0 as before); creating it is a write, so the stamp moves too
+        try:
+            return self.graph.query(query, params or {}).result_set
+        finally:
+            self.restamp(DATA_STAMP)
 
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         try:

@@ -8,8 +8,9 @@ hand-written Cypher edit, a writer killed between its write and its restamp).
 
 Two stamps are kept this way:
 - `DATA_STAMP`: every write through `GraphStore.execute` and `write_all` moves it on a backend
-  with stamps (FalkorDB), and only bookkeeping (`GraphStore.record`: audit entries, last-used
-  times) leaves it, so a write path nobody thought of still moves it;
+  with stamps (FalkorDB), and only `GraphStore.record` leaves it (a decision's audit entry,
+  tokens and sessions: nothing kept under it reads them), so a write path nobody thought of
+  still moves it;
 - `api.accounts.store.ACCOUNTS_STAMP`: moved by account changes only, so token and session
   rows stay kept while a propagation writes.
 """

@@ -94,9 +94,10 @@ class GraphStore(ABC):
         they did); the data stamp moves after it as after `write_all`."""
 
     def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        """Run one bookkeeping write that nothing kept under the data stamp reads (an audit entry, a
-        token's last-used time): as `execute`, but the data stamp stays, so a check's own audit
-        entry does not make the next check read everything again."""
+        """Run one write of what nothing kept under the data stamp reads (a decision's audit entry,
+        API tokens and browser sessions, which the accounts stamp covers): as `execute`, but the
+        data stamp stays, so a check's own audit entry, or a login, does not make the next check
+        in every process read everything again."""
         return self.execute(query, params)
 
     def ping(self) -> None:

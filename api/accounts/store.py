@@ -283,7 +283,8 @@ class AccountStore:
             "at": at,
             **audit_params(actor, "token.create", f"user:{user}", None, {"id": token.id, "created_at": at}),
         }
-        if not self.graph.execute(ADD_TOKEN, params):
+        # tokens and sessions are the accounts stamp's alone: no check's kept reads name them
+        if not self.graph.record(ADD_TOKEN, params):
             raise UnknownUserError(f"user {user} not found")
         return CreatedToken(id=token.id, user=user, token=token.text)
 
@@ -299,10 +300,10 @@ class AccountStore:
         }
 
         def writes() -> bool:
-            rows = self.graph.execute(DELETE_TOKEN, params)
+            rows = self.graph.record(DELETE_TOKEN, params)
             if not rows or not rows[0][0]:
                 return False
-            self.graph.execute(DELETE_TOKEN_SESSIONS, {"id": token_id})
+            self.graph.record(DELETE_TOKEN_SESSIONS, {"id": token_id})
             return True
 
         if not self._restamped_after(writes):
@@ -402,8 +403,9 @@ class AccountStore:
         when the token or its user is gone by now."""
         secret = tokens.session_secret()
         now = _ms()
-        self.graph.execute(DELETE_EXPIRED_SESSIONS, {"now": now})
-        made = self.graph.execute(
+        # a login must not make every process's query checks read the graph again
+        self.graph.record(DELETE_EXPIRED_SESSIONS, {"now": now})
+        made = self.graph.record(
             ADD_SESSION,
             {
                 "user": me.name,
@@ -433,7 +435,7 @@ class AccountStore:
         """Log out: the session is deleted, and the stamp moves so no process answers from a kept row."""
 
         def writes() -> bool:
-            rows = self.graph.execute(DELETE_SESSION, {"id_hash": tokens.session_hash(secret)})
+            rows = self.graph.record(DELETE_SESSION, {"id_hash": tokens.session_hash(secret)})
             return bool(rows and rows[0][0])
 
         self._restamped_after(writes)

@@ -29,8 +29,8 @@ from watershed.ingest.rewrite import RewriteError, masked_query
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
 
-#: what a service keeps at most, in columns: a table's entry weighs its columns, a node's tags or
-#: a user's grants weigh 1 each (a kept column is about 0.5 KB, so this is some 100 MB at most)
+#: what a service keeps at most: a table's entry weighs its columns (about 0.5 KB each), a node's
+#: tags, a user's grants or a name found unknown weigh 1 each
 KEPT_WEIGHT = 200_000
 
 

@@ -20,7 +20,8 @@ UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 @dataclass
 class Service:
-    """What every request shares: settings and the graph connection (no per-user state: that is in the graph)."""
+    """What every request shares: settings and the graph connection. Per-user state is in the graph;
+    what a process keeps of it is kept under the graph's change stamps (graph.kept)."""
 
     settings: ApiSettings
     graph: GraphStore

@@ -119,6 +119,32 @@ def test_changes_from_another_process_count_at_the_next_check(graph, falkordb_se
     assert counts["catalog"] >= 3 and counts["grants"] >= 4
 
 
+def test_a_table_found_unknown_is_seen_once_a_load_brings_it(graph, falkordb_server, monkeypatch):
+    service, counts = counted_service(graph, monkeypatch, reuse_seconds=60)
+    sql = "SELECT id FROM ods.late_table"
+    for _ in range(2):
+        denied = service.check("ann", sql)
+        assert not denied.allowed and "unknown table: ods.late_table" in denied.error
+    assert counts["catalog"] == 1
+    other = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=graph.graph_name)
+    try:
+        late = CatalogTable(name="ods.late_table", columns=[CatalogColumn(name="id")])
+        other.upsert_catalog(Catalog(tables={"ods.late_table": late}))
+    finally:
+        other.close()
+    assert service.check("ann", sql).allowed
+
+
+def test_a_graph_nothing_wrote_yet_reads_as_empty(falkordb_server):
+    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph="test_never_written")
+    try:
+        assert store.read("MATCH (n:Table) RETURN count(n)") == [[0]]
+        assert store.stats().tables == 0
+    finally:
+        store.clear()
+        store.close()
+
+
 def test_a_failed_write_moves_the_stamp_and_bookkeeping_does_not(graph_store):
     stamp = graph_store.change_stamp(DATA_STAMP)
     graph_store.record("CREATE (:AuditEntry {id: 'probe'})")
@@ -149,9 +175,9 @@ def test_a_change_around_the_stamp_counts_after_reuse_seconds(graph, monkeypatch
     assert counts["tags"] == 2
 
 
-@pytest.mark.parametrize("stamps", [True, False], ids=["reuse-off", "no-stamps"])
-def test_without_reuse_every_check_reads_the_graph(graph, monkeypatch, stamps):
-    if stamps:
+@pytest.mark.parametrize("why", ["reuse-off", "no-stamps"])
+def test_without_reuse_every_check_reads_the_graph(graph, monkeypatch, why):
+    if why == "reuse-off":
         service, counts = counted_service(graph, monkeypatch, reuse_seconds=0)
     else:
         # a backend that keeps no stamps (Neo4j): GraphStore's own change_stamp
