@@ -267,12 +267,14 @@ class FalkorDBStore(GraphStore):
         except ResponseError as exc:
             if str(exc) != EMPTY_KEY:
                 raise
-        # a graph nothing has written yet has no key, which only a write command creates (so that
-        # `count(n)` answers 0 as before); creating it is a write, so the stamp moves too
+        # a graph nothing has written yet has no key, which only the write command creates (so
+        # that `count(n)` answers 0 as before): create it with a statement that writes nothing,
+        # then read again, still read-only
         try:
-            return self.graph.query(query, params or {}).result_set
+            self.graph.query("RETURN 0")
         finally:
             self.restamp(DATA_STAMP)
+        return self.graph.ro_query(query, params or {}).result_set
 
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         try:

@@ -2,7 +2,7 @@
 
 A check reads from the graph the catalog entries of the tables the query names, the user's
 grants and the base columns' current tags. With `reuse_seconds` > 0 a service keeps what it read
-under the graph's data stamp (`graph.kept`), which every graph write moves: the next check reads
+under the graph's data stamp (`graph.kept`), which every write to them moves: the next check reads
 the stamp, one plain key read, and reads again only what it has not kept under that stamp. So
 every process still agrees the moment a grant, a tag or a table changes, and a check on a quiet
 graph costs one round trip for the stamp and one for its audit entry. Every decision is written

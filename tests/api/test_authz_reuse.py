@@ -135,14 +135,43 @@ def test_a_table_found_unknown_is_seen_once_a_load_brings_it(graph, falkordb_ser
     assert service.check("ann", sql).allowed
 
 
-def test_a_graph_nothing_wrote_yet_reads_as_empty(falkordb_server):
-    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph="test_never_written")
+@pytest.mark.parametrize("first", ["count", "write"])
+def test_a_graph_nothing_wrote_yet_reads_as_empty_and_read_only(falkordb_server, first):
+    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=f"test_never_written_{first}")
     try:
-        assert store.read("MATCH (n:Table) RETURN count(n)") == [[0]]
+        stamp = store.change_stamp(DATA_STAMP)
+        if first == "write":
+            # refused on a graph that does not exist yet as on any other
+            with pytest.raises(ResponseError, match=r"(?i)read-only"):
+                store.read("CREATE (:Probe {id: 1})")
+        assert store.read("MATCH (n) RETURN count(n)") == [[0]]
         assert store.stats().tables == 0
+        # creating the graph's key is a write: it moves the stamp like any other
+        assert store.change_stamp(DATA_STAMP) != stamp
     finally:
         store.clear()
         store.close()
+
+
+def test_tokens_and_sessions_leave_the_data_stamp(graph_store):
+    from watershed.api.accounts.rights import Me
+    from watershed.api.accounts.store import ACCOUNTS_STAMP, AccountStore
+
+    accounts = AccountStore(graph_store)
+    accounts.add("erin", "viewer", None, actor="test")
+    data = graph_store.change_stamp(DATA_STAMP)
+    token = accounts.create_token("erin", actor="test")
+    secret = accounts.open_session(Me(name="erin", role="viewer"), token.id, hours=1)
+    assert secret is not None and accounts.session(secret) is not None
+    before_logout = graph_store.change_stamp(ACCOUNTS_STAMP)
+    accounts.close_session(secret)
+    accounts.revoke_token("erin", token.id, actor="test")
+    # the accounts stamp covers them, and it moved; no check's kept reads name them
+    assert graph_store.change_stamp(ACCOUNTS_STAMP) != before_logout
+    assert graph_store.change_stamp(DATA_STAMP) == data
+    # a user's change is read by checks (who may grant): it moves the data stamp
+    accounts.update("erin", actor="test", role="admin")
+    assert graph_store.change_stamp(DATA_STAMP) != data
 
 
 def test_a_failed_write_moves_the_stamp_and_bookkeeping_does_not(graph_store):
