@@ -22,8 +22,8 @@ class ApiSettings(PropagationSettings):
     #: graph on every request)
     api_token_reuse_seconds: Annotated[float, Field(ge=0)] = 60.0
     #: how long an API process may reuse the catalog entries, grants and tags it read for a query check
-    #: while the graph's data stamp is unchanged; every graph write through Watershed moves that
-    #: stamp, so this bounds only changes made around it (0: read them for every check)
+    #: while the graph's data stamp is unchanged; every write Watershed makes to what a check reads
+    #: moves that stamp, so this bounds only changes made around it (0: read them for every check)
     authz_reuse_seconds: Annotated[float, Field(ge=0)] = 60.0
     #: the largest request body accepted (the SQL of POST /lineage/sql included)
     api_max_body_bytes: Count = 1024 * 1024
