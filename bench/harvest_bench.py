@@ -237,13 +237,13 @@ def main() -> None:
     ratio = spark_per_task / inprocess_per_task
     # The same in CPU seconds: Spark's processes during the harvest plus the driver's decoding.
     cpu_ratio = (spark_cpu + report.decode_seconds) / report.tasks / (inprocess_cpu / inprocess_tasks)
-    warm_ratio = (warm.extract_seconds * cores + warm.decode_seconds) / warm.tasks / inprocess_per_task
+    #: one core's seconds per task on the warm workers: their extraction times their cores, plus decoding
+    warm_per_task = (warm.extract_seconds * cores + warm.decode_seconds) / warm.tasks
+    warm_ratio = warm_per_task / inprocess_per_task
     warm_cpu_ratio = warm_cpu_total / warm.tasks / (inprocess_cpu / inprocess_tasks)
     # ... and against in-process extraction with every core busy, as the executors' are
     every_core_per_task = every_core * cores / inprocess_tasks
-    warm_every_core_ratio = (
-        (warm.extract_seconds * cores + warm.decode_seconds) / warm.tasks / every_core_per_task
-    )
+    warm_every_core_ratio = warm_per_task / every_core_per_task
     result = {
         "tasks": report.tasks,
         "master": args.master,

@@ -28,8 +28,9 @@ from watershed.graph.store import DATA_STAMP, GraphStore
 
 __all__ = ["DATA_STAMP", "KeptReads"]
 
-#: a key whose read found nothing, kept as such
-_ABSENT = object()
+#: what `get` answers for a key not kept under the stamp (a kept value may be None: a read that
+#: found nothing)
+_NOT_KEPT = object()
 
 
 class KeptReads:
@@ -84,18 +85,22 @@ class KeptReads:
         return None if kept is None else kept[1]
 
     def put(self, stamp: str | None, key: Hashable, value: Any) -> None:
+        self._put_all(stamp, [(key, value)])
+
+    def _put_all(self, stamp: str | None, items: list[tuple[Hashable, Any]]) -> None:
         if stamp is None or self._kept is None:
             return
         with self._lock:
-            try:
-                self._kept[key] = (stamp, value)
-            except ValueError:  # heavier than the whole cache
-                self._kept.pop(key, None)
+            for key, value in items:
+                try:
+                    self._kept[key] = (stamp, value)
+                except ValueError:  # heavier than the whole cache
+                    self._kept.pop(key, None)
 
     def one(self, stamp: str | None, key: Hashable, read: Callable[[], Any]) -> Any:
         """The value of `key`: kept under `stamp`, or `read()` and kept."""
-        value = self.get(stamp, key, _ABSENT)
-        if value is _ABSENT:
+        value = self.get(stamp, key, _NOT_KEPT)
+        if value is _NOT_KEPT:
             value = read()
             self.put(stamp, key, value)
         return value
@@ -123,9 +128,6 @@ class KeptReads:
                     found[key] = kept[1]
         if wanted:
             fresh = read(wanted)
-            for key in wanted:
-                value = fresh.get(key)
-                self.put(stamp, (kind, key), value)
-                if value is not None:
-                    found[key] = value
+            self._put_all(stamp, [((kind, key), fresh.get(key)) for key in wanted])
+            found.update((key, fresh[key]) for key in wanted if fresh.get(key) is not None)
         return found

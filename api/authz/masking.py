@@ -65,9 +65,11 @@ def _mask(
     scopes: dict[str, list],
     policy: Policy,
 ) -> OutputMask:
-    incoming = [_incoming(source, tags) for source in column.sources]
-    # most outputs read no tagged column: nothing to derive (derive gives {} for them)
-    derived = plain_tags(derive(incoming, policy)) if any(e.source_tags for e in incoming) else {}
+    # most outputs read no tagged column: nothing to derive (derive gives {} for them, and no
+    # rule matches {}, so `incoming` is needed only below, when a rule matched)
+    tagged = any(tags.get(source.column) for source in column.sources)
+    incoming = [_incoming(source, tags) for source in column.sources] if tagged else []
+    derived = plain_tags(derive(incoming, policy)) if tagged else {}
     protection = policy.protection
     found = protection.rule_for(derived) if protection is not None else None
     if found is None:
