@@ -4,6 +4,10 @@ and every change made through Watershed, in this process or another, counts at t
 
 from __future__ import annotations
 
+import hashlib
+import signal
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -227,3 +231,28 @@ def test_a_table_wider_than_what_may_be_kept_is_read_every_time(graph, monkeypat
     for _ in range(3):
         assert service.check("ann", "SELECT c1, c49 FROM ods.wide").allowed
     assert counts["catalog"] == 3
+
+
+def test_checks_of_a_process_killed_right_after_them_are_all_audited(falkordb_server, graph_store):
+    # a decision is answered only once its entry is written: a gateway process killed at once
+    # after its checks leaves every one of them in the audit (writing entries without waiting for
+    # the server's answer lost the last ones: a killed connection drops what the server has not
+    # read yet, and what follows a write still running)
+    child = f"""
+import os, signal
+from watershed.api.authz import AuthzService
+from watershed.graph.falkordb_store import FalkorDBStore
+from watershed.propagation.policy import default_policy
+store = FalkorDBStore({falkordb_server.host!r}, {falkordb_server.port}, graph={graph_store.graph_name!r})
+service = AuthzService(store, default_policy(), reuse_seconds=60)
+for i in range(20):
+    assert not service.check("killed", f"SELECT c{{i}} FROM nowhere.t{{i}}").allowed
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    run = subprocess.run([sys.executable, "-c", child], timeout=120, capture_output=True, text=True)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    logged = entries(graph_store, actor="killed", action="authz.decision", limit=100)
+    assert len(logged) == 20
+    assert {e.after["query_hash"] for e in logged} == {
+        hashlib.sha256(f"SELECT c{i} FROM nowhere.t{i}".encode()).hexdigest() for i in range(20)
+    }
