@@ -79,6 +79,39 @@ def test_an_executor_freezes_what_outlives_its_partition(spark, corpus):
     broadcast.unpersist()
 
 
+def test_an_executor_settles_its_heap_between_tasks_within_a_partition(spark, corpus):
+    """The catalog tables a long partition parses are frozen as it goes, not only at its end:
+    Python's own full collections would otherwise walk them again and again."""
+    catalog, tasks = corpus
+    settings_data = IngestSettings().model_dump()
+    broadcast = spark.sparkContext.broadcast(catalog.packed())
+
+    def partition(rows):
+        import gc as worker_gc
+
+        from watershed.ingest import harvest as worker_harvest
+
+        worker_gc.unfreeze()
+        every = worker_harvest.SETTLE_EVERY_TASKS
+        worker_harvest.SETTLE_EVERY_TASKS = 4
+        try:
+            counts = [
+                worker_gc.get_freeze_count()
+                for _ in worker_harvest._extract_partition(rows, broadcast, settings_data, False)
+            ]
+        finally:
+            worker_harvest.SETTLE_EVERY_TASKS = every
+        yield counts
+
+    [counts] = spark.sparkContext.parallelize(tasks, 1).mapPartitions(partition).collect()
+    assert len(counts) == len(tasks) == 12
+    # nothing frozen before the fourth task; frozen before it, again before the eighth and the twelfth
+    assert counts[:3] == [0, 0, 0]
+    assert 0 < counts[3] <= counts[7] <= counts[11]
+    assert len(set(counts)) >= 3
+    broadcast.unpersist()
+
+
 def test_a_worker_builds_each_catalog_once(corpus):
     catalog, _tasks = corpus
     data = catalog.packed()
