@@ -65,11 +65,13 @@ def _mask(
     scopes: dict[str, list],
     policy: Policy,
 ) -> OutputMask:
-    # most outputs read no tagged column: nothing to derive (derive gives {} for them, and no
-    # rule matches {}, so `incoming` is needed only below, when a rule matched)
-    tagged = any(tags.get(source.column) for source in column.sources)
-    incoming = [_incoming(source, tags) for source in column.sources] if tagged else []
-    derived = plain_tags(derive(incoming, policy)) if tagged else {}
+    if any(tags.get(source.column) for source in column.sources):
+        incoming = [_incoming(source, tags) for source in column.sources]
+        derived = plain_tags(derive(incoming, policy))
+    else:
+        # most outputs read no tagged column: derive would give {}, which no rule matches, so
+        # `incoming` (read below only when a rule matched) is never needed for them
+        incoming, derived = [], {}
     protection = policy.protection
     found = protection.rule_for(derived) if protection is not None else None
     if found is None:
