@@ -7,6 +7,7 @@ import gc
 import json
 
 import pytest
+from pydantic import ValidationError
 
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask, TaskLineage
@@ -138,3 +139,38 @@ def test_a_packed_catalog_reads_as_the_catalog_with_few_tables_parsed(corpus):
     assert packed.get("nosuch.table") is None and "nosuch.table" not in packed.tables
     with pytest.raises(ValueError, match="parsed_tables must be 1 or more, not 0"):
         Catalog.unpacked(catalog.packed(), parsed_tables=0)
+
+
+def test_a_packed_catalog_reads_every_field_back_with_one_frozen_object_per_column():
+    catalog = Catalog.from_dict(
+        {
+            "tables": {
+                "ods.a": {
+                    "columns": {"uid": "bigint", "app": "string"},
+                    "partitioned_by": [{"name": "dt", "type": "string"}],
+                    "format": "orc",
+                    "location": "/wh/ods/a",
+                    "owner": "etl",
+                    "layer": "ods",
+                    "ttl_days": 30,
+                },
+                "ods.b": {"columns": {"uid": "bigint", "app": "int"}, "partitioned_by": ["dt"]},
+                "dw.v": {"columns": ["uid"], "view_sql": "select uid from ods.a", "view_dialect": "hive"},
+                "dw.loose": {"columns": ["x", "y"], "columns_ordered": False},
+            }
+        }
+    )
+    packed = Catalog.unpacked(catalog.packed())
+    for name, table in catalog.tables.items():
+        assert packed.get(name) == table
+        assert packed.get(name).model_dump_json() == table.model_dump_json()
+        assert packed.get(name).all_columns == table.all_columns
+    a, b = packed.get("ods.a"), packed.get("ods.b")
+    # the same name and type is one object; another type is another
+    assert a.columns[0] is b.columns[0] and a.partitioned_by[0] is b.partitioned_by[0]
+    assert a.columns[1] is not b.columns[1] and b.columns[1].type == "int"
+    # shared, so frozen: a change is a copy, the other tables keep theirs
+    with pytest.raises(ValidationError, match="frozen"):
+        a.columns[0].name = "renamed"
+    assert a.columns[0].model_copy(update={"name": "renamed"}).name == "renamed"
+    assert b.columns[0].name == "uid"
