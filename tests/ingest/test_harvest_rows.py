@@ -13,7 +13,7 @@ from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.ingest.extract import extract_lineage
 from watershed.ingest.generator import generate_warehouse
-from watershed.ingest.harvest import _extract_partition, _worker_catalog
+from watershed.ingest.harvest import _extract_partition, _worker_catalog, pack_model, unpack_model
 from watershed.ingest.settings import IngestSettings
 from watershed.ingest.sources import read_task_source
 
@@ -42,16 +42,16 @@ def test_rows_decode_to_what_extraction_gives(spark, corpus, send_task):
     *lineages, problem = rows
     assert problem[0] == "problem" and problem[1] == "bad" and "sql" in problem[2]
     assert len(lineages) == len(tasks)
-    for task, (kind, task_id, task_json, lineage_json, errors_json) in zip(tasks, lineages, strict=True):
+    for task, (kind, task_id, task_packed, lineage_packed, errors_json) in zip(tasks, lineages, strict=True):
         assert (kind, task_id) == ("lineage", task.task_id)
-        lineage = TaskLineage.model_validate_json(lineage_json)
+        lineage = unpack_model(TaskLineage, lineage_packed)
         assert lineage == extract_lineage(task, catalog, settings)
         # the errors apart, as the lineage holds them ("" for none)
         assert errors_json == (json.dumps([e.model_dump() for e in lineage.errors]) if lineage.errors else "")
         if send_task:
-            assert SqlTask.model_validate_json(task_json) == task
+            assert unpack_model(SqlTask, task_packed) == task
         else:
-            assert task_json == ""
+            assert task_packed == b""
     assert any(row[4] for row in lineages)
 
 
@@ -174,3 +174,27 @@ def test_a_packed_catalog_reads_every_field_back_with_one_frozen_object_per_colu
         a.columns[0].name = "renamed"
     assert a.columns[0].model_copy(update={"name": "renamed"}).name == "renamed"
     assert b.columns[0].name == "uid"
+
+
+def test_every_lineage_case_reads_back_as_extracted_once_packed():
+    """Packing leaves out the fields that hold their defaults: every field the extractor fills, on
+    every lineage case the project has (tests/ingest/cases), must read back as it was."""
+    from tests.ingest.test_lineage_cases import _catalog_for, _load_cases
+
+    settings = IngestSettings()
+    checked = 0
+    for param in _load_cases():
+        case, raw_catalog = param.values
+        task = SqlTask(
+            task_id=case["name"],
+            sql=case["sql"],
+            dialect=case.get("dialect", "hive"),
+            vars=case.get("vars") or {},
+        )
+        lineage = extract_lineage(task, _catalog_for(raw_catalog), settings)
+        packed = pack_model(lineage)
+        assert unpack_model(TaskLineage, packed) == lineage, case["name"]
+        assert len(packed) < len(lineage.model_dump_json()), case["name"]
+        assert unpack_model(SqlTask, pack_model(task)) == task
+        checked += 1
+    assert checked > 300  # the case files were found

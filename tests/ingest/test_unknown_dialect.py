@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from watershed.graph.lineage import SqlTask
+from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.ingest.extract import extract_lineage
-from watershed.ingest.harvest import _extract_partition
+from watershed.ingest.harvest import _extract_partition, unpack_model
 from watershed.ingest.settings import IngestSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,12 +54,14 @@ def test_harvest_records_one_task_error_for_an_unknown_dialect() -> None:
     settings = IngestSettings().model_dump()
     rows = list(_extract_partition(iter(records), None, settings))
     assert all(row[0] == "lineage" for row in rows)
-    by_task = {task_id: (json.loads(lineage), errors) for _, task_id, _, lineage, errors in rows}
+    by_task = {
+        task_id: (unpack_model(TaskLineage, lineage), errors) for _, task_id, _, lineage, errors in rows
+    }
     bad, bad_errors = by_task["bad"]
-    assert len(bad["errors"]) == 1 and json.loads(bad_errors) == bad["errors"]
-    _names_the_dialect_and_the_known_ones(bad["errors"][0]["message"])
+    assert len(bad.errors) == 1 and json.loads(bad_errors) == [error.model_dump() for error in bad.errors]
+    _names_the_dialect_and_the_known_ones(bad.errors[0].message)
     good, good_errors = by_task["good"]
-    assert good["errors"] == [] and good_errors == "" and set(good["writes"]) == {"dw.a", "dw.b"}
+    assert good.errors == [] and good_errors == "" and set(good.writes) == {"dw.a", "dw.b"}
 
 
 def test_cli_unknown_dialect_is_a_usage_error(tmp_path: Path) -> None:
