@@ -78,8 +78,10 @@ ExtractedRow = tuple[str, str | None, bytes, bytes, str] | tuple[str, str | None
 
 M = TypeVar("M", bound=BaseModel)
 
-#: how many tables an executor's catalog keeps parsed at once (the rest stay JSON text)
-WORKER_PARSED_TABLES = 4096
+#: how many tables an executor's catalog keeps parsed at once (the rest stay JSON text): about
+#: 5 KB each with the column sets the extractor asks for (30 columns, bench/harvest_bench.py's
+#: warehouse), so about 90 MB at most
+WORKER_PARSED_TABLES = 16384
 
 #: how many tasks an executor extracts between two settlings of its heap (`_settle_worker_heap`)
 SETTLE_EVERY_TASKS = 50
