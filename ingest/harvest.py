@@ -12,14 +12,15 @@ spark-submit runs on the master spark-submit gave it (it never sets its own).
 
 TASKS is a directory of .sql files, a .jsonl/.parquet export, or (with
 `--tasks-table`) a Spark/Hive table with the export's columns. The catalog is
-broadcast; extraction runs in `mapPartitions` and returns one row per
-task (its lineage as compressed JSON). The driver streams the rows back (`toLocalIterator`), loads them into
-the graph in batches, and writes in a directory of its own under OUT
-`errors.jsonl` (task id, statement index or source, message: bad SQL and bad
-records never stop the harvest) and `run.json` (run id, status, inputs,
-counts, what pruning did, duration). A source that cannot be read fails
-before that directory exists; a run that fails later leaves a run.json saying
-`"status": "failed"` and why; run.json also names the Spark master the run used.
+broadcast; extraction runs in `mapPartitions` and returns one row per task
+(its lineage as compressed JSON). The driver streams the rows back
+(`toLocalIterator`), loads them into the graph in batches, and writes in a
+directory of its own under OUT `errors.jsonl` (task id, statement index or
+source, message: bad SQL and bad records never stop the harvest) and
+`run.json` (run id, status, inputs, counts, what pruning did, duration). A
+source that cannot be read fails before that directory exists; a run that
+fails later leaves a run.json saying `"status": "failed"` and why; run.json
+also names the Spark master the run used.
 
 A task id that the corpus defines more than once is an error naming every
 place (file:line, .sql file, Parquet row, or the table, where Spark finds
