@@ -128,6 +128,7 @@ class KeptReads:
                     found[key] = kept[1]
         if wanted:
             fresh = read(wanted)
-            self._put_all(stamp, [((kind, key), fresh.get(key)) for key in wanted])
-            found.update((key, fresh[key]) for key in wanted if fresh.get(key) is not None)
+            values = [(key, fresh.get(key)) for key in wanted]
+            self._put_all(stamp, [((kind, key), value) for key, value in values])
+            found.update((key, value) for key, value in values if value is not None)
         return found
