@@ -11,11 +11,10 @@ import dataclasses
 import itertools
 import logging
 import re
-import threading
 from collections.abc import Iterator
 from typing import Any
 
-from sqlglot.dialects.dialect import Dialect, Dialects
+from sqlglot.dialects.dialect import Dialects
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -32,6 +31,7 @@ from watershed.graph.lineage import (
     WeakReference,
 )
 from watershed.ingest.dates import DatePoint, parse_date_text
+from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
 from watershed.ingest.scripting import NO_SEMICOLON_DIALECTS, BodyError, ScriptSplitter
 from watershed.ingest.settings import IngestSettings
@@ -133,31 +133,11 @@ def known_dialects() -> list[str]:
 def check_dialect(name: str) -> None:
     """Raise `UnknownDialectError` unless `name` is a dialect sqlglot parses."""
     try:
-        _tools.get(name.strip().lower())
+        dialect_tools(name.strip().lower())
     except (ValueError, SqlglotError):
         raise UnknownDialectError(
             f"unknown dialect {name!r} (known: {', '.join(known_dialects())})"
         ) from None
-
-
-class _DialectTools(threading.local):
-    """A tokenizer and a parser per dialect and thread: building them costs more than a small parse."""
-
-    def __init__(self) -> None:
-        self.by_name: dict[str, tuple[Dialect, object, object]] = {}
-
-    def get(self, name: str) -> tuple[Dialect, object, object]:
-        tools = self.by_name.get(name)
-        if tools is None:
-            if not name:
-                # sqlglot's base dialect: no real engine's SQL
-                raise ValueError("no dialect given")
-            dialect = Dialect.get_or_raise(name)
-            tools = self.by_name[name] = (dialect, dialect.tokenizer(), dialect.parser())
-        return tools
-
-
-_tools = _DialectTools()
 
 
 def extract_lineage(
@@ -187,7 +167,7 @@ def extract_lineage(
         # Checked before anything else: one error for the task, not one per statement.
         errors.append(LineageError(task_id=task.task_id, statement_index=0, message=str(exc)))
         return TaskLineage(**header, errors=errors)
-    _dialect, tokenizer, parser = _tools.get(dialect)
+    _dialect, tokenizer, parser = dialect_tools(dialect)
 
     variables = _with_run_date(script_variables(task.sql, task.vars), settings)
     sql = substitute(task.sql, variables)

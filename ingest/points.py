@@ -53,6 +53,7 @@ from watershed.graph.authz import QueryPoints
 from watershed.graph.catalog import Catalog, CatalogTable
 from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import StatementLineage
+from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
 from watershed.ingest.resolve import (
     DIRECT,
@@ -432,7 +433,8 @@ def parse_query(sql: str, *, dialect: str = "spark") -> exp.Expression:
         name = variable.group(0) if len(variable.group(0)) <= 64 else variable.group(0)[:60] + "...}"
         raise QueryError(f"unsubstituted variable {name}: give its value")
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        _dialect, tokenizer, parser = dialect_tools(dialect.strip().lower())
+        statements = [s for s in parser.parse(tokenizer.tokenize(sql), sql) if s is not None]
     except (ParseError, TokenError) as exc:
         raise QueryError(f"cannot parse the query: {_parse_message(exc, sql)}") from None
     except SqlglotError as exc:
@@ -459,10 +461,6 @@ def _statement(sql: str | exp.Expression, dialect: str) -> exp.Expression:
     return parse_query(sql, dialect=dialect)
 
 
-def _cte_names(node: exp.Expression) -> set[str]:
-    return {cte.alias_or_name.lower() for cte in node.find_all(exp.CTE)}
-
-
 def tables_named(
     sql: str | exp.Expression, *, dialect: str = "spark", default_database: str = "default"
 ) -> list[str]:
@@ -472,9 +470,16 @@ def tables_named(
 
 
 def _tables_of(node: exp.Expression, default_database: str) -> list[str]:
-    ctes = _cte_names(node)
+    # one walk for both: the CTE names a table may be, and the tables
+    ctes: set[str] = set()
+    tables: list[exp.Table] = []
+    for item in node.find_all(exp.CTE, exp.Table):
+        if type(item) is exp.CTE:
+            ctes.add(item.alias_or_name.lower())
+        else:
+            tables.append(item)
     found: dict[str, None] = {}
-    for table in node.find_all(exp.Table):
+    for table in tables:
         if not isinstance(table.this, exp.Identifier):
             continue  # a table function
         if table.args.get("db") is None and table.name.lower() in ctes:

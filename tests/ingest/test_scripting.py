@@ -253,6 +253,7 @@ def test_routine_and_body_forms(dialect: str, sql: str, expected: list) -> None:
 def test_a_long_tsql_script_without_semicolons_is_cut_at_go_lines() -> None:
     """Larger than one tokenizer batch (128 KB): cut at GO lines, every statement still found at its line."""
     from watershed.ingest import extract
+    from watershed.ingest.dialects import dialect_tools
 
     statements = "INSERT INTO d.t (a)\nSELECT a FROM d.s WHERE b = 'x'\nUPDATE d.u SET c = 1\nGO\n"
     comment = "-- " + "x" * 97 + "\n"
@@ -263,7 +264,7 @@ def test_a_long_tsql_script_without_semicolons_is_cut_at_go_lines() -> None:
     lines = [s.line for s in result.statements]
     block = 4 + filler.count("\n")
     assert lines == [1, 3, 1 + block, 3 + block, 1 + 2 * block, 3 + 2 * block]
-    pieces = list(extract._batches(extract._tools.get("tsql")[1], sql, extract._TSQL_STATEMENT_END))
+    pieces = list(extract._batches(dialect_tools("tsql")[1], sql, extract._TSQL_STATEMENT_END))
     assert len(pieces) >= 2
 
 
