@@ -73,7 +73,8 @@ def _mask(
         # `incoming` (read below only when a rule matched) is never needed for them
         incoming, derived = [], {}
     protection = policy.protection
-    found = protection.rule_for(derived) if protection is not None else None
+    # no tags, no rule: a rule always names a tag
+    found = protection.rule_for(derived) if protection is not None and derived else None
     if found is None:
         if not column.sources:
             why = "computed from no base column"
