@@ -5,6 +5,8 @@ graph (before/after as JSON text). Nothing updates or deletes them. A change and
 entry are sent together: in one statement where the change's Cypher is ours (accounts),
 else as one `write_all` (one transaction on Neo4j; on FalkorDB consecutive statements of
 one pipelined round trip, in order). Ids sort by time, so listing newest first pages by id.
+An entry of what changes nothing, a query check's decision, is queued instead (`queue`), in the
+round trip that confirms what the check read is still current; listing runs the queue first.
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ CREATE_ENTRY = (
     "target: $audit_target, before: $audit_before, after: $audit_after})"
 )
 RECORD = CREATE_ENTRY
+#: entries written through `GraphStore.queue_record`, a row each: written again after a run cut
+#: short, an entry finds itself by id instead of adding a second one
+QUEUED_ENTRIES = (
+    "UNWIND $rows AS r MERGE (a:AuditEntry {id: r.audit_id}) ON CREATE SET a.at = r.audit_at, "
+    "a.actor = r.audit_actor, a.action = r.audit_action, a.target = r.audit_target, "
+    "a.before = r.audit_before, a.after = r.audit_after"
+)
 LIST = (
     "MATCH (a:AuditEntry) WHERE a.id < $after AND ($actor IS NULL OR a.actor = $actor) "
     "AND ($action IS NULL OR a.action STARTS WITH $action) AND ($since IS NULL OR a.at >= $since) "
@@ -76,6 +85,20 @@ def record(
     graph.execute(*statement(actor, action, target, before, after))
 
 
+def queue(
+    graph: GraphStore,
+    actor: str,
+    action: str,
+    target: str,
+    after: Any = None,
+    *,
+    stamp: str | None = None,
+) -> str | None:
+    """An entry of what changes nothing (a decision), queued (`GraphStore.queue_record`): with
+    `stamp`, only while the data stamp is still `stamp`; None when queued, else the stamp now."""
+    return graph.queue_record(QUEUED_ENTRIES, audit_params(actor, action, target, None, after), stamp=stamp)
+
+
 def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
@@ -90,6 +113,7 @@ def entries(
     since: str | None = None,
 ) -> list[AuditEntry]:
     """Newest first, older than `after` (an entry id); `action` matches as a prefix (`tag.` = every tag change)."""
+    graph.run_queued()
     rows = graph.read(
         LIST,
         {"after": after or NEWEST, "limit": limit, "actor": actor, "action": action, "since": since},

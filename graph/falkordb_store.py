@@ -12,22 +12,48 @@ them again (`graph.queries.UNSET_TASK_VERSIONS`).
 from __future__ import annotations
 
 import json
+import logging
 import re
 import secrets
 from typing import Any
 
 from falkordb import FalkorDB
 from falkordb.helpers import stringify_param_value
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from watershed.graph import queries
+from watershed.graph.errors import WatershedError
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import DATA_STAMP, GraphStore
+
+log = logging.getLogger(__name__)
 
 #: the server-wide key every stamp includes: a graph's `clear` and a restore of the server's data
 #: move it (a backup taken between a change and its restamp would bring back the change under
 #: the old stamp)
 STAMP_EPOCH_KEY = "watershed:stamp-epoch"
+
+
+#: Queues a record (`FalkorDBStore.queue_record`) in one round trip, only while a stamp is what the
+#: caller read under (ARGV[1]; empty: always). KEYS: the stamp epoch, the stamp, the queue.
+#: Answers [records waiting, the stamp now], or [0, the stamp now] with nothing queued.
+_QUEUE_UNDER_STAMP = """
+local now = (redis.call('GET', KEYS[1]) or '') .. '/' .. (redis.call('GET', KEYS[2]) or '')
+if ARGV[1] ~= '' and ARGV[1] ~= now then
+    return {0, now}
+end
+redis.call('XADD', KEYS[3], '*', 's', ARGV[2], 'r', ARGV[3])
+return {redis.call('XLEN', KEYS[3]), now}
+"""
+#: once this many records wait, the call that queued the last one writes them, so that a queue
+#: nobody reads stays small (one statement per batch: a few milliseconds)
+RUN_QUEUED_AT = 256
+#: queued records read per round trip
+RUN_QUEUED_BATCH = 1000
+
+
+class QueuedRecordError(WatershedError):
+    """Queued records the server refused: they stay queued, the others are written."""
 
 
 #: what a read-only query on a graph that does not exist yet is told
@@ -252,6 +278,7 @@ class FalkorDBStore(GraphStore):
         self.graph = self.client.select_graph(graph)
         self.graph_name = graph
         self.batch_size = batch_size
+        self._queue_under_stamp = self.client.connection.register_script(_QUEUE_UNDER_STAMP)
 
     @classmethod
     def from_settings(cls, settings: GraphSettings | None = None) -> FalkorDBStore:
@@ -284,6 +311,77 @@ class FalkorDBStore(GraphStore):
 
     def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         return self.graph.query(query, params or {}).result_set
+
+    # Queued records wait in a stream beside the graph: on the same server, in the same append-only
+    # file and snapshot, so a queued record is as durable as a written one. Queueing is a plain
+    # key write the main thread answers at once, where a graph write waits for a query thread.
+    def _queue_key(self) -> str:
+        return f"watershed:{self.graph_name}:queued-records"
+
+    def queue_record(
+        self,
+        statement: str,
+        row: dict[str, Any],
+        *,
+        stamp_name: str = DATA_STAMP,
+        stamp: str | None = None,
+    ) -> str | None:
+        waiting, now = self._queue_under_stamp(
+            keys=[STAMP_EPOCH_KEY, self._stamp_key(stamp_name), self._queue_key()],
+            args=[stamp or "", statement, json.dumps(row)],
+        )
+        if not waiting:
+            return now
+        if waiting >= RUN_QUEUED_AT:
+            try:
+                self.run_queued()
+            except (QueuedRecordError, RedisError) as exc:
+                # this record is queued: the next reader of the records writes them, or says why not
+                log.warning("queued records of graph %s wait: %s", self.graph_name, exc)
+        return None
+
+    def run_queued(self) -> int:
+        connection = self.client.connection
+        written = 0
+        while True:
+            waiting = connection.xrange(self._queue_key(), count=RUN_QUEUED_BATCH)
+            if not waiting:
+                return written
+            # one statement per run of rows of the same statement, in order
+            runs: list[tuple[str, list[str], list[dict]]] = []
+            for entry, fields in waiting:
+                if not runs or runs[-1][0] != fields["s"]:
+                    runs.append((fields["s"], [], []))
+                runs[-1][1].append(entry)
+                runs[-1][2].append(json.loads(fields["r"]))
+            pipeline = connection.pipeline(transaction=False)
+            for statement, _entries, rows in runs:
+                pipeline.execute_command(
+                    "GRAPH.QUERY", self.graph_name, _with_params(statement, {"rows": rows})
+                )
+            results = pipeline.execute(raise_on_error=False)
+            done = [
+                e
+                for (_, entries, _), result in zip(runs, results, strict=True)
+                if not isinstance(result, Exception)
+                for e in entries
+            ]
+            # deleted only once written: a run killed in between writes them again, which their
+            # idempotence allows
+            if done:
+                connection.xdel(self._queue_key(), *done)
+                written += len(done)
+            refused = [
+                (entries[0], result)
+                for (_, entries, _), result in zip(runs, results, strict=True)
+                if isinstance(result, Exception)
+            ]
+            if refused:
+                entry, error = refused[0]
+                raise QueuedRecordError(
+                    f"graph {self.graph_name}: queued records from {entry} were refused: {error} "
+                    f"({len(waiting) - len(done)} left queued)"
+                )
 
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         # One pipelined round trip for the whole load, in order (the deletes of a task's
@@ -328,6 +426,7 @@ class FalkorDBStore(GraphStore):
         except ResponseError as exc:
             if "empty key" not in str(exc).lower() and "invalid graph" not in str(exc).lower():
                 raise
+        self.client.connection.delete(self._queue_key())
         # everything kept under any of this graph's stamps described the graph just deleted
         move_stamp_epoch(self.client.connection)
 

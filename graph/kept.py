@@ -6,9 +6,14 @@ the old stamp, which the change's restamp has already moved on from. A kept valu
 dropped after `seconds`: that bounds what a change made around the stamps leaves behind (a
 hand-written Cypher edit, a writer killed between its write and its restamp).
 
+A reader may also read under the stamp it last saw (`last_stamp`), without a round trip, if it
+then finds the stamp unchanged after its reads, in the round trip that writes what it decided
+(`GraphStore.queue_record` with the stamp); otherwise it reads again under the stamp that round
+trip answers.
+
 Two stamps are kept this way:
 - `DATA_STAMP`: every write through `GraphStore.execute` and `write_all` moves it on a backend
-  with stamps (FalkorDB), and only `GraphStore.record` leaves it (a decision's audit entry,
+  with stamps (FalkorDB), and only `record` and `queue_record` leave it (a decision's audit entry,
   tokens and sessions: nothing kept under it reads them), so a write path nobody thought of
   still moves it;
 - `api.accounts.store.ACCOUNTS_STAMP`: moved by account changes only, so token and session
@@ -60,10 +65,26 @@ class KeptReads:
             sizeof = None if weigh is None else (lambda kept: max(1, weigh(kept[1])))
             self._kept = TTLCache(maxsize=maxsize, ttl=seconds, timer=timer, getsizeof=sizeof)
         self._lock = threading.Lock()
+        self._last: str | None = None
 
     def stamp(self) -> str | None:
         """The stamp to read under now; None when nothing may be kept (then every read is fresh)."""
-        return self.graph.change_stamp(self.stamp_name) if self._kept is not None else None
+        if self._kept is None:
+            return None
+        stamp = self._last = self.graph.change_stamp(self.stamp_name)
+        return stamp
+
+    def last_stamp(self) -> str | None:
+        """The stamp this process last read or was told (`saw`), without a round trip; None when
+        none yet. What is decided under it holds only once the stamp is found unchanged after
+        the reads (`GraphStore.queue_record` with the stamp): values read while it had already
+        moved are kept under a stamp no current reader asks for."""
+        return self._last if self._kept is not None else None
+
+    def saw(self, stamp: str | None) -> None:
+        """`stamp` is the stamp now (a conditional write answered it)."""
+        if stamp is not None:
+            self._last = stamp
 
     def get(self, stamp: str | None, key: Hashable, default: Any = None) -> Any:
         """The value kept for `key` under `stamp`, else `default`."""

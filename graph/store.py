@@ -100,6 +100,35 @@ class GraphStore(ABC):
         in every process read everything again."""
         return self.execute(query, params)
 
+    def queue_record(
+        self,
+        statement: str,
+        row: dict[str, Any],
+        *,
+        stamp_name: str = DATA_STAMP,
+        stamp: str | None = None,
+    ) -> str | None:
+        """Have `record(statement, {"rows": [row]})` run: durably queued before this returns where
+        the backend has a queue (FalkorDB), run at once elsewhere. `statement` writes each row of
+        `$rows`; queued rows of one statement are written together by `run_queued`, and only
+        then can be read. It must be idempotent (a MERGE on an id): a run cut short runs again.
+
+        With `stamp`, only while `stamp_name`'s stamp is still `stamp`: a caller that decided
+        under values kept under that stamp has its record written only if they were still
+        current. Returns None when the record is written or queued, else the stamp now, with
+        nothing written."""
+        if stamp is not None:
+            now = self.change_stamp(stamp_name)
+            if now != stamp:
+                return now
+        self.record(statement, {"rows": [row]})
+        return None
+
+    def run_queued(self) -> int:
+        """Write every row `queue_record` queued, oldest first; how many. A reader of what queued
+        records write calls it first."""
+        return 0
+
     def ping(self) -> None:
         """Raise when the graph does not answer (a server down, wrong credentials)."""
         self.read("RETURN 1")

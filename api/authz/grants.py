@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from watershed.api.accounts.rights import Me
-from watershed.api.audit import CREATE_ENTRY, audit_params, statement
+from watershed.api.audit import CREATE_ENTRY, audit_params, queue
 from watershed.api.authz.conditions import parse_condition
 from watershed.api.authz.errors import AuthzError, UnknownGrantError
 from watershed.api.authz.tag_scope import parse_tag
@@ -419,6 +419,7 @@ class GrantStore:
         return (limited + everywhere)[:limit]
 
 
-def record_decision(graph: GraphStore, actor: str, payload: dict) -> None:
-    """The audit entry of a decision (no SQL text: its constants may be sensitive)."""
-    graph.record(*statement(actor, "authz.decision", f"user:{payload['user']}", None, payload))
+def record_decision(graph: GraphStore, actor: str, payload: dict, *, stamp: str | None = None) -> str | None:
+    """The audit entry of a decision (no SQL text: its constants may be sensitive); with `stamp`,
+    only while the data stamp is still `stamp`: None when recorded, else the stamp now."""
+    return queue(graph, actor, "authz.decision", f"user:{payload['user']}", payload, stamp=stamp)

@@ -2,12 +2,13 @@
 
 A check reads from the graph the catalog entries of the tables the query names, the user's
 grants and the base columns' current tags. With `reuse_seconds` > 0 a service keeps what it read
-under the graph's data stamp (`graph.kept`), which every write to them moves: the next check reads
-the stamp, one plain key read, and reads again only what it has not kept under that stamp. So
-every process still agrees the moment a grant, a tag or a table changes, and a check on a quiet
-graph costs one round trip for the stamp and one for its audit entry. Every decision is written
-to the audit trail (user, query hash, decision, missing cells, masked outputs), never the SQL
-text; the entry is bookkeeping (`GraphStore.record`) and leaves the stamp where it was.
+under the graph's data stamp (`graph.kept`), which every write to them moves, and reads again only
+what it has not kept under the stamp. A check runs under the stamp its process last saw and
+queues its audit entry only if the stamp is still that one (`GraphStore.queue_record`), else it
+runs again under the stamp now. So every process still agrees the moment a grant, a tag or a
+table changes, and a check on a quiet graph costs one round trip, its audit entry. Every
+decision is written to the audit trail (user, query hash, decision, missing cells, masked
+outputs), never the SQL text; the entry is bookkeeping and leaves the stamp where it was.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from typing import TypeAlias, TypeVar
 
 from watershed.api.accounts.rights import Me
 from watershed.api.authz.decide import decide, parse_grants
@@ -32,6 +34,11 @@ from watershed.propagation.policy import Policy
 #: what a service keeps at most: a table's entry weighs its columns (about 0.5 KB each), a node's
 #: tags, a user's grants or a name found unknown weigh 1 each
 KEPT_WEIGHT = 200_000
+
+
+T = TypeVar("T")
+#: what a check answers, the decision to audit and the outputs its entry names as masked
+_Answer: TypeAlias = tuple[T, Decision, "list[OutputMask] | None"]
 
 
 def _weight(value: object) -> int:
@@ -82,11 +89,8 @@ class AuthzService:
         if caller is not None and caller.name != user:
             caller.require("admin")
 
-    def _decide(self, user: str, sql: str, dialect: str):
+    def _decide(self, user: str, sql: str, dialect: str, stamp: str | None):
         statement = None
-        # read before anything it covers: a change landing after it is kept under this stamp,
-        # which that change's write has already moved on from
-        stamp = self._kept.stamp()
         try:
             statement = parse_query(sql, dialect=dialect)
             points = self._points(statement, dialect, stamp)
@@ -115,7 +119,13 @@ class AuthzService:
         )
         return decision, grants, tags, statement
 
-    def _record(self, caller: Me | None, decision: Decision, outputs: list[OutputMask] | None = None) -> None:
+    def _record(
+        self,
+        caller: Me | None,
+        decision: Decision,
+        outputs: list[OutputMask] | None = None,
+        stamp: str | None = None,
+    ) -> str | None:
         payload = {
             "user": decision.user,
             "query_hash": decision.query_hash,
@@ -135,22 +145,48 @@ class AuthzService:
         }
         if outputs is not None:
             payload["masked"] = [o.name for o in outputs if o.masked]
-        record_decision(self.graph, caller.name if caller else decision.user, payload)
+        return record_decision(self.graph, caller.name if caller else decision.user, payload, stamp=stamp)
+
+    def _audited(self, caller: Me | None, answer: Callable[[str | None], _Answer[T]]) -> T:
+        """`answer(stamp)`, its decision audited before it is returned.
+
+        The check first runs under the stamp last seen, without reading it: its entry is queued
+        in the one round trip that finds the stamp unchanged, so its reads were current. When the
+        stamp has moved, the check runs again under the stamp that round trip answered, read
+        before the second run's reads as a first check's stamp is, and its entry goes in then."""
+        stamp = self._kept.last_stamp()
+        if stamp is not None:
+            result, decision, outputs = answer(stamp)
+            moved = self._record(caller, decision, outputs, stamp)
+            if moved is None:
+                return result
+            self._kept.saw(moved)
+            stamp = moved
+        else:
+            stamp = self._kept.stamp()  # read before anything it covers
+        result, decision, outputs = answer(stamp)
+        self._record(caller, decision, outputs)
+        return result
 
     def check(self, user: str, sql: str, dialect: str = "spark", *, caller: Me | None = None) -> Decision:
         """Whether `user` may run `sql`; audited. `caller` None = a trusted in-process caller."""
         self._authorize(caller, user)
-        decision, _, _, _ = self._decide(user, sql, dialect)
-        self._record(caller, decision)
-        return decision
+
+        def answer(stamp: str | None) -> _Answer[Decision]:
+            decision = self._decide(user, sql, dialect, stamp)[0]
+            return decision, decision, None
+
+        return self._audited(caller, answer)
 
     def rewrite(self, user: str, sql: str, dialect: str = "spark", *, caller: Me | None = None) -> Rewrite:
         """The SQL `user` may run (None when denied), masked after computing, and why per output."""
         self._authorize(caller, user)
-        decision, grants, tags, statement = self._decide(user, sql, dialect)
+        return self._audited(caller, lambda stamp: self._rewrite(user, sql, dialect, stamp))
+
+    def _rewrite(self, user: str, sql: str, dialect: str, stamp: str | None) -> _Answer[Rewrite]:
+        decision, grants, tags, statement = self._decide(user, sql, dialect, stamp)
         if not decision.allowed or decision.points is None:
-            self._record(caller, decision)
-            return Rewrite(decision=decision)
+            return Rewrite(decision=decision), decision, None
         points = decision.points
         outputs = output_masks(points, parse_grants(grants, self.policy), tags, self.policy)
         masks = {o.position: o.mask for o in outputs if o.masked and o.mask}
@@ -161,7 +197,5 @@ class AuthzService:
             decision = decision.model_copy(
                 update={"allowed": False, "error": f"cannot mask the query: {exc}"}
             )
-            self._record(caller, decision)
-            return Rewrite(decision=decision, outputs=outputs)
-        self._record(caller, decision, outputs)
-        return Rewrite(decision=decision, sql=text, outputs=outputs)
+            return Rewrite(decision=decision, outputs=outputs), decision, None
+        return Rewrite(decision=decision, sql=text, outputs=outputs), decision, outputs

@@ -256,3 +256,38 @@ os.kill(os.getpid(), signal.SIGKILL)
     assert {e.after["query_hash"] for e in logged} == {
         hashlib.sha256(f"SELECT c{i} FROM nowhere.t{i}".encode()).hexdigest() for i in range(20)
     }
+
+
+def test_a_warm_check_costs_one_round_trip_its_audit_entry(graph, monkeypatch):
+    service = AuthzService(graph, POLICY, reuse_seconds=60)
+    assert masked(service) == ["email"]
+    sent: Counter = Counter()
+    for name in ("read", "change_stamp", "record", "queue_record"):
+        method = getattr(graph, name)
+        monkeypatch.setattr(
+            graph, name, lambda *a, _m=method, _n=name, **k: (sent.update([_n]), _m(*a, **k))[1]
+        )
+    for _ in range(3):
+        assert masked(service) == ["email"]
+    # the stamp is confirmed by the round trip that queues the entry, not read before
+    assert sent == Counter({"queue_record": 3})
+    assert len(entries(graph, action="authz.decision", limit=10)) == 4
+
+
+def test_a_check_made_under_a_moved_stamp_runs_again_and_only_its_answer_is_audited(
+    graph, falkordb_server, monkeypatch
+):
+    service, counts = counted_service(graph, monkeypatch, reuse_seconds=60)
+    assert service.check("ann", SQL).allowed
+    other = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=graph.graph_name)
+    try:
+        grants = AuthzService(other, POLICY).grants
+        (only,) = grants.grants_of("ann")
+        grants.revoke(ADMIN, only.id)
+    finally:
+        other.close()
+    # the kept grant still allowed it; the stamp had moved, so the check ran again on the graph
+    assert not service.check("ann", SQL).allowed
+    assert counts["grants"] == 2
+    logged = entries(graph, actor="ann", action="authz.decision", limit=10)
+    assert [e.after["allowed"] for e in logged] == [False, True]

@@ -63,6 +63,15 @@ class RecordingStore(FalkorDBStore):
         self._record(query, params)
         return super().execute(query, params)
 
+    def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        self._record(query, params)
+        return super().record(query, params)
+
+    def queue_record(self, statement: str, row: dict[str, Any], **stamp: Any) -> str | None:
+        # what it queues is sent later by `run_queued`: recorded here, as it is queued
+        self._record(statement, {"rows": [row]})
+        return super().queue_record(statement, row, **stamp)
+
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         for query, params in statements:
             self._record(query, params)
