@@ -48,9 +48,12 @@ def output_masks(
     grants: Sequence[ParsedGrant],
     tags: Mapping[str, Mapping[str, TagValue]],
     policy: Policy,
+    plain: Tags | None = None,
 ) -> list[OutputMask]:
-    """One OutputMask per output column of `points` (see the module docstring)."""
-    plain: Tags = {node: plain_tags(t) for node, t in tags.items()}
+    """One OutputMask per output column of `points` (see the module docstring). `plain`: `tags`
+    as `plain_tags` gives them, when the caller has them already."""
+    if plain is None:
+        plain = {node: plain_tags(t) for node, t in tags.items()}
     scopes: dict[str, list] = {}
     for scope in points.rows:
         scopes.setdefault(scope.table, []).append(scope.conditions)

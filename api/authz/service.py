@@ -101,23 +101,24 @@ class AuthzService:
                 allowed=False,
                 error=str(exc),
             )
-            return decision, [], {}, statement
+            return decision, [], {}, {}, statement
         grants = self._kept.one(stamp, ("grants", user), lambda: self.grants.grants_of(user))
         nodes = {*points.tables, *points.writes, *points.join_columns}
         nodes.update(c for cell in points.cells for c in cell.columns)
         nodes.update(s.column for column in points.columns for s in column.sources)
         tags = self._kept.many(stamp, "tags", sorted(nodes), self._tags.current_tags) if nodes else {}
+        plain = {n: plain_tags(t) for n, t in tags.items()}
         decision = decide(
             user,
             points,
             grants,
-            {n: plain_tags(t) for n, t in tags.items()},
+            plain,
             self.policy,
             admins_of=lambda database: self._kept.one(
                 stamp, ("admins", database), lambda: self.grants.admins_of(database)
             ),
         )
-        return decision, grants, tags, statement
+        return decision, grants, tags, plain, statement
 
     def _record(
         self,
@@ -184,11 +185,11 @@ class AuthzService:
         return self._audited(caller, lambda stamp: self._rewrite(user, sql, dialect, stamp))
 
     def _rewrite(self, user: str, sql: str, dialect: str, stamp: str | None) -> _Answer[Rewrite]:
-        decision, grants, tags, statement = self._decide(user, sql, dialect, stamp)
+        decision, grants, tags, plain, statement = self._decide(user, sql, dialect, stamp)
         if not decision.allowed or decision.points is None:
             return Rewrite(decision=decision), decision, None
         points = decision.points
-        outputs = output_masks(points, parse_grants(grants, self.policy), tags, self.policy)
+        outputs = output_masks(points, parse_grants(grants, self.policy), tags, self.policy, plain)
         masks = {o.position: o.mask for o in outputs if o.masked and o.mask}
         try:
             text = masked_query(sql, points.columns, masks, dialect=dialect, statement=statement)
