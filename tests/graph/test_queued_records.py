@@ -71,7 +71,9 @@ def test_a_refused_record_stays_queued_and_is_named(graph_store):
         "UNWIND $rows AS r MERGE (a:AuditEntry {id: r.id}) SET a.at = no_such_function(1)", {"id": "x"}
     )
     graph_store.queue_record(QUEUED_ENTRIES, entry(3))
-    with pytest.raises(QueuedRecordError, match=r"queued records from \S+ were refused: .*no_such_function.*1 left queued"):
+    with pytest.raises(
+        QueuedRecordError, match=r"queued records from \S+ were refused: .*no_such_function.*1 left queued"
+    ):
         graph_store.run_queued()
     # the others are written and gone from the queue; it waits, and the trail says why
     assert graph_store.read(COUNT) == [[2]] and queued(graph_store) == 1
