@@ -360,22 +360,18 @@ class FalkorDBStore(GraphStore):
                     "GRAPH.QUERY", self.graph_name, _with_params(statement, {"rows": rows})
                 )
             results = pipeline.execute(raise_on_error=False)
-            done = [
-                e
-                for (_, entries, _), result in zip(runs, results, strict=True)
-                if not isinstance(result, Exception)
-                for e in entries
-            ]
+            done: list[str] = []
+            refused: list[tuple[str, Exception]] = []
+            for (_, entries, _), result in zip(runs, results, strict=True):
+                if isinstance(result, Exception):
+                    refused.append((entries[0], result))
+                else:
+                    done.extend(entries)
             # deleted only once written: a run killed in between writes them again, which their
             # idempotence allows
             if done:
                 connection.xdel(self._queue_key(), *done)
                 written += len(done)
-            refused = [
-                (entries[0], result)
-                for (_, entries, _), result in zip(runs, results, strict=True)
-                if isinstance(result, Exception)
-            ]
             if refused:
                 entry, error = refused[0]
                 raise QueuedRecordError(

@@ -262,11 +262,18 @@ def test_a_warm_check_costs_one_round_trip_its_audit_entry(graph, monkeypatch):
     service = AuthzService(graph, POLICY, reuse_seconds=60)
     assert masked(service) == ["email"]
     sent: Counter = Counter()
-    for name in ("read", "change_stamp", "record", "queue_record"):
+
+    def counted(name: str):
         method = getattr(graph, name)
-        monkeypatch.setattr(
-            graph, name, lambda *a, _m=method, _n=name, **k: (sent.update([_n]), _m(*a, **k))[1]
-        )
+
+        def call(*args, **kwargs):
+            sent[name] += 1
+            return method(*args, **kwargs)
+
+        return call
+
+    for name in ("read", "change_stamp", "record", "queue_record"):
+        monkeypatch.setattr(graph, name, counted(name))
     for _ in range(3):
         assert masked(service) == ["email"]
     # the stamp is confirmed by the round trip that queues the entry, not read before
