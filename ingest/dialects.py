@@ -1,7 +1,9 @@
-"""A tokenizer and a parser per dialect and thread, shared by everything in `ingest` that parses.
+"""A tokenizer, a parser and a generator per dialect and thread, shared by everything in `ingest`
+that parses or writes SQL.
 
-Building them costs more than parsing a small statement, and sqlglot's own `parse` builds both
-on every call. A parser resets itself at each `parse`, so one per thread is safe to reuse.
+Building them costs more than parsing a small statement (or writing an identifier), and sqlglot's
+own `parse` and `Expression.sql` build them on every call. A parser and a generator reset
+themselves at each `parse` / `generate`, so one per thread is safe to reuse.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.generator import Generator
 from sqlglot.parser import Parser
 from sqlglot.tokens import Tokenizer
 
@@ -16,6 +19,7 @@ from sqlglot.tokens import Tokenizer
 class _DialectTools(threading.local):
     def __init__(self) -> None:
         self.by_name: dict[str, tuple[Dialect, Tokenizer, Parser]] = {}
+        self.generators: dict[str, Generator] = {}
 
 
 _tools = _DialectTools()
@@ -32,3 +36,12 @@ def dialect_tools(name: str) -> tuple[Dialect, Tokenizer, Parser]:
         dialect = Dialect.get_or_raise(name)
         tools = _tools.by_name[name] = (dialect, dialect.tokenizer(), dialect.parser())
     return tools
+
+
+def dialect_generator(name: str) -> Generator:
+    """This thread's generator of the dialect `name` (lower case), with the dialect's default
+    settings; ValueError as `dialect_tools`."""
+    generator = _tools.generators.get(name)
+    if generator is None:
+        generator = _tools.generators[name] = dialect_tools(name)[0].generator()
+    return generator

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.generator import Generator
 
 from watershed.graph.authz import OutputColumn
 from watershed.graph.errors import WatershedError
+from watershed.ingest.dialects import dialect_generator
 from watershed.ingest.points import QueryError, parse_query
 
 MASKS = ("nullify", "sha256", "redact")
@@ -135,8 +137,9 @@ def masked_query(
         statement = _parse(sql, dialect)
     query, holder = _query_part(statement)
     names = [_COLUMN.format(i) for i in range(len(ordered))]
+    generator = dialect_generator(dialect.strip().lower())
     items = ", ".join(
-        _item(name, output, output_name, masks.get(output.position), dialect)
+        _item(name, output_name, masks.get(output.position), generator)
         for name, output, output_name in zip(names, ordered, _names(query, ordered), strict=True)
     )
     alias = f"{_ALIAS}({', '.join(names)})"
@@ -164,10 +167,10 @@ def _parse(sql: str, dialect: str) -> exp.Expression:
         raise RewriteError(str(exc)) from None
 
 
-def _item(name: str, output: OutputColumn, output_name: str, mask: str | None, dialect: str) -> str:
+def _item(name: str, output_name: str, mask: str | None, generator: Generator) -> str:
     reference = f"{_ALIAS}.{name}"
     value = reference if mask is None else mask_expression(mask, reference)
-    return f"{value} AS {exp.to_identifier(output_name, quoted=True).sql(dialect)}"
+    return f"{value} AS {generator.generate(exp.to_identifier(output_name, quoted=True), copy=False)}"
 
 
 def _without_terminator(sql: str) -> str:
