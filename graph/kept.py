@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from cachetools import TTLCache
+from cachetools import LRUCache
 
 from watershed.graph.store import DATA_STAMP, GraphStore
 
@@ -60,10 +60,15 @@ class KeptReads:
         than `maxsize` is read every time instead of kept."""
         self.graph = graph
         self.stamp_name = stamp_name
-        self._kept: TTLCache | None = None
+        self.seconds = seconds
+        self._timer = timer
+        # Each entry is (stamp, value, kept until): a check asks for dozens of keys, and an LRU
+        # cache checked against one reading of the clock costs a fifth of a TTL cache's per-key
+        # bookkeeping. An entry past its time is never answered; it leaves as the least used.
+        self._kept: LRUCache | None = None
         if seconds > 0:
             sizeof = None if weigh is None else (lambda kept: max(1, weigh(kept[1])))
-            self._kept = TTLCache(maxsize=maxsize, ttl=seconds, timer=timer, getsizeof=sizeof)
+            self._kept = LRUCache(maxsize=maxsize, getsizeof=sizeof)
         self._lock = threading.Lock()
         self._last: str | None = None
 
@@ -90,9 +95,10 @@ class KeptReads:
         """The value kept for `key` under `stamp`, else `default`."""
         if stamp is None or self._kept is None:
             return default
+        now = self._timer()
         with self._lock:
             kept = self._kept.get(key)
-        if kept is None or kept[0] != stamp:
+        if kept is None or kept[0] != stamp or kept[2] <= now:
             return default
         return kept[1]
 
@@ -101,9 +107,10 @@ class KeptReads:
         that must not restart the value's time."""
         if self._kept is None:
             return None
+        now = self._timer()
         with self._lock:
             kept = self._kept.get(key)
-        return None if kept is None else kept[1]
+        return None if kept is None or kept[2] <= now else kept[1]
 
     def put(self, stamp: str | None, key: Hashable, value: Any) -> None:
         self._put_all(stamp, [(key, value)])
@@ -111,10 +118,11 @@ class KeptReads:
     def _put_all(self, stamp: str | None, items: list[tuple[Hashable, Any]]) -> None:
         if stamp is None or self._kept is None:
             return
+        until = self._timer() + self.seconds
         with self._lock:
             for key, value in items:
                 try:
-                    self._kept[key] = (stamp, value)
+                    self._kept[key] = (stamp, value, until)
                 except ValueError:  # heavier than the whole cache
                     self._kept.pop(key, None)
 
@@ -140,10 +148,12 @@ class KeptReads:
             return read(keys)
         found: dict[str, Any] = {}
         wanted: list[str] = []
+        now = self._timer()
         with self._lock:  # once for every key: a check asks for dozens
+            get = self._kept.get
             for key in keys:
-                kept = self._kept.get((kind, key))
-                if kept is None or kept[0] != stamp:
+                kept = get((kind, key))
+                if kept is None or kept[0] != stamp or kept[2] <= now:
                     wanted.append(key)
                 elif kept[1] is not None:
                     found[key] = kept[1]
