@@ -154,6 +154,8 @@ class PointsResolver(QueryResolver):
         self.deciding: dict[str, None] = {}
         #: inside a WHERE or ON condition: its filters are rows' conditions, not cell columns
         self._in_filters = False
+        #: whether the text being read can hold a window at all (`_may_hold_windows`)
+        self.windows_possible = True
 
     # ---------------------------------------------------------------- queries
 
@@ -165,7 +167,7 @@ class PointsResolver(QueryResolver):
             relation = super().query(node, ctx, ctes, parent)
         finally:
             self._allowed, self._in_filters = saved
-        if _limits_rows(node):
+        if _limits_rows(node, self.windows_possible):
             # an outer filter must not pass into a window, a LIMIT or a sample
             relation = Relation(
                 relation.names,
@@ -207,15 +209,16 @@ class PointsResolver(QueryResolver):
             scope.add(alias, Source(alias, relation=Relation([], [])))
             return
         env = self.env
-        saved = (env.default_database, env.dialect, env.sql_text)
+        saved = (env.default_database, env.dialect, env.sql_text, self.windows_possible)
         env.default_database = ids.split(tid)[0]
         env.dialect = dialect
         env.sql_text = None
+        self.windows_possible = _may_hold_windows(entry.view_sql or "")
         self._expanding.add(id(definition))
         try:
             relation = self.query(definition, ctx)
         finally:
-            env.default_database, env.dialect, env.sql_text = saved
+            env.default_database, env.dialect, env.sql_text, self.windows_possible = saved
             self._expanding.discard(id(definition))
         if (
             entry.columns_ordered
@@ -371,9 +374,17 @@ def _reads_columns(node: exp.Expression) -> bool:
     return False
 
 
-def _limits_rows(node: exp.Expression) -> bool:
+def _may_hold_windows(text: str) -> bool:
+    """Whether SQL `text` can parse into a window function: sqlglot makes one only after OVER
+    (or Oracle's KEEP). A comment or a name holding the word only costs the walk it spares."""
+    lowered = text.lower()
+    return "over" in lowered or "keep" in lowered
+
+
+def _limits_rows(node: exp.Expression, windows_possible: bool = True) -> bool:
     """A query whose rows depend on rows an outer filter would remove: a window function, a
-    LIMIT/OFFSET/FETCH, a TABLESAMPLE."""
+    LIMIT/OFFSET/FETCH, a TABLESAMPLE. `windows_possible` False: its text holds no window, so
+    its select items are not walked for one."""
     args = node.args
     if args.get("limit") is not None or args.get("offset") is not None or args.get("fetch") is not None:
         return True
@@ -381,11 +392,12 @@ def _limits_rows(node: exp.Expression) -> bool:
         return False
     if args.get("qualify") is not None or args.get("sample") is not None:
         return True
-    for item in node.expressions:
-        inner = item.args.get("this") if type(item) is exp.Alias else item
-        # most items are columns: no walk for them (this runs on every query of a check)
-        if type(inner) not in _PLAIN_ITEMS and inner.find(exp.Window) is not None:
-            return True
+    if windows_possible:
+        for item in node.expressions:
+            inner = item.args.get("this") if type(item) is exp.Alias else item
+            # most items are columns: no walk for them (this runs on every query of a check)
+            if type(inner) not in _PLAIN_ITEMS and inner.find(exp.Window) is not None:
+                return True
     from_ = args.get("from_")
     items = ([from_.this] if from_ is not None else []) + [j.this for j in args.get("joins") or []]
     return any(item.args.get("sample") is not None for item in items if isinstance(item, exp.Expression))
@@ -663,6 +675,7 @@ def _extract(
     extractor = _PointsExtractor(catalog, default_database, frozenset(), frozenset(), dialect, None)
     extractor.lean = lean
     resolver = PointsResolver(extractor.env)
+    resolver.windows_possible = _may_hold_windows(text)
     extractor.resolver = resolver
     extractor.env.sql_text = text
     try:

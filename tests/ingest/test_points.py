@@ -313,6 +313,16 @@ def test_outer_filter_does_not_pass_into_window_subquery():
     assert rows(p) == [("db.users", ["dt = 'd'"])]
 
 
+def test_outer_filter_does_not_pass_into_oracle_keep_subquery():
+    # Oracle's KEEP (...) parses as a window without the word OVER
+    p = points(
+        "SELECT uid, m FROM (SELECT uid, app, max(dt) KEEP (DENSE_RANK FIRST ORDER BY dt) AS m FROM users "
+        "WHERE dt = 'd') x WHERE x.app = 'a'",
+        dialect="oracle",
+    )
+    assert rows(p) == [("db.users", ["dt = 'd'"])]
+
+
 def test_outer_filter_does_not_pass_into_limit_subquery():
     p = points("SELECT email FROM (SELECT email, app FROM users LIMIT 10) x WHERE app = 'a'")
     assert rows(p) == [("db.users", [])]
