@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -84,6 +85,10 @@ _QUERY_KINDS = frozenset({"select", "insert", "create-table-as", "create-view", 
 _COMPARISON_SET = frozenset({exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ})
 _CONNECTIVES = frozenset({exp.And, exp.Or, exp.Not, exp.Paren})
 _LEAVES = frozenset({exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Identifier})
+#: nodes `_tables_of` does not walk into
+_HOLD_NO_TABLE = frozenset(
+    {exp.Column, exp.Identifier, exp.Literal, exp.DataType, exp.Star, exp.Null, exp.Boolean, exp.Var}
+)
 #: select items that hold no window, told without walking them
 _PLAIN_ITEMS = frozenset({exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Star})
 
@@ -482,14 +487,25 @@ def tables_named(
 
 
 def _tables_of(node: exp.Expression, default_database: str) -> list[str]:
-    # one walk for both: the CTE names a table may be, and the tables
+    # one walk for both, the CTE names a table may be and the tables, which does not enter
+    # what holds no table (a column's identifiers, a type): a check's select list is mostly those
     ctes: set[str] = set()
     tables: list[exp.Table] = []
-    for item in node.find_all(exp.CTE, exp.Table):
-        if type(item) is exp.CTE:
-            ctes.add(item.alias_or_name.lower())
-        else:
-            tables.append(item)
+    stack: list[exp.Expr] = [node]
+    while stack:
+        current = stack.pop()
+        cls = type(current)
+        if cls is exp.Table:
+            tables.append(cast(exp.Table, current))
+        elif cls is exp.CTE:
+            ctes.add(current.alias_or_name.lower())
+        elif cls in _HOLD_NO_TABLE:
+            continue
+        for value in current.args.values():
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, exp.Expr))
+            elif isinstance(value, exp.Expr):
+                stack.append(value)
     found: dict[str, None] = {}
     for table in tables:
         if not isinstance(table.this, exp.Identifier):
