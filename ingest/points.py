@@ -715,6 +715,10 @@ def _conditions(occurrence: Occurrence) -> list[dict]:
 
 
 def _sources(contribs: list) -> list[dict]:
+    if len(contribs) == 1:
+        # most outputs: one base column
+        column_id, _key, kind, functions, _occurrence = contribs[0]
+        return [{"column": column_id, "kind": KINDS[kind], "functions": list(functions)}]
     found: dict[tuple, dict] = {}
     for column_id, _key, kind, functions, _occurrence in contribs:
         key = (column_id, kind, tuple(functions))
