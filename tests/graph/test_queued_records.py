@@ -95,3 +95,26 @@ def test_clearing_the_graph_drops_its_queue(graph_store):
     graph_store.queue_record(QUEUED_ENTRIES, entry(1))
     graph_store.clear()
     assert queued(graph_store) == 0 and graph_store.run_queued() == 0
+
+
+def test_the_queue_polls_for_its_reply_then_blocks_for_a_slow_one(graph_store, monkeypatch):
+    client = graph_store._queue_client
+    connection = client.connection_pool.get_connection()
+    client.connection_pool.release(connection)
+    assert isinstance(connection, falkordb_store._PollingConnection)
+    polls = []
+    can_read = falkordb_store._PollingConnection.can_read
+
+    def counted(self, timeout=0):
+        polls.append(timeout)
+        return can_read(self, timeout)
+
+    monkeypatch.setattr(falkordb_store._PollingConnection, "can_read", counted)
+    stamp = graph_store.change_stamp(DATA_STAMP)
+    assert graph_store.queue_record(QUEUED_ENTRIES, entry(1), stamp=stamp) is None
+    assert polls and set(polls) == {0}
+    # a reply later than the polling window (a 50 ms blocking pop) still arrives, read blocking
+    monkeypatch.setattr(falkordb_store, "QUEUE_REPLY_POLL_SECONDS", 0.001)
+    assert client.blpop(["watershed:test:nothing"], timeout=0.05) is None
+    assert client.ping() is True
+    assert queued(graph_store) == 1
