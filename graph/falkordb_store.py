@@ -474,4 +474,5 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self.client.connection.close()
-        self._queue_client.close()
+        # a client given its pool leaves the pool open on close
+        self._queue_client.connection_pool.disconnect()

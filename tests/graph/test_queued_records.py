@@ -118,3 +118,13 @@ def test_the_queue_polls_for_its_reply_then_blocks_for_a_slow_one(graph_store, m
     assert client.blpop(["watershed:test:nothing"], timeout=0.05) is None
     assert client.ping() is True
     assert queued(graph_store) == 1
+
+
+def test_closing_the_store_closes_the_queue_connections(graph_store):
+    graph_store.queue_record(QUEUED_ENTRIES, entry(1))
+    pool = graph_store._queue_client.connection_pool
+    connection = pool.get_connection()
+    pool.release(connection)
+    assert connection._sock is not None
+    graph_store.close()
+    assert connection._sock is None
