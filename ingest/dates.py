@@ -125,6 +125,8 @@ def date_point(node: exp.Expression | None) -> DatePoint | None:
         if base is None or days is None:
             return None
         return base.shift(-days if isinstance(node, exp.DateSub) else days)
+    if isinstance(node, exp.Add | exp.Sub):
+        return _interval_arithmetic(node)
     if isinstance(node, exp.AddMonths):
         base, months = date_point(node.this), int_value(node.expression)
         if base is None or months is None:
@@ -136,6 +138,42 @@ def date_point(node: exp.Expression | None) -> DatePoint | None:
         return date_point(node.this)
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in _PASS_THROUGH_NAMES and node.expressions:
         return date_point(node.expressions[0])
+    return None
+
+
+#: `INTERVAL n unit` units a date moves by whole days, and by calendar months
+_INTERVAL_DAYS = {"DAY": 1, "DAYS": 1, "WEEK": 7, "WEEKS": 7}
+_INTERVAL_MONTHS = {"MONTH": 1, "MONTHS": 1, "YEAR": 12, "YEARS": 12}
+
+
+def _interval_arithmetic(node: exp.Add | exp.Sub) -> DatePoint | None:
+    """`date ± INTERVAL n unit` (or `INTERVAL n unit + date`) in days, weeks, months or years.
+
+    A finer unit (`INTERVAL 12 HOURS`) or a unit-less interval is no whole day: None.
+    """
+    left, right = node.this, node.expression
+    if type(right) is exp.Interval:
+        base_node, interval = left, right
+    elif type(left) is exp.Interval and type(node) is exp.Add:
+        base_node, interval = right, left
+    else:
+        return None
+    unit = interval.args.get("unit")
+    count = int_value(interval.this)
+    if unit is None or count is None:
+        return None
+    base = date_point(base_node)
+    if base is None:
+        return None
+    if type(node) is exp.Sub:
+        count = -count
+    name = unit.name.upper()
+    days = _INTERVAL_DAYS.get(name)
+    if days is not None:
+        return base.shift(count * days)
+    months = _INTERVAL_MONTHS.get(name)
+    if months is not None:
+        return base.shift(_month_days(base, count * months))
     return None
 
 
