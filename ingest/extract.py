@@ -33,6 +33,7 @@ from watershed.graph.lineage import (
 from watershed.ingest.dates import DatePoint, parse_date_text
 from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
+from watershed.ingest.resolve import may_hold_windows
 from watershed.ingest.scripting import NO_SEMICOLON_DIALECTS, BodyError, ScriptSplitter
 from watershed.ingest.settings import IngestSettings
 from watershed.ingest.statements import StatementExtractor
@@ -265,7 +266,9 @@ class _Run:
         """The statements of one `;`-separated piece: itself, or those of its blocks and bodies."""
         pieces = self.splitter.statements(chunk.tokens, sql)
         if pieces is None:
-            self.one(chunk, sql, line_offset)
+            # the statement's own tokens, so its text shows whether it can hold a window; a
+            # block's statements may carry tokens spliced in from elsewhere (`script_bindings`)
+            self.one(chunk, sql, line_offset, may_hold_windows(sql[chunk.start : chunk.end + 1]))
             return
         for piece in pieces:
             if isinstance(piece, BodyError):
@@ -280,7 +283,7 @@ class _Run:
             else:
                 self.one(_Chunk(piece), sql, line_offset)
 
-    def one(self, chunk: _Chunk, sql: str, line_offset: int) -> None:
+    def one(self, chunk: _Chunk, sql: str, line_offset: int, windows_possible: bool = True) -> None:
         _one(
             self.statements,
             self.errors,
@@ -291,6 +294,7 @@ class _Run:
             next(self.counter),
             line_offset,
             self.task_id,
+            windows_possible,
         )
 
 
@@ -338,6 +342,7 @@ def _one(
     index: int,
     line_offset: int,
     task_id: str,
+    windows_possible: bool = True,
 ) -> None:
     line = chunk.line + line_offset
     try:
@@ -348,6 +353,7 @@ def _one(
         # the text the tokens' offsets point into: unaliased Spark items are named with their
         # functions' written names (`nvl`, not the `coalesce` sqlglot parses it as)
         extractor.env.sql_text = sql
+        extractor.resolver.windows_possible = windows_possible
         statements.append(extractor.extract(node, index, line))
     except ParseError as exc:
         # forms sqlglot does not parse but the extractor can rewrite (Spark's INSERT OVERWRITE
@@ -355,6 +361,7 @@ def _one(
         fallback = extractor.reparse(sql[chunk.start : chunk.end + 1])
         if fallback is not None:
             extractor.env.sql_text = None  # parsed from another text
+            extractor.resolver.windows_possible = True
             try:
                 statements.append(extractor.extract(fallback, index, line))
                 return

@@ -67,6 +67,7 @@ from watershed.ingest.resolve import (
     Scope,
     Source,
     _file_source,
+    may_hold_windows,
     table_id,
 )
 from watershed.ingest.statements import StatementExtractor
@@ -159,8 +160,6 @@ class PointsResolver(QueryResolver):
         self.deciding: dict[str, None] = {}
         #: inside a WHERE or ON condition: its filters are rows' conditions, not cell columns
         self._in_filters = False
-        #: whether the text being read can hold a window at all (`_may_hold_windows`)
-        self.windows_possible = True
 
     # ---------------------------------------------------------------- queries
 
@@ -218,7 +217,7 @@ class PointsResolver(QueryResolver):
         env.default_database = ids.split(tid)[0]
         env.dialect = dialect
         env.sql_text = None
-        self.windows_possible = _may_hold_windows(entry.view_sql or "")
+        self.windows_possible = may_hold_windows(entry.view_sql or "")
         self._expanding.add(id(definition))
         try:
             relation = self.query(definition, ctx)
@@ -377,13 +376,6 @@ def _reads_columns(node: exp.Expression) -> bool:
             return True
         stack.extend(current.iter_expressions())
     return False
-
-
-def _may_hold_windows(text: str) -> bool:
-    """Whether SQL `text` can parse into a window function: sqlglot makes one only after OVER
-    (or Oracle's KEEP). A comment or a name holding the word only costs the walk it spares."""
-    lowered = text.lower()
-    return "over" in lowered or "keep" in lowered
 
 
 def _limits_rows(node: exp.Expression, windows_possible: bool = True) -> bool:
@@ -691,7 +683,7 @@ def _extract(
     extractor = _PointsExtractor(catalog, default_database, frozenset(), frozenset(), dialect, None)
     extractor.lean = lean
     resolver = PointsResolver(extractor.env)
-    resolver.windows_possible = _may_hold_windows(text)
+    resolver.windows_possible = may_hold_windows(text)
     extractor.resolver = resolver
     extractor.env.sql_text = text
     try:

@@ -312,6 +312,9 @@ class QueryResolver:
         #: CTE walks of the current statement, by CTE and the conditions they ran under
         #: (see `_add_source`); the ReadContext is kept so its id is not reused
         self._cte_walks: dict[tuple, tuple[ReadContext, Relation, list]] = {}
+        #: whether the text being resolved can hold a window at all (`may_hold_windows`): when
+        #: not, no select item is searched for one (GROUP BY and ORDER BY ask for each name)
+        self.windows_possible = True
 
     def new_statement(self) -> None:
         self._cte_walks.clear()
@@ -652,13 +655,14 @@ class QueryResolver:
                 view = self.env.temp_views.get(name)
                 if view is not None and id(view[0]) not in self._expanding:
                     definition, database = view
-                    saved = self.env.default_database
-                    self.env.default_database = database
+                    # the definition came from another statement, whose text was not looked at
+                    saved = self.env.default_database, self.windows_possible
+                    self.env.default_database, self.windows_possible = database, True
                     self._expanding.add(id(definition))
                     try:
                         relation = self.query(definition, ctx)
                     finally:
-                        self.env.default_database = saved
+                        self.env.default_database, self.windows_possible = saved
                         self._expanding.discard(id(definition))
                     scope.add(alias, Source(alias, relation=self._renamed(relation, item)))
                     return
@@ -1006,6 +1010,8 @@ class QueryResolver:
 
     def _window_alias(self, name: str, scope: Scope, ctx: ReadContext) -> exp.Expression | None:
         """The select item `name` names when it computes a window and no FROM column has the name."""
+        if not self.windows_possible:
+            return None
         projection = scope.projections.get(name) if scope.projections is not None else None
         if projection is None:
             return None
@@ -1469,6 +1475,29 @@ class QueryResolver:
             occurrence.ranges.append(bounds)
             if bounds is None:
                 occurrence.unparsed.append(text)
+
+
+def may_hold_windows(text: str) -> bool:
+    """Whether SQL `text` can parse into a window function: sqlglot makes one only after the word
+    OVER (or Oracle's KEEP), never inside a longer name such as OVERWRITE. A comment or a string
+    holding the word only costs the search it would have spared. (`str.find` rather than a
+    regular expression: a word-bounded, case-blind pattern costs as much as the search.)"""
+    lowered = text.lower()
+    end = len(lowered)
+    for word in ("over", "keep"):
+        at = lowered.find(word)
+        while at != -1:
+            after = at + len(word)
+            if (at == 0 or not _is_word_char(lowered[at - 1])) and (
+                after == end or not _is_word_char(lowered[after])
+            ):
+                return True
+            at = lowered.find(word, after)
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 #: dialects whose select items may name an earlier item's alias (Spark 3.4+, Databricks, ...)
