@@ -118,13 +118,13 @@ def date_point(node: exp.Expression | None) -> DatePoint | None:
     if isinstance(node, exp.Literal):
         return parse_date_text(node.this) if node.is_string else parse_date_text(str(node.this))
     if isinstance(node, exp.TsOrDsAdd | exp.DateAdd | exp.DateSub):
+        # `date_add(d, n)` counts days; `DATEADD(week, n, d)` and MySQL's `DATE_SUB(d, INTERVAL n
+        # MONTH)` name their unit
         unit = node.args.get("unit")
-        if unit is not None and unit.name.upper() not in ("DAY", "DAYS"):
+        base, count = date_point(node.this), int_value(node.expression)
+        if base is None or count is None:
             return None
-        base, days = date_point(node.this), int_value(node.expression)
-        if base is None or days is None:
-            return None
-        return base.shift(-days if isinstance(node, exp.DateSub) else days)
+        return _moved(base, -count if isinstance(node, exp.DateSub) else count, unit.name if unit else "DAY")
     if isinstance(node, exp.Add | exp.Sub):
         return _interval_arithmetic(node)
     if isinstance(node, exp.AddMonths):
@@ -141,16 +141,25 @@ def date_point(node: exp.Expression | None) -> DatePoint | None:
     return None
 
 
-#: `INTERVAL n unit` units a date moves by whole days, and by calendar months
-_INTERVAL_DAYS = {"DAY": 1, "DAYS": 1, "WEEK": 7, "WEEKS": 7}
-_INTERVAL_MONTHS = {"MONTH": 1, "MONTHS": 1, "YEAR": 12, "YEARS": 12}
+#: units that move a date by whole days, and by calendar months
+_UNIT_DAYS = {"DAY": 1, "DAYS": 1, "WEEK": 7, "WEEKS": 7}
+_UNIT_MONTHS = {"MONTH": 1, "MONTHS": 1, "YEAR": 12, "YEARS": 12}
+
+
+def _moved(base: DatePoint, count: int, unit: str) -> DatePoint | None:
+    """`base` moved by `count` units; None for a unit finer than a day (hours) or unknown."""
+    name = unit.upper()
+    days = _UNIT_DAYS.get(name)
+    if days is not None:
+        return base.shift(count * days)
+    months = _UNIT_MONTHS.get(name)
+    if months is not None:
+        return base.shift(_month_days(base, count * months))
+    return None
 
 
 def _interval_arithmetic(node: exp.Add | exp.Sub) -> DatePoint | None:
-    """`date ± INTERVAL n unit` (or `INTERVAL n unit + date`) in days, weeks, months or years.
-
-    A finer unit (`INTERVAL 12 HOURS`) or a unit-less interval is no whole day: None.
-    """
+    """`date ± INTERVAL n unit` (or `INTERVAL n unit + date`); a unit-less interval is no date."""
     left, right = node.this, node.expression
     if type(right) is exp.Interval:
         base_node, interval = left, right
@@ -165,16 +174,7 @@ def _interval_arithmetic(node: exp.Add | exp.Sub) -> DatePoint | None:
     base = date_point(base_node)
     if base is None:
         return None
-    if type(node) is exp.Sub:
-        count = -count
-    name = unit.name.upper()
-    days = _INTERVAL_DAYS.get(name)
-    if days is not None:
-        return base.shift(count * days)
-    months = _INTERVAL_MONTHS.get(name)
-    if months is not None:
-        return base.shift(_month_days(base, count * months))
-    return None
+    return _moved(base, -count if type(node) is exp.Sub else count, unit.name)
 
 
 def _month_days(base: DatePoint, months: int) -> int:
