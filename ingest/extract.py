@@ -33,6 +33,7 @@ from watershed.graph.lineage import (
 from watershed.ingest.dates import DatePoint, parse_date_text
 from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
+from watershed.ingest.limits import check_deadline, check_tokens
 from watershed.ingest.resolve import may_hold_windows
 from watershed.ingest.scripting import NO_SEMICOLON_DIALECTS, BodyError, ScriptSplitter
 from watershed.ingest.settings import IngestSettings
@@ -147,7 +148,8 @@ def extract_lineage(
     settings: IngestSettings | None = None,
     default_catalog: str | None = None,
 ) -> TaskLineage:
-    """Extract the lineage of one SQL task. Never raises for bad SQL.
+    """Extract the lineage of one SQL task. Never raises for bad SQL, only for a statement or an
+    analysis beyond the limits in force (`ingest.limits`): `AnalysisLimitError`.
 
     `default_catalog` (else the setting) is the session's catalog, dropped from
     three-part names; any other catalog is kept in the table id (`cat2:db2.t1`).
@@ -345,6 +347,9 @@ def _one(
     windows_possible: bool = True,
 ) -> None:
     line = chunk.line + line_offset
+    # before the parse; a breach stops the task (AnalysisLimitError is no statement's error)
+    check_deadline()
+    check_tokens(chunk.tokens, chunk.end - chunk.start + 1, f"statement {index} (line {line})")
     try:
         parsed = parser.parse(chunk.tokens, sql)
         node = parsed[0] if parsed else None

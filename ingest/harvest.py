@@ -62,6 +62,7 @@ from watershed.graph.catalog import Catalog, CatalogError
 from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import LineageError, SqlTask, TaskLineage
 from watershed.graph.store import GraphStore
+from watershed.ingest.limits import current_limits
 from watershed.ingest.settings import IngestSettings
 from watershed.ingest.sources import (
     DuplicateTask,
@@ -124,13 +125,19 @@ def _worker_catalog(packed: dict | None) -> Catalog:
 
 
 def _extract_partition(
-    rows: Iterator, catalog_broadcast, settings_data: dict, send_task: bool = True
+    rows: Iterator,
+    catalog_broadcast,
+    settings_data: dict,
+    send_task: bool = True,
+    limits_data: dict | None = None,
 ) -> Iterator[ExtractedRow]:
     """Runs in an executor: one row (`ExtractedRow`) per record, never an exception for a bad one.
 
     The extraction settings are the driver's (`settings_data`, its IngestSettings dumped): an
     executor on another machine has neither the driver's environment nor its settings file, and
-    one harvest must read every task the same way.
+    one harvest must read every task the same way. So are the analysis limits (`limits_data`):
+    a task beyond them, or whose analysis outlasts `analysis_task_seconds`, comes back with
+    that as its error.
 
     A record is a task, or a dict or Spark row of one; one that is no valid task (a field of the
     wrong type) comes back as a `problem`, skipped like a bad line of an export; a task whose
@@ -143,11 +150,13 @@ def _extract_partition(
     from pydantic import ValidationError
 
     from watershed.ingest.extract import extract_lineage
+    from watershed.ingest.limits import AnalysisLimits, analysis_limits
     from watershed.ingest.sources import describe_error, record_task_id, task_from_record
 
     catalog = _worker_catalog(catalog_broadcast.value if catalog_broadcast is not None else None)
     # validated on the driver; constructing them here must not read this machine's sources
     settings = IngestSettings.model_construct(**settings_data)
+    limits = AnalysisLimits.model_construct(**limits_data) if limits_data else None
     for index, row in enumerate(rows, start=1):
         if index % SETTLE_EVERY_TASKS == 0:
             # between two tasks, where no parsed tree is alive to be frozen with the tables
@@ -162,7 +171,8 @@ def _extract_partition(
                 yield ("problem", record_task_id(record), describe_error(exc))
                 continue
         try:
-            lineage = extract_lineage(task, catalog, settings)
+            with analysis_limits(limits, deadline="analysis_task_seconds"):
+                lineage = extract_lineage(task, catalog, settings)
         except Exception as exc:
             lineage = TaskLineage(
                 task_id=task.task_id,
@@ -463,8 +473,11 @@ def _extract_and_load(
     catalog_data = catalog.packed() if catalog is not None and catalog.tables else None
     broadcast = spark.sparkContext.broadcast(catalog_data)
     settings_data = settings.model_dump()
+    limits_data = current_limits().model_dump()
     send_task = known is None
-    lines = rdd.mapPartitions(lambda rows: extract_partition(rows, broadcast, settings_data, send_task))
+    lines = rdd.mapPartitions(
+        lambda rows: extract_partition(rows, broadcast, settings_data, send_task, limits_data)
+    )
 
     if store is not None and catalog is not None and catalog.tables:
         # With the catalog's nodes in place, task loads only match ids and create edges.

@@ -16,8 +16,8 @@ An export (JSONL, one object a line, or Parquet) has the columns
 JSON string of one, with scalar values); only `task_id` and `sql` are
 required. Every field's type is checked here, at the boundary: a bad record
 (not an object, a field of the wrong type, a line that is not UTF-8 or not
-JSON) is reported with its file and line and skipped; it never stops the
-others. A source that cannot be read at all (missing, unreadable, not a task
+JSON, a value the graph cannot store: NUL or a lone surrogate) is reported
+with its file and line and the field, and skipped; it never stops the others. A source that cannot be read at all (missing, unreadable, not a task
 export) raises `TaskSourceError` naming it.
 
 A task id defined more than once in one corpus is an error, not a choice:
@@ -40,6 +40,10 @@ from pydantic_core import PydanticCustomError
 
 from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import SqlTask
+
+#: what no graph backend stores: NUL (FalkorDB reads C strings, Cypher fails on it) and lone
+#: surrogates (not encodable as UTF-8: JSON's `\ud800` decodes to one)
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 _HEADER = re.compile(r"^\s*--\s*(task|owner|dialect|schedule|version|vars)\s*:\s*(.*?)\s*$", re.IGNORECASE)
 
@@ -108,6 +112,21 @@ def _scalar(value: object, *, numbers: bool = True) -> str | None:
     )
 
 
+def _storable(value: str, what: str = "") -> str:
+    """`value`, unless it holds a character the graph cannot store: then the record's error,
+    saying which character and where (never the value: it may be a whole script)."""
+    found = _UNSTORABLE.search(value)
+    if found is None:
+        return value
+    character = found.group()
+    kind = "NUL" if character == "\x00" else "a lone surrogate"
+    raise PydanticCustomError(
+        "unstorable",
+        "{what}holds {kind} ({code}) at character {at}, which the graph cannot store",
+        {"what": what, "kind": kind, "code": f"U+{ord(character):04X}", "at": found.start() + 1},
+    )
+
+
 def _variables(value: object) -> dict[str, str]:
     if value is None:
         return {}
@@ -169,6 +188,19 @@ class TaskRecord(BaseModel):
     @classmethod
     def _vars_field(cls, value: object) -> dict[str, str]:
         return _variables(value)
+
+    @field_validator("task_id", "sql", "dialect", "version", "owner", "schedule")
+    @classmethod
+    def _storable_field(cls, value: str | None) -> str | None:
+        return value if value is None else _storable(value)
+
+    @field_validator("vars")
+    @classmethod
+    def _storable_vars(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, item in value.items():
+            _storable(name, "a variable's name ")
+            _storable(item, f"variable {_UNSTORABLE.sub('?', name)!r} ")
+        return value
 
     def task(self) -> SqlTask:
         fields = self.model_dump(exclude_none=True)
@@ -238,10 +270,12 @@ def task_from_file(path: Path, root: Path, default_dialect: str = "hive") -> Sql
     fields: dict[str, object] = {
         "task_id": path.relative_to(root).with_suffix("").as_posix(),
         "dialect": default_dialect,
+        "sql": sql,
     }
     for key, value in headers.items():
         fields["task_id" if key == "task" else key] = parse_vars(value) if key == "vars" else value
-    return SqlTask(sql=sql, **fields)
+    # checked as an export's record is: a NUL in the file is the file's error, not the harvest's
+    return TaskRecord.model_validate(fields).task()
 
 
 def _sql_files(root: Path, problems: list[SourceProblem]) -> list[Path]:
