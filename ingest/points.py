@@ -56,6 +56,7 @@ from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import StatementLineage
 from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
+from watershed.ingest.limits import checked_tokens
 from watershed.ingest.resolve import (
     DIRECT,
     KINDS,
@@ -443,7 +444,7 @@ def parse_query(sql: str, *, dialect: str = "spark") -> exp.Expression:
         raise QueryError(f"unsubstituted variable {name}: give its value")
     try:
         _dialect, tokenizer, parser = dialect_tools(dialect.strip().lower())
-        statements = [s for s in parser.parse(tokenizer.tokenize(sql), sql) if s is not None]
+        statements = [s for s in parser.parse(checked_tokens(tokenizer, sql), sql) if s is not None]
     except (ParseError, TokenError) as exc:
         raise QueryError(f"cannot parse the query: {_parse_message(exc, sql)}") from None
     except SqlglotError as exc:

@@ -29,6 +29,7 @@ from watershed.graph.lineage import Kind
 from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name, spark_column_name
+from watershed.ingest.limits import check_deadline
 from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
 
 DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW, SCRIPT = range(6)
@@ -328,6 +329,7 @@ class QueryResolver:
         ctes: dict[str, exp.CTE] | None = None,
         parent: Scope | None = None,
     ) -> Relation:
+        check_deadline()
         self._depth += 1
         try:
             if self._depth > 200:
@@ -1287,19 +1289,20 @@ class QueryResolver:
     def _value_chain(self, node, scope, ctx, kind, funcs, out) -> None:
         # `a + b + c + ...` parses left-deep: one level per term. Walking its left
         # spine as a loop keeps a generated thousand-term sum from exhausting the
-        # stack; each operand still gets one operator per level above it.
+        # stack. The chain is one n-ary application, so each operand gets the operator
+        # once: one per level made a term's path as long as the terms before it, the
+        # analysis quadratic in the terms (issue 35 item 7), and a function's effect
+        # (keep, drop, downgrade, retype) is the same applied once or many times.
         cls = type(node)
         inner_kind = kind if kind > EXPRESSION else EXPRESSION
-        name = function_name(node)
-        path = funcs
-        rights: list[tuple[exp.Expression, tuple[str, ...]]] = []
+        path = (*funcs, function_name(node))
+        rights: list[exp.Expression] = []
         while type(node) is cls:
-            path = (*path, name)
-            rights.append((node.args.get("expression"), path))
+            rights.append(node.args.get("expression"))
             node = node.args.get("this")
-        for child, child_path in [(node, path), *reversed(rights)]:
+        for child in [node, *reversed(rights)]:
             if child is not None and type(child) not in _LEAF_SET:
-                self.value(child, scope, ctx, inner_kind, child_path, None, out)
+                self.value(child, scope, ctx, inner_kind, path, None, out)
 
     def _compose(
         self,
@@ -1627,6 +1630,8 @@ def _replay(
 ) -> Relation:
     """What walking the CTE again adds: fresh occurrences (each read of a CTE is filtered on
     its own) and its relation pointing at them. Weak references and problems recur unchanged."""
+    # a CTE read by each of many others is replayed a doubling number of times
+    check_deadline()
     fresh: dict[int, Occurrence] = {}
     for original, predicates, ranges, unparsed in snapshot:
         copy = Occurrence(
