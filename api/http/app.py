@@ -6,12 +6,15 @@ import html
 import logging
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from watershed.api.http import problems
-from watershed.api.http.deps import Service
+from watershed.api.http.deps import Service, storable_input
 from watershed.api.http.protect_runs import ProtectRunner
 from watershed.api.http.routers import (
     authz,
@@ -30,8 +33,16 @@ from watershed.api.http.settings import ApiSettings
 from watershed.graph.store import GraphStore
 
 PREFIX = "/api/v1"
+#: the API's routers, in the order their routes match: protection before tables, so that
+#: /tables/{t}/protection is not read as the /tables/{t:path} page
+ROUTERS = (session, search, protection, tables, lineage, tags, runs, ttl, users, authz)
 WEB = Path(__file__).resolve().parents[1] / "web" / "static"
 log = logging.getLogger("watershed.api")
+
+
+def api_routes() -> list[APIRoute]:
+    """Every route of the JSON API (paths without the /api/v1 prefix)."""
+    return [route for module in ROUTERS for route in module.router.routes if isinstance(route, APIRoute)]
 
 
 class BodyLimit:
@@ -56,7 +67,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _TooLarge
+                    raise _TooLarge(413, self._detail())
             return message
 
         try:
@@ -64,17 +75,19 @@ class BodyLimit:
         except _TooLarge:
             await self._refuse(scope, send)
 
+    def _detail(self) -> str:
+        return f"request body over {self.limit} bytes (WATERSHED_API_MAX_BODY_BYTES)"
+
     async def _refuse(self, scope: Scope, send: Send) -> None:
         from starlette.requests import Request
 
-        response = problems.problem_response(
-            Request(scope), 413, f"request body over {self.limit} bytes (WATERSHED_API_MAX_BODY_BYTES)"
-        )
+        response = problems.problem_response(Request(scope), 413, self._detail())
         await response(scope, None, send)  # type: ignore[arg-type]
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(StarletteHTTPException):
+    """A streamed body past the limit. An HTTP exception, so that whoever reads the body passes it on
+    (FastAPI answers any other error while reading a body with 400) and the app answers it as a 413."""
 
 
 def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = None) -> FastAPI:
@@ -93,15 +106,23 @@ def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = N
         # internet, so /docs is served below from vendored files (or as a plain list of operations).
         docs_url=None,
         redoc_url=None,
+        # every operation's error answers, as problem+json (409 is added where it can happen)
+        responses=problems.documented(problems.ERRORS),
+        # one check of every request's text, before any route reads it
+        dependencies=[Depends(storable_input)],
     )
+    app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
     service = Service(settings=settings, graph=graph)
     service.runs = RunLauncher(settings, service.policy)
     app.state.service = service
     app.state.protect_runner = ProtectRunner(service)
     problems.install(app)
-    # protection before tables: /tables/{t}/protection before the /tables/{t:path} page
-    for module in (session, search, protection, tables, lineage, tags, runs, ttl, users, authz):
+    for module in ROUTERS:
         app.include_router(module.router, prefix=PREFIX)
+    # what a 405 allows: every method of every route on the path (the router names only the first's)
+    app.state.route_methods = [
+        (compile_path(PREFIX + route.path)[0], route.methods) for route in api_routes()
+    ]
     if WEB.is_dir():
         from fastapi.staticfiles import StaticFiles
 
@@ -119,6 +140,17 @@ def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = N
 
     app.add_middleware(BodyLimit, limit=settings.api_max_body_bytes)
     return app
+
+
+def openapi_schema(app: FastAPI) -> dict:
+    """FastAPI's schema, with the Problem model the error answers refer to."""
+    if app.openapi_schema is None:
+        schema = FastAPI.openapi(app)
+        schema.setdefault("components", {}).setdefault("schemas", {})["Problem"] = (
+            problems.Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+        )
+        app.openapi_schema = schema
+    return app.openapi_schema
 
 
 #: Swagger UI's files, when the web UI's vendor folder has them (npm swagger-ui-dist)

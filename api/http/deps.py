@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from fastapi import Depends, Request
 
@@ -11,6 +14,7 @@ from watershed.api.accounts.rights import Me, Right
 from watershed.api.accounts.store import AccountStore
 from watershed.api.http.problems import ApiProblem, unauthorized
 from watershed.api.http.settings import ApiSettings
+from watershed.graph.errors import first_line
 from watershed.graph.store import GraphStore
 
 SESSION_COOKIE = "watershed_session"
@@ -44,11 +48,80 @@ class Service:
 
         return AuthzService(self.graph, self.policy, reuse_seconds=self.settings.authz_reuse_seconds)
 
+    def dependencies(self) -> dict[str, str]:
+        """Each server the service needs ("graph", "broker") -> "ok" or why it does not answer."""
+        states = {}
+        for name, ping in (("graph", self.graph.ping), ("broker", self._ping_broker)):
+            try:
+                ping()
+                states[name] = "ok"
+            except Exception as exc:  # any failure: /health reports it, it is not the caller's error
+                states[name] = f"unavailable: {type(exc).__name__}: {first_line(exc)}"
+        return states
+
+    def _ping_broker(self) -> None:
+        # the Celery Redis that holds the run state and queues the batches
+        self.runs.state.client.ping()
+
 
 # The dependencies without I/O are coroutines: FastAPI runs those in the event loop instead of
 # handing each to the thread pool (a thread hop per dependency per request; see bench/api_bench.py).
 async def service(request: Request) -> Service:
     return request.app.state.service
+
+
+#: what no graph backend stores: NUL (FalkorDB reads C strings) and lone surrogates (not UTF-8)
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+#: how a JSON body spells them, undecoded: `\u0000` and `\ud800`-`\udfff` (a real surrogate pair
+#: is found too, and the body then decoded to tell)
+_UNSTORABLE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def _unstorable(where: str, value: str) -> ApiProblem:
+    what = "NUL (\\x00)" if "\x00" in value else "a lone surrogate (not UTF-8)"
+    return ApiProblem(400, f"{where}: {ascii(value)[:80]} holds {what}, which no graph can store")
+
+
+def _json_unstorable(value: Any, where: str) -> ApiProblem | None:
+    if isinstance(value, str):
+        return _unstorable(where, value) if UNSTORABLE.search(value) else None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if isinstance(key, str) and UNSTORABLE.search(key):
+            return _unstorable(f"{where} (a key)", key)
+        found = _json_unstorable(item, f"{where}.{key}" if isinstance(key, str) else f"{where}[{key}]")
+        if found is not None:
+            return found
+    return None
+
+
+async def storable_input(request: Request) -> None:
+    """The one check of every request's text before a route sees it: a path parameter, a query
+    parameter or a JSON body value holding NUL or a lone surrogate is a 400 naming it (it would
+    reach the graph, which refuses it deep in a query)."""
+    for name, value in request.path_params.items():
+        if isinstance(value, str) and UNSTORABLE.search(value):
+            raise _unstorable(f"path parameter {name}", value)
+    for name, value in request.query_params.multi_items():
+        if UNSTORABLE.search(name) or UNSTORABLE.search(value):
+            raise _unstorable(f"query parameter {ascii(name)[1:-1]}", value)
+    if request.method not in UNSAFE_METHODS:
+        return
+    body = await request.body()
+    if not _UNSTORABLE_ESCAPE.search(body):
+        return
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return  # not JSON: the route's own parsing answers it
+    found = _json_unstorable(document, "body")
+    if found is not None:
+        raise found
 
 
 def bearer(request: Request) -> str | None:

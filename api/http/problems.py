@@ -1,7 +1,8 @@
 """RFC 9457 problem details for every error the API answers with.
 
 Bodies are `application/problem+json`: {type, title, status, detail, instance} (+ `errors` for
-validation). 401 and 403 say nothing about whether a user or token exists.
+validation). 401 and 403 say nothing about whether a user or token exists. A graph server that
+does not answer is a 503 with `Retry-After`, naming the server (never a credential).
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from watershed.api.accounts.rights import ForbiddenError
 from watershed.api.authz.errors import AuthzError, UnknownGrantError
-from watershed.graph.errors import WatershedError
+from watershed.graph.errors import GraphUnavailableError, WatershedError
+from watershed.ingest.limits import AnalysisLimitError
 from watershed.ingest.points import QueryError
 
 MEDIA_TYPE = "application/problem+json"
+#: what a 503 asks the client to wait before trying again
+RETRY_AFTER_SECONDS = 5
 log = logging.getLogger("watershed.api")
 
 
 class Problem(BaseModel):
+    """An error answer (RFC 9457 problem details)."""
+
     type: str = "about:blank"
     title: str
     status: int
@@ -44,6 +50,36 @@ class ApiProblem(WatershedError, Exception):
         self.headers = headers
 
 
+#: the error answers every operation may give, as the OpenAPI schema documents them
+ERRORS = {
+    400: "Bad request: a parameter or body value the service cannot take (named in `detail`)",
+    401: "No valid API token or session",
+    403: "The caller's role or databases do not allow it",
+    404: "What the path names does not exist",
+    413: "Request body over the limit (WATERSHED_API_MAX_BODY_BYTES), announced or streamed",
+    422: "A parameter or the body does not match the schema (`errors` lists each)",
+    503: "The graph server (or the Celery broker) does not answer; retry after `Retry-After` seconds",
+}
+#: for operations that can find the state in the way (a run in progress, a name taken)
+CONFLICT = {409: "Conflicts with the current state (a run in progress, a name already taken)"}
+
+
+def documented(statuses: dict[int, str]) -> dict[int | str, dict[str, Any]]:
+    """FastAPI `responses=` entries for these error statuses: a problem+json body, `Retry-After` on 503."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for status, description in statuses.items():
+        response: dict[str, Any] = {
+            "description": description,
+            "content": {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        if status == 503:
+            response["headers"] = {
+                "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}
+            }
+        responses[status] = response
+    return responses
+
+
 def not_found(detail: str) -> ApiProblem:
     return ApiProblem(404, detail)
 
@@ -55,6 +91,9 @@ def unauthorized() -> ApiProblem:
 def problem_response(
     request: Request, status: int, detail: str | None, errors: list | None = None, headers: dict | None = None
 ) -> JSONResponse:
+    if status == 503:
+        # every "unavailable" is worth a retry: say when
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS), **(headers or {})}
     body = Problem(
         title=HTTPStatus(status).phrase,
         status=status,
@@ -67,6 +106,17 @@ def problem_response(
     )
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app answers at this request's path (`app.state.route_methods`:
+    (path pattern, methods) of every route)."""
+    path = request.scope["path"]
+    methods: set[str] = set()
+    for pattern, route_methods in getattr(request.app.state, "route_methods", ()):
+        if pattern.match(path):
+            methods.update(route_methods)
+    return sorted(methods)
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(ApiProblem)
     async def _api_problem(request: Request, exc: ApiProblem) -> JSONResponse:
@@ -77,6 +127,10 @@ def install(app: FastAPI) -> None:
     async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
         return problem_response(request, 400, str(exc))
 
+    @app.exception_handler(AnalysisLimitError)
+    async def _limit(request: Request, exc: AnalysisLimitError) -> JSONResponse:
+        return problem_response(request, exc.status, str(exc))
+
     @app.exception_handler(UnknownGrantError)
     async def _unknown(request: Request, exc: UnknownGrantError) -> JSONResponse:
         return problem_response(request, 404, str(exc))
@@ -85,11 +139,21 @@ def install(app: FastAPI) -> None:
     async def _forbidden(request: Request, exc: ForbiddenError) -> JSONResponse:
         return problem_response(request, 403, str(exc))
 
+    @app.exception_handler(GraphUnavailableError)
+    async def _graph_down(request: Request, exc: GraphUnavailableError) -> JSONResponse:
+        # answered, not raised: an unhandled error would also close the client's connection
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return problem_response(
+            request, 503, f"{exc}; retry later", headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
+        )
+
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return problem_response(
-            request, exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None)
-        )
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            # the router names the methods of the first route on the path, not of all of them
+            headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
+        return problem_response(request, exc.status_code, str(exc.detail), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
