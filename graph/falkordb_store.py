@@ -11,6 +11,7 @@ them again (`graph.queries.UNSET_TASK_VERSIONS`).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -21,10 +22,12 @@ from typing import Any
 import redis
 from falkordb import FalkorDB
 from falkordb.helpers import stringify_param_value
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from watershed.graph import queries
-from watershed.graph.errors import WatershedError
+from watershed.graph.errors import GraphUnavailableError, WatershedError, first_line
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import DATA_STAMP, GraphStore
 
@@ -297,12 +300,27 @@ def _text_list(rendered: str | None) -> list[str]:
     return rendered.strip("[]").split(", ")
 
 
+def _reaching_server(method):
+    """A store method whose lost or refused connection (BusyLoadingError too) is a GraphUnavailableError."""
+
+    @functools.wraps(method)
+    def call(self: FalkorDBStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            raise GraphUnavailableError(self.where, first_line(exc)) from exc
+
+    return call
+
+
 class FalkorDBStore(GraphStore):
     def __init__(self, host: str, port: int, graph: str = "watershed", batch_size: int = 5000) -> None:
         self.client = FalkorDB(host=host, port=port)
         self.graph = self.client.select_graph(graph)
         self.graph_name = graph
         self.batch_size = batch_size
+        #: where the graph is, as errors name it
+        self.where = f"FalkorDB at {host}:{port}, graph {graph}"
         # a pool of its own, with the same settings, whose connections poll for replies
         self._queue_client = redis.Redis(
             connection_pool=redis.ConnectionPool(
@@ -319,6 +337,7 @@ class FalkorDBStore(GraphStore):
             settings.falkordb_host, settings.falkordb_port, settings.graph_name, settings.load_batch_size
         )
 
+    @_reaching_server
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         # read-only on the server: a write sent here would leave the data stamp behind
         try:
@@ -335,12 +354,14 @@ class FalkorDBStore(GraphStore):
             self.restamp(DATA_STAMP)
         return self.graph.ro_query(query, params or {}).result_set
 
+    @_reaching_server
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         try:
             return self.graph.query(query, params or {}).result_set
         finally:
             self.restamp(DATA_STAMP)
 
+    @_reaching_server
     def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         return self.graph.query(query, params or {}).result_set
 
@@ -350,6 +371,7 @@ class FalkorDBStore(GraphStore):
     def _queue_key(self) -> str:
         return f"watershed:{self.graph_name}:queued-records"
 
+    @_reaching_server
     def queue_record(
         self,
         statement: str,
@@ -411,6 +433,7 @@ class FalkorDBStore(GraphStore):
                     f"({len(waiting) - len(done)} left queued)"
                 )
 
+    @_reaching_server
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         # One pipelined round trip for the whole load, in order (the deletes of a task's
         # old edges run before the creates of its new ones), the data stamp's move last: the
@@ -421,6 +444,7 @@ class FalkorDBStore(GraphStore):
         pipeline.set(self._stamp_key(DATA_STAMP), secrets.token_hex(8))
         pipeline.execute()
 
+    @_reaching_server
     def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:
         # Sent raw, in FalkorDB's verbose reply format: scalars come back as plain RESP
         # values (parsed in C by hiredis) instead of the compact format's typed pairs
@@ -436,6 +460,7 @@ class FalkorDBStore(GraphStore):
             for source, node_type, target, task, kind, key, functions in rows
         ]
 
+    @_reaching_server
     def ensure_schema(self) -> None:
         for statement in INDEXES:
             try:
@@ -447,6 +472,7 @@ class FalkorDBStore(GraphStore):
         names = ", ".join(f"{name}: 0" for name in sorted(REGISTERED_PROPERTIES))
         self.graph.query(f"CREATE (n:WatershedSchema {{{names}}}) DELETE n")
 
+    @_reaching_server
     def clear(self) -> None:
         self.forget_columns()
         try:
@@ -465,10 +491,12 @@ class FalkorDBStore(GraphStore):
     def _stamp_key(self, name: str) -> str:
         return f"watershed:{self.graph_name}:stamp:{name}"
 
+    @_reaching_server
     def change_stamp(self, name: str) -> str | None:
         epoch, stamp = self.client.connection.mget(STAMP_EPOCH_KEY, self._stamp_key(name))
         return f"{epoch or ''}/{stamp or ''}"  # the client decodes replies
 
+    @_reaching_server
     def restamp(self, name: str) -> None:
         self.client.connection.set(self._stamp_key(name), secrets.token_hex(8))
 

@@ -8,8 +8,11 @@ changes, deadlocks), so a load is all-or-nothing and safe to retry.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
+from urllib.parse import urlsplit
 
+from watershed.graph.errors import GraphUnavailableError, first_line
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import GraphStore
 
@@ -47,11 +50,31 @@ CONSTRAINTS = [
 ]
 
 
+def _reaching_server(method):
+    """A store method whose unreachable server (or lost session) is a GraphUnavailableError."""
+
+    @functools.wraps(method)
+    def call(self: Neo4jStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            # imported here: the driver is an optional extra, present whenever a store is
+            from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+            if isinstance(exc, (ServiceUnavailable, SessionExpired)):
+                raise GraphUnavailableError(self.where, first_line(exc)) from exc
+            raise
+
+    return call
+
+
 class Neo4jStore(GraphStore):
-    def __init__(self, driver, database: str = "neo4j", batch_size: int = 5000) -> None:
+    def __init__(self, driver, database: str = "neo4j", batch_size: int = 5000, where: str = "Neo4j") -> None:
         self.driver = driver
         self.database = database
         self.batch_size = batch_size
+        #: where the graph is, as errors name it (no credential)
+        self.where = f"{where}, database {database}"
 
     @classmethod
     def from_settings(cls, settings: GraphSettings | None = None) -> Neo4jStore:
@@ -59,12 +82,17 @@ class Neo4jStore(GraphStore):
 
         settings = settings or GraphSettings()
         driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
-        return cls(driver, settings.neo4j_database, settings.load_batch_size)
+        # the address only: a URI may carry user:password@
+        address = urlsplit(settings.neo4j_uri)
+        where = f"Neo4j at {address.scheme}://{address.hostname}:{address.port or 7687}"
+        return cls(driver, settings.neo4j_database, settings.load_batch_size, where)
 
+    @_reaching_server
     def ping(self) -> None:
         # A managed read retries a server that is down for 30 s; this answers at once.
         self.driver.verify_connectivity()
 
+    @_reaching_server
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         def read(tx):
             return [list(record.values()) for record in tx.run(query, params or {})]
@@ -72,6 +100,7 @@ class Neo4jStore(GraphStore):
         with self.driver.session(database=self.database) as session:
             return session.execute_read(read)
 
+    @_reaching_server
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         def write(tx):
             for query, params in statements:
@@ -80,6 +109,7 @@ class Neo4jStore(GraphStore):
         with self.driver.session(database=self.database) as session:
             session.execute_write(write)
 
+    @_reaching_server
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         def write(tx):
             return [list(record.values()) for record in tx.run(query, params or {})]
@@ -87,6 +117,7 @@ class Neo4jStore(GraphStore):
         with self.driver.session(database=self.database) as session:
             return session.execute_write(write)
 
+    @_reaching_server
     def ensure_schema(self) -> None:
         with self.driver.session(database=self.database) as session:
             for statement in CONSTRAINTS:
