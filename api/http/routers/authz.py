@@ -21,6 +21,7 @@ from watershed.api.authz import DataRole
 from watershed.api.http.deps import Service, admin, caller, service
 from watershed.api.http.problems import ApiProblem
 from watershed.graph.authz import Action, Decision, Grant, QueryPoints, Rewrite
+from watershed.ingest.limits import analysis_limits
 
 router = APIRouter(prefix="/authz", tags=["authz"])
 
@@ -76,7 +77,8 @@ class Changed(BaseModel):
 @router.post("/points", response_model=QueryPoints)
 def points(body: QueryRequest, _: Me = Depends(caller), svc: Service = Depends(service)) -> QueryPoints:
     """The query's tables, output columns traced to base columns, join columns, row conditions and cells."""
-    return svc.authz.points(body.sql, body.dialect)
+    with analysis_limits(deadline="analysis_seconds"):
+        return svc.authz.points(body.sql, body.dialect)
 
 
 def _engine_dialect(svc: Service, dialect: str) -> str:
@@ -94,14 +96,16 @@ def _engine_dialect(svc: Service, dialect: str) -> str:
 def check(body: QueryRequest, me: Me = Depends(caller), svc: Service = Depends(service)) -> Decision:
     """Allowed, or denied with the parse error / unknown table / missing cells and the grant to ask for."""
     dialect = _engine_dialect(svc, body.dialect)
-    return svc.authz.check(body.user or me.name, body.sql, dialect, caller=me)
+    with analysis_limits(deadline="analysis_seconds"):
+        return svc.authz.check(body.user or me.name, body.sql, dialect, caller=me)
 
 
 @router.post("/rewrite", response_model=Rewrite)
 def rewrite(body: QueryRequest, me: Me = Depends(caller), svc: Service = Depends(service)) -> Rewrite:
     """The SQL to run (masks on the outermost projection only), or none when denied; why per output."""
     dialect = _engine_dialect(svc, body.dialect)
-    return svc.authz.rewrite(body.user or me.name, body.sql, dialect, caller=me)
+    with analysis_limits(deadline="analysis_seconds"):
+        return svc.authz.rewrite(body.user or me.name, body.sql, dialect, caller=me)
 
 
 # ------------------------------------------------------------------ roles and groups

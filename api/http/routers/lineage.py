@@ -14,6 +14,7 @@ from watershed.api.http.problems import ApiProblem
 from watershed.graph import ids
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import LineageView
+from watershed.ingest.limits import analysis_limits
 
 router = APIRouter(tags=["lineage"])
 
@@ -88,4 +89,6 @@ def sql_lineage(body: SqlLineageRequest, _: Me = Depends(steward)) -> TaskLineag
     except UnknownDialectError as exc:
         raise ApiProblem(400, f"dialect: {exc}") from None
     task = SqlTask(task_id="adhoc", sql=body.sql, dialect=body.dialect, vars=body.vars)
-    return extract_lineage(task, None)
+    # the script's statements each within the limits, the whole within a request's deadline
+    with analysis_limits(deadline="analysis_seconds"):
+        return extract_lineage(task, None)
