@@ -7,14 +7,18 @@ from fastapi import APIRouter, Depends, Request, Response
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import SESSION_COOKIE, Service, caller, service
 from watershed.api.http.models import Health, Login
-from watershed.api.http.problems import unauthorized
+from watershed.api.http.problems import ApiProblem, unauthorized
 
 router = APIRouter(tags=["session"])
 
 
 @router.get("/health", response_model=Health)
-def health() -> Health:
-    """Public: says only that the process answers."""
+def health(svc: Service = Depends(service)) -> Health:
+    """Public: the process answers, and so do the graph server and the Celery broker; 503 naming
+    each that does not."""
+    down = {name: state for name, state in svc.dependencies().items() if state != "ok"}
+    if down:
+        raise ApiProblem(503, "; ".join(f"{name} {state}" for name, state in down.items()))
     return Health()
 
 
