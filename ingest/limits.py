@@ -148,8 +148,7 @@ def check_tokens(tokens: Sequence[Token], length: int, where: str = "the stateme
             depth += 1
             if depth > limit:
                 raise AnalysisLimitError(
-                    f"{where} nests brackets more than {limit} deep (line {token.line}; "
-                    "setting analysis_max_depth)",
+                    f"{where} nests brackets more than {limit} deep (setting analysis_max_depth)",
                     "analysis_max_depth",
                     limit,
                     422,

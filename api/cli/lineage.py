@@ -1,4 +1,9 @@
-"""`watershed lineage`: the lineage of one SQL script, as a table or JSON."""
+"""`watershed lineage`: the lineage of one SQL script, as a table or JSON.
+
+Exit status: 0 when every statement was fully analysed; 1 when one could not be (a statement
+error, or a reference left unresolved: an unknown column or table), or the input cannot be
+read, or the script is beyond the analysis limits (`ingest.limits`); 2 on usage.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from watershed.api.cli.output import (
 from watershed.graph.catalog import Catalog, CatalogError
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.ingest.extract import UnknownDialectError, check_dialect, extract_lineage
+from watershed.ingest.limits import AnalysisLimitError, analysis_limits
 from watershed.ingest.sources import TaskSourceError, decode_text
 
 
@@ -72,13 +78,20 @@ def lineage_command(
             loaded = Catalog.load(catalog)
         except CatalogError as exc:
             fail(str(exc))
+        except RecursionError:
+            # json's decoder recurses once per level of nesting
+            fail(f"{catalog}: the catalog's JSON nests too deeply to read")
     task = SqlTask(task_id=name, sql=sql, dialect=dialect, vars=parse_assignments(var, "--var"))
-    result = extract_lineage(task, loaded)
+    try:
+        with analysis_limits(deadline="analysis_task_seconds"):
+            result = extract_lineage(task, loaded)
+    except AnalysisLimitError as exc:
+        fail(f"{'standard input' if str(file) == '-' else file}: {exc}")
     if output is OutputFormat.json:
         write_json(result, sys.stdout)
     else:
         print_lineage(result)
-    if result.errors:
+    if result.errors or result.unresolved:
         raise typer.Exit(1)
 
 
@@ -150,10 +163,20 @@ def print_lineage(result: TaskLineage) -> None:
     )
     console.print(styled(("tables written:", "bold"), f" {', '.join(result.writes) or '(none)'}"))
 
+    # A column without sources is a constant only when its statement was fully analysed: an
+    # unknown column leaves no source either, and calling it a constant would hide that
+    unresolved_targets = {
+        column.target
+        for statement in result.statements
+        if statement.unresolved
+        for column in statement.columns
+    }
+
     def column_rows() -> Iterator[tuple[str, ...]]:
         for column in result.columns:
             if not column.sources:
-                yield (column.target, "(constant)", "", "")
+                shown = "(unresolved)" if column.target in unresolved_targets else "(constant)"
+                yield (column.target, shown, "", "")
             for source in column.sources:
                 yield (column.target, source.id, source.kind, ", ".join(source.functions))
 
