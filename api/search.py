@@ -12,6 +12,7 @@ cursor, so a filter that matches little never makes one request expensive.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,9 +47,10 @@ _ROUNDS = 10
 # the page's later ids (`ods.订单` after `ods.z`); for the same reason the range may hold a case
 # twin of the prefix, which the caller drops.
 _PREFIX = (
-    "MATCH (n:{label}) WHERE n.id >= $prefix AND n.id < $prefix_end AND toString(n.id) > $after{tags} "
+    "MATCH (n:{label}) WHERE n.id >= $prefix{below} AND toString(n.id) > $after{tags} "
     "RETURN n.id, n.type, n.tags ORDER BY n.id LIMIT $n"
 )
+_BELOW = " AND n.id < $prefix_end"
 # No prefix at all: every node, in the label's own order (sorting them all would cost a full sort).
 _EVERYTHING = "MATCH (n:{label}) WHERE true{tags} RETURN n.id, n.type, n.tags SKIP $skip LIMIT $n"
 # (Never `NOT (id range)` here: FalkorDB 4.16 then plans an index scan that takes 25x a label
@@ -60,9 +62,28 @@ _CONTAINS = (
 _IN_SCOPE = "n.id STARTS WITH $scope AND "
 
 
-def _end(prefix: str) -> str:
-    """The least string above every string starting with `prefix`."""
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+#: the code points a stored string can hold: UTF-8 has no surrogates
+_SURROGATES = range(0xD800, 0xE000)
+
+
+def _end(prefix: str) -> str | None:
+    """The least string above every string starting with `prefix` (its last character that is
+    not the top code point, raised by one), None when there is none (only top code points)."""
+    for i in range(len(prefix) - 1, -1, -1):
+        code = ord(prefix[i]) + 1
+        if code in _SURROGATES:
+            code = _SURROGATES.stop
+        if code <= sys.maxunicode:
+            return prefix[:i] + chr(code)
+    return None
+
+
+def _text(name: str, value: str) -> str:
+    """A query's text as the graph can take it: a lone surrogate (undecodable input, such as a
+    command-line argument that is not UTF-8) is refused naming the parameter."""
+    if any(ord(c) in _SURROGATES for c in value):
+        raise SearchError(f"{name} {value!a}: not valid text (a lone surrogate: undecodable input)")
+    return value
 
 
 @dataclass
@@ -133,8 +154,8 @@ def search_nodes(
     cursor: str | None = None,
 ) -> Page[SearchHit]:
     """One page of tables and columns matching `q` (prefix first, then substring) and the tag filters."""
-    query = q.strip().lower()
-    scope = f"{db.strip().lower()}." if db else ""
+    query = _text("q", q).strip().lower()
+    scope = f"{_text('db', db).strip().lower()}." if db else ""
     prefix = query if query.startswith(scope) else scope + query
     filters = [parse_filter(t, policy) for t in tag]
     # Candidates must at least mention every filtered key in their stored tags JSON.
@@ -157,9 +178,10 @@ def search_nodes(
             break
         label, phase = stages[stage]
         if phase == "prefix" and prefix:
+            end = _end(prefix)
             rows = graph.read(
-                _PREFIX.format(label=label, tags=tag_clause),
-                {"prefix": prefix, "prefix_end": _end(prefix), "after": after, "n": fetch, **key_params},
+                _PREFIX.format(label=label, tags=tag_clause, below=_BELOW if end is not None else ""),
+                {"prefix": prefix, "prefix_end": end, "after": after, "n": fetch, **key_params},
             )
         elif phase == "prefix":
             rows = graph.read(

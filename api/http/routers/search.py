@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import unquote_plus
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
@@ -14,6 +15,19 @@ from watershed.api.pages import CursorError
 from watershed.api.search import SearchError, SearchHit, search_nodes
 
 router = APIRouter(tags=["search"])
+
+
+async def utf8_query(request: Request) -> None:
+    """400 naming a query parameter whose percent-encoded bytes are not UTF-8: Starlette decodes
+    them to replacement characters, and the search would run for text nobody sent."""
+    for pair in request.scope["query_string"].decode("latin-1").split("&"):
+        name, _, value = pair.partition("=")
+        try:
+            unquote_plus(value, errors="strict")
+        except UnicodeDecodeError:
+            raise ApiProblem(
+                400, f"{unquote_plus(name)}: not valid text (its bytes are not UTF-8: {value[:40]})"
+            ) from None
 
 
 @router.get("/search", response_model=Page[SearchHit])
@@ -27,6 +41,7 @@ def search(
     page: PageRequest = Depends(page_request),
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
+    __: None = Depends(utf8_query),
 ) -> Page[SearchHit]:
     try:
         return search_nodes(svc.graph, svc.policy, q, kind, db, tag, page.limit, page.cursor)
