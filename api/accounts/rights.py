@@ -60,9 +60,21 @@ class Me(BaseModel):
             return
         if databases is None:
             raise ForbiddenError("admin right on all databases needed")
-        outside = sorted(set(databases) - set(self.databases))
+        outside = sorted(set(fold_databases(databases)) - set(self.databases))
         if outside:
             raise ForbiddenError(f"admin right on database {outside[0]} needed")
+
+    def within(self, databases: list[str] | None) -> bool:
+        """Whether rights on `databases` (None = all) lie inside this caller's scope."""
+        return self.databases is None or (
+            databases is not None and set(fold_databases(databases)) <= set(self.databases)
+        )
+
+
+def fold_databases(databases: list[str]) -> list[str]:
+    """Database names as they are stored (lower case, trimmed, each once, sorted): a scope is
+    compared in this form, so `ODS` given by a caller is the stored `ods`."""
+    return sorted({d.strip().lower() for d in databases if d.strip()})
 
 
 def check_role(role: str) -> Role:

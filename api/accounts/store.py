@@ -21,10 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from watershed.api.accounts import tokens
-from watershed.api.accounts.rights import Me, Role, check_role
+from watershed.api.accounts.names import InvalidUserNameError, user_name
+from watershed.api.accounts.rights import Me, Role, check_role, fold_databases
 from watershed.api.audit import CREATE_ENTRY, audit_params
 from watershed.graph.errors import WatershedError
 from watershed.graph.kept import KeptReads
@@ -65,6 +66,13 @@ class User(BaseModel):
     created_at: str | None = None
 
 
+class FoldReport(BaseModel):
+    """What `fold_names` renamed (old -> new) and the accounts it left as they were, with why."""
+
+    renamed: dict[str, str] = Field(default_factory=dict)
+    left: list[str] = Field(default_factory=list)
+
+
 class TokenInfo(BaseModel):
     """A token's metadata; its secret is never stored, so it can never be shown again."""
 
@@ -97,7 +105,7 @@ def _iso(ms: int | None) -> str | None:
 def _databases(value: list[str] | None) -> list[str] | None:
     if value is None:
         return None
-    cleaned = sorted({d.strip().lower() for d in value if d.strip()})
+    cleaned = fold_databases(value)
     for d in cleaned:
         if "." in d or "`" in d:
             raise AccountError(f"database {d!r}: a database name has no dots or backticks")
@@ -112,15 +120,14 @@ def _user(name: str, role: str, databases: str | None, created_at: str | None) -
     )
 
 
-def check_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > 100 or any(c in name for c in "/\\\n\r\t "):
-        raise AccountError(f"user name {name!r}: 1-100 characters, no spaces or slashes")
-    return name
-
-
 USER_FIELDS = "u.name, u.role, u.databases, u.created_at"
 GET_USER = f"MATCH (u:User {{name: $name}}) RETURN {USER_FIELDS}"
+# An account stored before names were folded to lower case (`Alice`): found by any spelling
+# until `watershed users fold-names` folds it; a folded twin (`alice`) is found first.
+GET_UNFOLDED_USER = (
+    f"MATCH (u:User) WHERE toLower(u.name) = $name RETURN {USER_FIELDS} ORDER BY u.name LIMIT 1"
+)
+USER_NAMES = "MATCH (u:User) RETURN u.name ORDER BY u.name"
 # the cursor compared as a plain string: FalkorDB's index compares names without regard to case
 # (and folds non-ASCII ones), unlike ORDER BY, so an indexed `u.name > $after` skipped `alice`
 # after `Alice`, or `张三` after `zoe`
@@ -131,8 +138,9 @@ COUNT_USERS = "MATCH (u:User) RETURN count(u)"
 # Create only when absent, in one statement with its audit entry (two processes adding the
 # same name: one wins, the other sees no row).
 ADD_USER = (
-    # (`WITH old WHERE old IS NULL` creates anyway on FalkorDB 4.16: count instead)
-    "OPTIONAL MATCH (old:User {name: $name}) WITH count(old) AS existing WHERE existing = 0 "
+    # (`WITH old WHERE old IS NULL` creates anyway on FalkorDB 4.16: count instead); compared
+    # folded, so no account is added beside an unfolded one of the same name (users are few)
+    "OPTIONAL MATCH (old:User) WHERE toLower(old.name) = $name WITH count(old) AS existing WHERE existing = 0 "
     "CREATE (u:User {name: $name, role: $role, databases: $databases, created_at: $at}) "
     + CREATE_ENTRY
     + " RETURN u.name"
@@ -146,6 +154,17 @@ UPDATE_USER = (
 DELETE_USER = "MATCH (u:User {name: $name}) " + CREATE_ENTRY + " DELETE u RETURN count(*)"
 DELETE_USER_TOKENS = "MATCH (t:ApiToken {user: $name}) DELETE t"
 DELETE_USER_SESSIONS = "MATCH (s:Session {user: $name}) DELETE s"
+# Folding an unfolded name (or renaming a case twin) moves everything that names the user.
+RENAME_USER = (
+    "MATCH (u:User {name: $old}) OPTIONAL MATCH (taken:User {name: $new}) WITH u, count(taken) AS existing "
+    "WHERE existing = 0 SET u.name = $new " + CREATE_ENTRY + " RETURN u.name"
+)
+RENAME_REFERENCES = [
+    "MATCH (t:ApiToken {user: $old}) SET t.user = $new",
+    "MATCH (s:Session {user: $old}) SET s.user = $new",
+    "MATCH (m:DataRoleMember {kind: 'user', name: $old}) SET m.name = $new",
+    "MATCH (g:GroupMember {user: $old}) SET g.user = $new",
+]
 
 ADD_TOKEN = (
     "MATCH (u:User {name: $user}) "
@@ -200,7 +219,9 @@ class AccountStore:
     # ------------------------------------------------------------ users
 
     def get(self, name: str) -> User:
-        rows = self.graph.read(GET_USER, {"name": name})
+        """The user `name` (any case; InvalidUserNameError outside the rule), as stored."""
+        name = user_name(name)
+        rows = self.graph.read(GET_USER, {"name": name}) or self.graph.read(GET_UNFOLDED_USER, {"name": name})
         if not rows:
             raise UnknownUserError(f"user {name} not found")
         return _user(*rows[0])
@@ -212,7 +233,7 @@ class AccountStore:
         return int(self.graph.read(COUNT_USERS)[0][0])
 
     def add(self, name: str, role: str, databases: list[str] | None, actor: str) -> User:
-        name = check_name(name)
+        name = user_name(name)
         try:
             role = check_role(role)
         except ValueError as exc:
@@ -233,6 +254,7 @@ class AccountStore:
     def update(self, name: str, actor: str, role: str | None = None, databases: Any = ...) -> User:
         """Change a user's role and/or database grant (`databases=None` = all databases)."""
         before = self.get(name)
+        name = before.name
         after = before.model_copy()
         if role is not None:
             try:
@@ -253,6 +275,7 @@ class AccountStore:
 
     def delete(self, name: str, actor: str) -> User:
         before = self.get(name)
+        name = before.name
 
         def writes() -> bool:
             rows = self.graph.execute(
@@ -270,9 +293,48 @@ class AccountStore:
             raise UnknownUserError(f"user {name} not found")
         return before
 
+    def fold_names(self, actor: str, renames: dict[str, str] | None = None) -> FoldReport:
+        """Give every account stored before names were case-insensitive its folded name (`Alice`
+        -> `alice`), with its tokens, sessions and data-role memberships; `renames` names the new
+        name of a stored one instead (needed for a case twin of another account, or a name
+        outside the rule). Nothing is merged or deleted: an account it cannot rename is left, and
+        said why. Each rename is audited (`user.rename`); running it again changes nothing."""
+        renames = dict(renames or {})
+        stored = {row[0] for row in self.graph.read(USER_NAMES)}
+        report = FoldReport()
+        report.left += [f"user {old!a}: not found" for old in sorted(set(renames) - stored)]
+
+        def writes() -> bool:
+            for old in sorted(stored):
+                try:
+                    new = user_name(renames.get(old, old))
+                except InvalidUserNameError as exc:
+                    hint = "" if old in renames else f" (rename it: {old!a}=NEW)"
+                    report.left.append(f"{exc}{hint}")
+                    continue
+                if new == old:
+                    continue
+                if new in stored:
+                    report.left.append(f"user {old!a}: {new} exists (rename it: {old!a}=NEW)")
+                    continue
+                params = {"old": old, "new": new}
+                audit = audit_params(actor, "user.rename", f"user:{new}", {"name": old}, {"name": new})
+                if not self.graph.execute(RENAME_USER, {**params, **audit}):
+                    report.left.append(f"user {old!a}: changed meanwhile, run it again")
+                    continue
+                self.graph.write_all([(statement, params) for statement in RENAME_REFERENCES])
+                stored.discard(old)
+                stored.add(new)
+                report.renamed[old] = new
+            return bool(report.renamed)
+
+        self._restamped_after(writes)
+        return report
+
     # ------------------------------------------------------------ tokens
 
     def create_token(self, user: str, actor: str) -> CreatedToken:
+        user = self.get(user).name
         token = tokens.new_token()
         at = _now()
         params = {
@@ -289,10 +351,15 @@ class AccountStore:
         return CreatedToken(id=token.id, user=user, token=token.text)
 
     def tokens(self, user: str, after: str = "", limit: int = 50) -> list[TokenInfo]:
+        user = self.get(user).name
         rows = self.graph.read(LIST_TOKENS, {"user": user, "after": after, "limit": limit})
         return [TokenInfo(id=i, user=u, created_at=c, last_used=_iso(last)) for i, u, c, last in rows]
 
     def revoke_token(self, user: str, token_id: str, actor: str) -> None:
+        try:
+            user = self.get(user).name
+        except UnknownUserError:
+            raise UnknownTokenError(f"token {token_id} of user {user} not found") from None
         params = {
             "id": token_id,
             "user": user,

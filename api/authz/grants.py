@@ -31,6 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from watershed.api.accounts.names import InvalidUserNameError, user_name
 from watershed.api.accounts.rights import Me
 from watershed.api.audit import CREATE_ENTRY, audit_params, queue
 from watershed.api.authz.conditions import parse_condition
@@ -120,6 +121,16 @@ def check_name(name: str, what: str) -> str:
     if not name or len(name) > 100 or any(c in name for c in "/\\\n\r\t "):
         raise AuthzError(f"{what} name {name!r}: 1-100 characters, no spaces or slashes")
     return name
+
+
+def member_name(kind: str, name: str) -> str:
+    """A member's name as stored: a user's folded to lower case (api.accounts.names), a group's as given."""
+    if kind != "user":
+        return check_name(name, kind)
+    try:
+        return user_name(name)
+    except InvalidUserNameError as exc:
+        raise AuthzError(str(exc)) from None
 
 
 def parse_actions(actions: list[str] | str) -> list[Action]:
@@ -240,7 +251,7 @@ class GrantStore:
         """Assign a role to a user or group; False when it already was."""
         if kind not in ("user", "group"):
             raise AuthzError(f"member kind {kind!r}: expected user or group")
-        name = check_name(name, kind)
+        name = member_name(kind, name)
         self._require_role(role)
         _require_all(me, self.grants(role=role))
         target = {"role": role, kind: name}
@@ -253,6 +264,7 @@ class GrantStore:
         return bool(self.graph.execute(ASSIGN, params))
 
     def unassign(self, me: Me, role: str, kind: MemberKind, name: str) -> None:
+        name = member_name(kind, name)
         _require_all(me, self.grants(role=role))
         params = {
             "role": role,
@@ -278,7 +290,7 @@ class GrantStore:
 
     def add_to_group(self, me: Me, group: str, user: str) -> bool:
         """Put a user into a group; False when they already were."""
-        group, user = check_name(group, "group"), check_name(user, "user")
+        group, user = check_name(group, "group"), member_name("user", user)
         _require_all(me, self._group_grants(group))
         params = {
             "group": group,
@@ -288,6 +300,7 @@ class GrantStore:
         return bool(self.graph.execute(ADD_TO_GROUP, params))
 
     def remove_from_group(self, me: Me, group: str, user: str) -> None:
+        user = member_name("user", user)
         _require_all(me, self._group_grants(group))
         params = {
             "group": group,
@@ -309,8 +322,17 @@ class GrantStore:
         return [_grant(row) for row in self.graph.read(LIST_GRANTS, {"role": role})]
 
     def grants_of(self, user: str) -> list[Grant]:
-        """Every grant a user holds, through their roles and their groups' roles."""
+        """Every grant a user holds, through their roles and their groups' roles (`user` as stored:
+        the faces fold a name that enters, an authenticated caller's is the stored one)."""
         return [_grant(row) for row in self.graph.read(GRANTS_OF_USER, {"user": user})]
+
+    def listed(self, me: Me, role: str | None = None, user: str | None = None) -> list[Grant]:
+        """The grants `me` may list (of one role, or that one user holds): a limited admin sees
+        only grants on their own databases, as they may make only those; a tag grant without a
+        database reaches every database, so only an admin of all databases sees it."""
+        me.require("admin")
+        found = self.grants_of(user) if user is not None else self.grants(role=role)
+        return [g for g in found if me.within(grant_databases(g))]
 
     def get(self, grant_id_: str) -> Grant:
         rows = self.graph.read(GET_GRANT, {"id": grant_id_})

@@ -18,9 +18,11 @@ import time
 from collections.abc import Callable
 from typing import TypeAlias, TypeVar
 
-from watershed.api.accounts.rights import Me
+from watershed.api.accounts.names import user_name
+from watershed.api.accounts.rights import ForbiddenError, Me
+from watershed.api.accounts.store import AccountStore, UnknownUserError
 from watershed.api.authz.decide import decide, parse_grants
-from watershed.api.authz.grants import GrantStore, record_decision
+from watershed.api.authz.grants import GrantStore, grant_databases, record_decision
 from watershed.api.authz.masking import output_masks, plain_tags
 from watershed.graph.authz import Decision, OutputMask, QueryPoints, Rewrite
 from watershed.graph.catalog import CatalogTable
@@ -64,6 +66,7 @@ class AuthzService:
         self.policy = policy
         self.default_database = default_database
         self.grants = GrantStore(graph, policy)
+        self._accounts = AccountStore(graph)
         self._tags = GraphTagStore(graph, policy)
         self._kept = KeptReads(
             graph, DATA_STAMP, seconds=reuse_seconds, maxsize=KEPT_WEIGHT, timer=clock, weigh=_weight
@@ -83,11 +86,39 @@ class AuthzService:
         )
         return query_points(statement, catalog, dialect=dialect, default_database=self.default_database)
 
-    @staticmethod
-    def _authorize(caller: Me | None, user: str) -> None:
-        """A user may check their own query; checking for someone else needs an admin (a gateway)."""
-        if caller is not None and caller.name != user:
-            caller.require("admin")
+    def _authorize(self, caller: Me | None, user: str) -> str:
+        """The user whose query is checked, as stored: their own for a caller, else the name folded
+        (InvalidUserNameError outside the rule). Checking for someone else needs an admin (a
+        gateway); a decision shows what the user may read, so a database-limited admin may ask
+        only for a user whose rights all lie inside their databases, as for managing users."""
+        if caller is not None and caller.name == user:
+            return user
+        user = user_name(user)
+        if caller is None:
+            return user
+        if caller.name.lower() == user:
+            return caller.name  # an account stored before names were folded checks as stored
+        caller.require("admin")
+        if caller.databases is None:
+            return user
+        why = f"checking the queries of user {user} needs admin right on"
+        try:
+            account = self._accounts.get(user)
+        except UnknownUserError:
+            account = None
+        if account is not None and not caller.within(account.databases):
+            if account.databases is None:
+                raise ForbiddenError(f"{why} all databases: their {account.role} account covers them all")
+            outside = sorted(set(account.databases) - set(caller.databases))[0]
+            raise ForbiddenError(f"{why} database {outside}: their {account.role} account covers it")
+        for grant in self.grants.grants_of(user):
+            reached = grant_databases(grant)
+            if caller.within(reached):
+                continue
+            if reached is None:
+                raise ForbiddenError(f"{why} all databases: they hold grant {grant.id} (tag {grant.tag})")
+            raise ForbiddenError(f"{why} database {reached[0]}: they hold grant {grant.id} on it")
+        return user
 
     def _decide(self, user: str, sql: str, dialect: str, stamp: str | None):
         statement = None
@@ -171,7 +202,7 @@ class AuthzService:
 
     def check(self, user: str, sql: str, dialect: str = "spark", *, caller: Me | None = None) -> Decision:
         """Whether `user` may run `sql`; audited. `caller` None = a trusted in-process caller."""
-        self._authorize(caller, user)
+        user = self._authorize(caller, user)
 
         def answer(stamp: str | None) -> _Answer[Decision]:
             decision = self._decide(user, sql, dialect, stamp)[0]
@@ -181,7 +212,7 @@ class AuthzService:
 
     def rewrite(self, user: str, sql: str, dialect: str = "spark", *, caller: Me | None = None) -> Rewrite:
         """The SQL `user` may run (None when denied), masked after computing, and why per output."""
-        self._authorize(caller, user)
+        user = self._authorize(caller, user)
         return self._audited(caller, lambda stamp: self._rewrite(user, sql, dialect, stamp))
 
     def _rewrite(self, user: str, sql: str, dialect: str, stamp: str | None) -> _Answer[Rewrite]:

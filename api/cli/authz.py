@@ -163,9 +163,14 @@ def check_command(
     A denial lists the missing cells and the grant to request for each. Every decision is
     audited (user, query hash, decision, missing cells; never the SQL text).
     """
-    decision = _service(policy_file, default_database).check(
-        user or getpass.getuser(), _read(file), dialect, caller=_me()
-    )
+    from watershed.api.accounts.names import InvalidUserNameError
+
+    try:
+        decision = _service(policy_file, default_database).check(
+            user or getpass.getuser(), _read(file), dialect, caller=_me()
+        )
+    except InvalidUserNameError as exc:
+        usage_error(f"--user: {exc}")
     if output is OutputFormat.json:
         write_model(decision)
     else:
@@ -188,9 +193,14 @@ def rewrite_command(
     The SQL goes to standard output, the table of outputs (why each is or is not masked) to
     standard error; denied, nothing is printed to run.
     """
-    rewrite = _service(policy_file, default_database).rewrite(
-        user or getpass.getuser(), _read(file), dialect, caller=_me()
-    )
+    from watershed.api.accounts.names import InvalidUserNameError
+
+    try:
+        rewrite = _service(policy_file, default_database).rewrite(
+            user or getpass.getuser(), _read(file), dialect, caller=_me()
+        )
+    except InvalidUserNameError as exc:
+        usage_error(f"--user: {exc}")
     if output is OutputFormat.json:
         write_model(rewrite)
     elif rewrite.sql is None:

@@ -11,7 +11,15 @@ import getpass
 import typer
 from rich.table import Table
 
-from watershed.api.cli.output import OutputFormat, console, fail, format_option, write_model
+from watershed.api.cli.output import (
+    OutputFormat,
+    console,
+    err_console,
+    fail,
+    format_option,
+    parse_assignments,
+    write_model,
+)
 
 users_app = typer.Typer(help="Users of the steward service: roles and database grants.", no_args_is_help=True)
 tokens_app = typer.Typer(help="API tokens (shown once, stored as salted hashes).", no_args_is_help=True)
@@ -46,12 +54,13 @@ def add_command(
     databases: list[str] = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Add a user and print their first API token (once)."""
+    from watershed.api.accounts.names import InvalidUserNameError
     from watershed.api.accounts.store import AccountError
 
     accounts = _accounts()
     try:
         user = accounts.add(name, role, databases or None, actor=_actor())
-    except AccountError as exc:
+    except (AccountError, InvalidUserNameError) as exc:
         fail(str(exc))
     scope = ", ".join(user.databases) if user.databases else "all databases"
     console.print(f"user {user.name}: {user.role} on {scope}")
@@ -92,6 +101,7 @@ def grant_command(
     all_databases: bool = typer.Option(False, "--all-databases", help="Lift the database limit."),
 ) -> None:
     """Change a user's role or databases."""
+    from watershed.api.accounts.names import InvalidUserNameError
     from watershed.api.accounts.store import AccountError, UnknownUserError
 
     if databases and all_databases:
@@ -99,7 +109,7 @@ def grant_command(
     change = None if all_databases else (databases or ...)
     try:
         user = _accounts().update(name, _actor(), role=role, databases=change)
-    except (AccountError, UnknownUserError) as exc:
+    except (AccountError, UnknownUserError, InvalidUserNameError) as exc:
         fail(str(exc))
     console.print(
         f"user {user.name}: {user.role} on {', '.join(user.databases) if user.databases else 'all databases'}"
@@ -109,23 +119,48 @@ def grant_command(
 @users_app.command("delete")
 def delete_command(name: str = typer.Argument(..., help="The user's name.")) -> None:
     """Delete a user: their tokens and sessions stop working at once."""
+    from watershed.api.accounts.names import InvalidUserNameError
     from watershed.api.accounts.store import UnknownUserError
 
     try:
-        _accounts().delete(name, _actor())
-    except UnknownUserError as exc:
+        user = _accounts().delete(name, _actor())
+    except (UnknownUserError, InvalidUserNameError) as exc:
         fail(str(exc))
-    console.print(f"user {name} deleted")
+    console.print(f"user {user.name} deleted")
+
+
+@users_app.command("fold-names")
+def fold_names_command(
+    renames: list[str] = typer.Option(
+        None,
+        "--rename",
+        help="STORED=NEW: the new name of a stored account (a case twin, a name outside the rule).",
+    ),
+) -> None:
+    """Once, after upgrading: give accounts stored before user names were case-insensitive their
+    lower-case name (tokens, sessions and data-role memberships follow). Exit 1 when some are left."""
+    from watershed.api.accounts.names import RULE
+
+    report = _accounts().fold_names(_actor(), parse_assignments(renames or [], "--rename"))
+    for old, new in report.renamed.items():
+        console.print(f"user {old} is now {new}")
+    for why in report.left:
+        err_console.print(f"left: {why}")
+    if report.left:
+        fail(f"{len(report.left)} account(s) left as they were; user names: {RULE}")
+    if not report.renamed:
+        console.print("every user name is already folded")
 
 
 @tokens_app.command("create")
 def create_token_command(name: str = typer.Argument(..., help="The user the token is for.")) -> None:
     """Create another API token for a user (printed once)."""
+    from watershed.api.accounts.names import InvalidUserNameError
     from watershed.api.accounts.store import UnknownUserError
 
     try:
         _print_token(_accounts().create_token(name, _actor()))
-    except UnknownUserError as exc:
+    except (UnknownUserError, InvalidUserNameError) as exc:
         fail(str(exc))
 
 
@@ -135,7 +170,13 @@ def list_tokens_command(
     output: OutputFormat = format_option("Output format: a table, or JSON (a list of TokenInfo)."),
 ) -> None:
     """A user's tokens: ids, created, last used (never the secrets)."""
-    found = _accounts().tokens(name, "", 500)
+    from watershed.api.accounts.names import InvalidUserNameError
+    from watershed.api.accounts.store import UnknownUserError
+
+    try:
+        found = _accounts().tokens(name, "", 500)
+    except (UnknownUserError, InvalidUserNameError) as exc:
+        fail(str(exc))
     if output is OutputFormat.json:
         typer.echo("[" + ",".join(t.model_dump_json() for t in found) + "]")
         return
@@ -153,11 +194,12 @@ def revoke_token_command(
     token_id: str = typer.Argument(..., help="The token's id (see `tokens list`)."),
 ) -> None:
     """Revoke a token (and the browser sessions opened with it)."""
+    from watershed.api.accounts.names import InvalidUserNameError
     from watershed.api.accounts.store import UnknownTokenError
 
     try:
         _accounts().revoke_token(name, token_id, _actor())
-    except UnknownTokenError as exc:
+    except (UnknownTokenError, InvalidUserNameError) as exc:
         fail(str(exc))
     console.print(f"token {token_id} of {name} revoked")
 

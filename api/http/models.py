@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from watershed.api.accounts.names import RULE as NAME_RULE
+from watershed.api.accounts.names import UserName
 from watershed.graph.model import TagMap
 from watershed.graph.protection import (
     ColumnAction,
@@ -218,7 +220,7 @@ class SqlLineageRequest(BaseModel):
 
 
 class UserCreate(BaseModel):
-    name: str
+    name: UserName = Field(description=f"Stored in lower case; {NAME_RULE}.")
     role: Literal["viewer", "steward", "admin"]
     databases: list[str] | None = None
 

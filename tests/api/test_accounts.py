@@ -65,9 +65,11 @@ def test_the_user_list_pages_through_names_of_any_case_and_script(api):
     from watershed.api.accounts.store import AccountStore
 
     accounts = AccountStore(api.graph)
+    # as an earlier version stored them: names are now folded and ASCII (test_user_names.py), but
+    # accounts stored before are listed as they are until `watershed users fold-names`
     names = ["Zed_pager", "zed_pager", "张三_pager", "Émile_pager"]
     for name in names:
-        accounts.add(name, "viewer", None, actor="test")
+        api.graph.execute("CREATE (:User {name: $name, role: 'viewer'})", {"name": name})
     try:
         listed, after = [], ""
         for _ in range(100):
@@ -79,8 +81,7 @@ def test_the_user_list_pages_through_names_of_any_case_and_script(api):
         assert [n for n in listed if n.endswith("_pager")] == sorted(names)
         assert len(listed) == len(set(listed)) == accounts.count()
     finally:
-        for name in names:
-            accounts.delete(name, actor="test")
+        api.graph.execute("MATCH (u:User) WHERE u.name IN $names DELETE u", {"names": names})
 
 
 def test_session_cookie_needs_the_csrf_header_for_changes(api):

@@ -14,8 +14,15 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
+from watershed.api.accounts.names import (
+    RULE,
+    InvalidUserNameError,
+    UserName,
+    user_name,
+    validated_user_name,
+)
 from watershed.api.accounts.rights import Me
 from watershed.api.authz import DataRole
 from watershed.api.http.deps import Service, admin, caller, service
@@ -32,8 +39,10 @@ MAX_GRANTS = 1000
 class QueryRequest(BaseModel):
     sql: str = Field(min_length=1, description="One statement: a query, or a statement that reads.")
     dialect: str = Field("spark", description="The SQL dialect (sqlglot's name); the gateway's engine.")
-    user: str | None = Field(
-        None, description="Whose query (default: the caller); another user's needs admin."
+    user: UserName | None = Field(
+        None,
+        description="Whose query (default: the caller); another user's needs admin (a database-limited "
+        f"admin: of every database that user's rights reach). User names: {RULE}.",
     )
 
 
@@ -43,11 +52,16 @@ class RoleCreate(BaseModel):
 
 class MemberRequest(BaseModel):
     kind: Literal["user", "group"]
-    name: str
+    name: str = Field(description=f"A group, or a user (user names: {RULE}).")
+
+    @field_validator("name")
+    @classmethod
+    def _user_name(cls, name: str, info: ValidationInfo) -> str:
+        return validated_user_name(name) if info.data.get("kind") == "user" else name
 
 
 class GroupMember(BaseModel):
-    user: str
+    user: UserName
 
 
 class GrantRequest(BaseModel):
@@ -79,6 +93,14 @@ def points(body: QueryRequest, _: Me = Depends(caller), svc: Service = Depends(s
     """The query's tables, output columns traced to base columns, join columns, row conditions and cells."""
     with analysis_limits(deadline="analysis_seconds"):
         return svc.authz.points(body.sql, body.dialect)
+
+
+def _user_param(name: str, value: str) -> str:
+    """A path parameter that is a user name only for some routes' `kind`: 422 naming it, as a field's."""
+    try:
+        return user_name(value)
+    except InvalidUserNameError as exc:
+        raise ApiProblem(422, f"path.{name}: {exc}") from None
 
 
 def _engine_dialect(svc: Service, dialect: str) -> str:
@@ -148,6 +170,8 @@ def unassign(
     me: Me = Depends(admin),
     svc: Service = Depends(service),
 ) -> Response:
+    if kind == "user":
+        member = _user_param("member", member)
     svc.authz.grants.unassign(me, name, kind, member)
     return Response(status_code=204)
 
@@ -166,7 +190,7 @@ def add_to_group(
 
 @router.delete("/groups/{group}/users/{user}", status_code=204)
 def remove_from_group(
-    group: str, user: str, me: Me = Depends(admin), svc: Service = Depends(service)
+    group: str, user: UserName, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Response:
     svc.authz.grants.remove_from_group(me, group, user)
     return Response(status_code=204)
@@ -178,13 +202,14 @@ def remove_from_group(
 @router.get("/grants", response_model=GrantList)
 def grants(
     role: str | None = Query(None, description="Only this data role's grants."),
-    user: str | None = Query(None, description="Every grant this user holds, through roles and groups."),
-    _: Me = Depends(admin),
+    user: UserName | None = Query(None, description="Every grant this user holds, through roles and groups."),
+    me: Me = Depends(admin),
     svc: Service = Depends(service),
 ) -> GrantList:
+    """The grants (a database-limited admin: those on their databases only)."""
     if role is not None and user is not None:
         raise ApiProblem(400, "give role or user, not both")
-    found = svc.authz.grants.grants_of(user) if user is not None else svc.authz.grants.grants(role=role)
+    found = svc.authz.grants.listed(me, role=role, user=user)
     return GrantList(items=found[:MAX_GRANTS], truncated=len(found) > MAX_GRANTS)
 
 

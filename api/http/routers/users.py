@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query, Response
 
+from watershed.api.accounts.names import UserName
 from watershed.api.accounts.rights import Me
 from watershed.api.accounts.store import (
     AccountError,
@@ -56,12 +57,14 @@ def add_user(body: UserCreate, me: Me = Depends(admin), svc: Service = Depends(s
 
 
 @router.get("/users/{name}", response_model=User)
-def get_user(name: str, _: Me = Depends(admin), svc: Service = Depends(service)) -> User:
+def get_user(name: UserName, _: Me = Depends(admin), svc: Service = Depends(service)) -> User:
     return _user(svc, name)
 
 
 @router.patch("/users/{name}", response_model=User)
-def change_user(name: str, body: UserPatch, me: Me = Depends(admin), svc: Service = Depends(service)) -> User:
+def change_user(
+    name: UserName, body: UserPatch, me: Me = Depends(admin), svc: Service = Depends(service)
+) -> User:
     """Change a user's role and/or databases (a grant); `databases: null` gives all databases."""
     _managed(svc, me, name)
     changes = body.model_dump(exclude_unset=True)
@@ -78,7 +81,7 @@ def change_user(name: str, body: UserPatch, me: Me = Depends(admin), svc: Servic
 
 
 @router.delete("/users/{name}", status_code=204)
-def delete_user(name: str, me: Me = Depends(admin), svc: Service = Depends(service)) -> Response:
+def delete_user(name: UserName, me: Me = Depends(admin), svc: Service = Depends(service)) -> Response:
     """Delete a user: their tokens and sessions stop working at once, in every API process."""
     _managed(svc, me, name)
     try:
@@ -89,13 +92,14 @@ def delete_user(name: str, me: Me = Depends(admin), svc: Service = Depends(servi
 
 
 def _self_or_admin(me: Me, svc: Service, name: str) -> None:
-    if me.name != name:
+    # `name` is folded; an account stored before names were folded may sign in as `Alice`
+    if me.name.lower() != name:
         me.require("admin")
         _managed(svc, me, name)
 
 
 @router.post("/users/{name}/tokens", response_model=CreatedToken, status_code=201)
-def create_token(name: str, me: Me = Depends(caller), svc: Service = Depends(service)) -> CreatedToken:
+def create_token(name: UserName, me: Me = Depends(caller), svc: Service = Depends(service)) -> CreatedToken:
     """A new token for the user (admin, or the user themself); the answer is the only time it is shown."""
     _self_or_admin(me, svc, name)
     try:
@@ -106,7 +110,7 @@ def create_token(name: str, me: Me = Depends(caller), svc: Service = Depends(ser
 
 @router.get("/users/{name}/tokens", response_model=Page[TokenInfo])
 def list_tokens(
-    name: str,
+    name: UserName,
     page: PageRequest = Depends(page_request),
     me: Me = Depends(caller),
     svc: Service = Depends(service),
@@ -119,7 +123,7 @@ def list_tokens(
 
 @router.delete("/users/{name}/tokens/{token_id}", status_code=204)
 def revoke_token(
-    name: str, token_id: str, me: Me = Depends(caller), svc: Service = Depends(service)
+    name: UserName, token_id: str, me: Me = Depends(caller), svc: Service = Depends(service)
 ) -> Response:
     _self_or_admin(me, svc, name)
     try:
