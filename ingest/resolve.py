@@ -142,6 +142,7 @@ class Scope:
         "parent",
         "projections",
         "sources",
+        "using",
         "windows",
     )
 
@@ -166,6 +167,8 @@ class Scope:
         self.lateral = lateral
         #: the named windows of the SELECT (`WINDOW w AS (...)`), used as `OVER w`
         self.windows = windows
+        #: the merged columns of its `JOIN … USING (k)` joins, by name (`_merge_using`)
+        self.using: dict[str, list[Contribution]] | None = None
         #: `_find_unqualified` answers by column name; a TPC-DS scope joins many
         #: tables and names the same column in several clauses. Cleared by `add`.
         self._unqualified: dict[str, Source | Literal[False] | None] = {}
@@ -313,6 +316,9 @@ class QueryResolver:
         #: CTE walks of the current statement, by CTE and the conditions they ran under
         #: (see `_add_source`); the ReadContext is kept so its id is not reused
         self._cte_walks: dict[tuple, tuple[ReadContext, Relation, list]] = {}
+        #: recursive CTEs being resolved (by definition node): what their self-reference reads
+        #: so far (`_recursive_cte`)
+        self._recursion: dict[int, Relation] = {}
         #: whether the text being resolved can hold a window at all (`may_hold_windows`): when
         #: not, no select item is searched for one (GROUP BY and ORDER BY ask for each name)
         self.windows_possible = True
@@ -410,13 +416,19 @@ class QueryResolver:
         if from_ is not None:
             self._add_source(scope, from_.this, ctx, ctes)
         joins = args.get("joins") or []
+        # the sources each join added, for the sides of its USING columns
+        added: list[list[str]] = []
         for join in joins:
+            before = len(scope.sources)
             self._add_source(scope, join.this, ctx, ctes)
+            added.append(list(scope.sources)[before:])
         for lateral in args.get("laterals") or []:
             self._add_lateral(scope, lateral, ctx)
 
-        for join in joins:
+        for join, right in zip(joins, added, strict=True):
             self._join_condition(join, scope, ctx)
+            if join.args.get("using"):
+                self._merge_using(join, scope, ctx, right)
         where = args.get("where")
         if where is not None:
             self.filters(where.this, scope, ctx, "filter")
@@ -574,6 +586,44 @@ class QueryResolver:
         for ident in join.args.get("using") or []:
             self._using_column(ident.name.lower(), scope, ctx)
 
+    def _merge_using(self, join: exp.Join, scope: Scope, ctx: ReadContext, right: list[str]) -> None:
+        """`a JOIN b USING (k)`: an unqualified `k` is the join's one merged column, not an
+        ambiguous name. As the engine plans it, that is the left side's `k` for an inner, left,
+        semi or anti join, the right side's for a right join, and `coalesce(a.k, b.k)` for a full
+        join. The left side of a later `USING (k)` is this merged column."""
+        using = scope.using if scope.using is not None else {}
+        side = join.side.upper()
+        lefts = [source for alias, source in scope.sources.items() if alias not in right]
+        rights = [scope.sources[alias] for alias in right if alias in scope.sources]
+        for ident in join.args["using"]:
+            name = ident.name.lower()
+            left_value = using.get(name)
+            if left_value is None:
+                left_value = self._column_of_first(name, lefts, ctx)
+            right_value = self._column_of_first(name, rights, ctx)
+            if side == "RIGHT":
+                value = right_value
+            elif side == "FULL":
+                value = []
+                self._compose(left_value + right_value, EXPRESSION, ("coalesce",), None, value)
+            else:
+                value = left_value
+            if value:
+                using[name] = value
+        scope.using = using
+
+    def _column_of_first(self, name: str, sources: list[Source], ctx: ReadContext) -> list[Contribution]:
+        """Column `name` of the first of `sources` known to have it, else of the first whose
+        columns are unknown; none when no source can have it."""
+        unknown = None
+        for source in sources:
+            known = source.known_columns()
+            if known is None:
+                unknown = unknown or source
+            elif name in known:
+                return self._source_column(source, name, ctx, name)
+        return self._source_column(unknown, name, ctx, name) if unknown is not None else []
+
     def _add_source(
         self, scope: Scope, item: exp.Expression, ctx: ReadContext, ctes: dict[str, exp.CTE]
     ) -> None:
@@ -631,7 +681,9 @@ class QueryResolver:
             if item.args.get("db") is None:
                 cte = ctes.get(name)
                 if cte is not None and id(cte) not in self._expanding:
-                    visible = {k: v for k, v in ctes.items() if k != name}
+                    recursive = self._is_recursive(cte, name)
+                    # a recursive CTE sees itself (its self-reference); any other does not
+                    visible = {k: v for k, v in ctes.items() if k != name or recursive}
                     # A CTE read again under the same conditions resolves the same way:
                     # its walk is replayed (TPC-DS reads one CTE up to six times).
                     key = (
@@ -648,11 +700,19 @@ class QueryResolver:
                         start = len(ctx.occurrences)
                         self._expanding.add(id(cte))
                         try:
-                            relation = self._renamed(self.query(cte.this, ctx, visible), cte)
+                            if recursive:
+                                relation = self._recursive_cte(cte, name, ctx, visible)
+                            else:
+                                relation = self._renamed(self.query(cte.this, ctx, visible), cte)
                         finally:
                             self._expanding.discard(id(cte))
                         self._cte_walks[key] = (ctx, relation, _snapshot(ctx.occurrences[start:]))
                     scope.add(alias, Source(alias, relation=self._renamed(relation, item)))
+                    return
+                bound = self._recursion.get(id(cte)) if cte is not None else None
+                if bound is not None:
+                    # a recursive CTE's self-reference: the rows it has produced so far
+                    scope.add(alias, Source(alias, relation=self._renamed(bound, item)))
                     return
                 view = self.env.temp_views.get(name)
                 if view is not None and id(view[0]) not in self._expanding:
@@ -721,6 +781,83 @@ class QueryResolver:
         ctx.problem(f"unsupported FROM item {item.key}")
 
     # ---------------------------------------------------------- pivot, unpivot
+
+    def _is_recursive(self, cte: exp.CTE, name: str) -> bool:
+        """A CTE whose UNION reads itself, under `WITH RECURSIVE` or in a dialect that recurses
+        without the word (T-SQL, Oracle, Snowflake). Elsewhere its name inside its own definition
+        is another table."""
+        with_ = cte.parent
+        declared = isinstance(with_, exp.With) and bool(with_.args.get("recursive"))
+        if not declared and self.env.dialect not in _IMPLICIT_RECURSION_DIALECTS:
+            return False
+        return isinstance(cte.this, exp.Union) and any(
+            _reads_table(branch, name) for branch in _union_branches(cte.this)
+        )
+
+    def _recursive_cte(
+        self, cte: exp.CTE, name: str, ctx: ReadContext, visible: dict[str, exp.CTE]
+    ) -> Relation:
+        """`WITH RECURSIVE r AS (anchor UNION [ALL] step)`: `r` holds the anchor's rows, then the
+        step's over the rows so far. So its columns take the anchor's sources, then the step's,
+        its self-reference reading what the columns hold so far, until no column gains a source
+        (column, key, kind): a column reached through another one (`SELECT r.b AS a, e.x AS b`)
+        takes the other's sources a pass later. The self-reference is no table read."""
+        branches = _union_branches(cte.this)
+        steps = [branch for branch in branches if _reads_table(branch, name)]
+        anchors = [branch for branch in branches if not _reads_table(branch, name)]
+        if not anchors:
+            ctx.problem(f"recursive {name} has no branch that does not read it")
+            return self._renamed(self.query(cte.this, ctx, visible), cte)
+        relation = self._renamed(self.query(anchors[0], ctx, visible), cte)
+        for anchor in anchors[1:]:
+            relation = self._grown(relation, self.query(anchor, ctx, visible), ctx)[0]
+        # A pass adds sources or ends the walk. A source reaches a column directly or through
+        # the other columns, so one pass per column and one to see nothing change suffice.
+        for _ in range(len(relation.names) + 1):
+            grew = False
+            for step in steps:
+                stepped = self._bound_query(cte, relation, step, ctx, visible)
+                relation, more = self._grown(relation, stepped, ctx)
+                grew = grew or more
+            if not grew:
+                break
+        return relation
+
+    def _bound_query(
+        self,
+        cte: exp.CTE,
+        rows: Relation,
+        branch: exp.Expression,
+        ctx: ReadContext,
+        visible: dict[str, exp.CTE],
+    ) -> Relation:
+        # the self-reference reads `rows` without their table occurrences: a filter on it
+        # narrows the recursion, not the anchor's read
+        self._recursion[id(cte)] = Relation(
+            rows.names, [[(*c[:4], None) for c in contribs] for contribs in rows.contribs], rows.passthrough
+        )
+        try:
+            return self.query(branch, ctx, visible)
+        finally:
+            del self._recursion[id(cte)]
+
+    @staticmethod
+    def _grown(relation: Relation, other: Relation, ctx: ReadContext) -> tuple[Relation, bool]:
+        """`relation` with the sources `other` adds by position (as UNION merges), and whether it
+        gained any."""
+        if len(other.names) != len(relation.names) and not (relation.passthrough or other.passthrough):
+            ctx.problem(f"UNION branches have {len(relation.names)} and {len(other.names)} columns")
+        contribs = [list(c) for c in relation.contribs]
+        grew = False
+        for position, found in enumerate(other.contribs[: len(contribs)]):
+            seen = {c[:3] for c in contribs[position]}
+            for contribution in found:
+                if contribution[:3] not in seen:
+                    seen.add(contribution[:3])
+                    contribs[position].append(contribution)
+                    grew = True
+        passthrough = relation.passthrough + [s for s in other.passthrough if s not in relation.passthrough]
+        return Relation(list(relation.names), contribs, passthrough), grew
 
     def _apply_pivots(self, scope: Scope, pivots: list[exp.Pivot], ctx: ReadContext) -> None:
         """`FROM t PIVOT (…) [AS p]` / `UNPIVOT (…)`: the FROM item just added becomes the pivoted
@@ -1001,7 +1138,7 @@ class QueryResolver:
     @staticmethod
     def _from_scope(scope: Scope) -> Scope:
         """`scope` without its select list's aliases: where a select item is evaluated."""
-        return Scope(
+        found = Scope(
             sources=scope.sources,
             parent=scope.parent,
             lambda_names=scope.lambda_names,
@@ -1009,6 +1146,8 @@ class QueryResolver:
             lateral=scope.lateral,
             windows=scope.windows,
         )
+        found.using = scope.using
+        return found
 
     def _window_alias(self, name: str, scope: Scope, ctx: ReadContext) -> exp.Expression | None:
         """The select item `name` names when it computes a window and no FROM column has the name."""
@@ -1031,6 +1170,10 @@ class QueryResolver:
     ) -> tuple[list[Contribution], str | None]:
         current: Scope | None = scope
         while current is not None:
+            using = current.using
+            if using is not None and name in using:
+                # a USING join's merged column (`_merge_using`)
+                return using[name], _path(rest)
             memo = current._unqualified
             if name in memo:
                 found = memo[name]
@@ -1506,6 +1649,9 @@ def _is_word_char(char: str) -> bool:
 #: dialects whose select items may name an earlier item's alias (Spark 3.4+, Databricks, ...)
 _LATERAL_ALIAS_DIALECTS = frozenset({"spark", "databricks", "snowflake", "redshift", "duckdb"})
 
+#: dialects where a CTE reading itself is recursive without `WITH RECURSIVE`
+_IMPLICIT_RECURSION_DIALECTS = frozenset({"tsql", "fabric", "oracle", "snowflake"})
+
 #: dialects whose engine names an unaliased select item after its text
 _SPARK_NAMING_DIALECTS = frozenset({"spark", "spark2", "databricks"})
 
@@ -1602,6 +1748,20 @@ def _file_source(table: exp.Table) -> str | None:
         return None
     location = name.this
     return location if "/" in location or ":" in location else None
+
+
+def _union_branches(node: exp.Expression) -> list[exp.Expression]:
+    """The queries a chain of UNIONs joins, in order."""
+    if isinstance(node, exp.Union):
+        return [*_union_branches(node.this), *_union_branches(node.expression)]
+    return [node]
+
+
+def _reads_table(query: exp.Expression, name: str) -> bool:
+    """Whether `query` names an unqualified table `name` anywhere."""
+    return any(
+        table.args.get("db") is None and table.name.lower() == name for table in query.find_all(exp.Table)
+    )
 
 
 def _is_join_group(item: exp.Subquery) -> bool:
