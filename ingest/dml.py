@@ -1,7 +1,9 @@
 """UPDATE, DELETE and MERGE: statements that change a table's rows in place.
 
-The target is matched, not read: it gets no read and no edge to itself, but its
-columns can be value sources (`SET a = a + 1`) and weak references.
+A DELETE's or MERGE's target is matched, not read: it gets no read and no edge to
+itself, but its columns can be weak references (and MERGE's value sources). An
+UPDATE reads its target when it reads the target's columns (`SET a = a + 1`, a
+`WHERE` or join condition on them): the old values decide the new ones.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from sqlglot import exp
 from watershed.graph import ids
 from watershed.graph.lineage import ColumnLineage
 from watershed.ingest.errors import StatementError
-from watershed.ingest.resolve import ReadContext, Scope, Source, table_id
+from watershed.ingest.resolve import Occurrence, ReadContext, Scope, Source, table_id
 from watershed.ingest.writes import Write, is_default, sources_of
 
 
@@ -90,48 +92,78 @@ class DmlStatements:
         return {cte.alias_or_name.lower(): cte for cte in with_.expressions} if with_ is not None else {}
 
     def _target_scope(
-        self, target: exp.Expression, items: list[exp.Expression], ctx: ReadContext, ctes: dict[str, exp.CTE]
-    ) -> tuple[str, Scope, list[exp.Join]]:
-        """The scope of an UPDATE or DELETE: its target, matched against but not read, and its
-        other tables (`FROM`, `USING`, joins), read. Returns the target's id, the scope and the
-        joins whose conditions are still to be walked.
+        self,
+        targets: list[exp.Expression],
+        items: list[exp.Expression],
+        ctx: ReadContext,
+        ctes: dict[str, exp.CTE],
+    ) -> tuple[list[Occurrence], Scope, list[exp.Join]]:
+        """The scope of an UPDATE or DELETE: its targets, matched against, and its other tables
+        (`FROM`, `USING`, joins), read. Returns each target as a table occurrence that is not
+        yet read (its id is the occurrence's table), the scope, and the joins whose conditions
+        are still to be walked.
 
         T-SQL names the target by an alias its `FROM` defines (`UPDATE x … FROM dbo.t x`), and
         T-SQL and MySQL repeat the target in `FROM`/`JOIN`: that item is the target, not a read.
+        MySQL's `DELETE t1, t2 FROM db.t1 JOIN db.t2 …` names its targets by a FROM item's alias,
+        or by its table name when it has none.
         """
-        if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
-            raise StatementError(f"unsupported target {target.sql(dialect=self.env.dialect)[:80]}")
-        joins: list[exp.Join] = list(target.args.get("joins") or [])
+        joins: list[exp.Join] = []
+        for target in targets:
+            if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+                raise StatementError(f"unsupported target {target.sql(dialect=self.env.dialect)[:80]}")
+            joins.extend(target.args.get("joins") or [])
         for item in items:
             joins.extend(item.args.get("joins") or [])
         candidates = [*items, *(join.this for join in joins)]
-        target_table = target
-        if target.args.get("db") is None and not target.alias:
-            named = target.name.lower()
-            for item in candidates:
-                if isinstance(item, exp.Table) and item.alias and item.alias.lower() == named:
-                    target_table = item
-        tid = table_id(target_table, self.env.default_database, self.env.default_catalog)
-        entry = self.catalog.get(tid)
         scope = Scope(ctes=ctes)
-        aliases = {(target.alias or target.name).lower(), (target_table.alias or target_table.name).lower()}
-        for alias in aliases:
-            source = Source(alias, table=tid, columns=entry.all_columns if entry is not None else None)
-            if entry is not None:
-                source._column_set = entry.column_set
-            scope.add(alias, source)
+        found: list[Occurrence] = []
+        skipped: list[tuple[exp.Table, str, set[str]]] = []
+        for target in targets:
+            target_table = target
+            if target.args.get("db") is None and not target.alias:
+                named = target.name.lower()
+                for item in candidates:
+                    if (
+                        isinstance(item, exp.Table)
+                        and isinstance(item.this, exp.Identifier)
+                        and (item.alias or item.name).lower() == named
+                    ):
+                        target_table = item
+            tid = table_id(target_table, self.env.default_database, self.env.default_catalog)
+            entry = self.catalog.get(tid)
+            occurrence = Occurrence(
+                tid, entry.partition_set if entry is not None else self.env.partition_columns
+            )
+            found.append(occurrence)
+            aliases = {
+                (target.alias or target.name).lower(),
+                (target_table.alias or target_table.name).lower(),
+            }
+            for alias in aliases:
+                source = Source(
+                    alias,
+                    table=tid,
+                    columns=entry.all_columns if entry is not None else None,
+                    occurrence=occurrence,
+                )
+                if entry is not None:
+                    source._column_set = entry.column_set
+                scope.add(alias, source)
+            skipped.append((target_table, tid, aliases | {ids.split(tid)[1]}))
         for item in candidates:
-            if isinstance(item, exp.Table) and (
+            if isinstance(item, exp.Table) and any(
                 item is target_table
                 or (
                     isinstance(item.this, exp.Identifier)
                     and table_id(item, self.env.default_database, self.env.default_catalog) == tid
-                    and (item.alias or item.name).lower() in aliases | {ids.split(tid)[1]}
+                    and (item.alias or item.name).lower() in names
                 )
+                for target_table, tid, names in skipped
             ):
                 continue
             self.resolver._add_source(scope, item, ctx, ctes)
-        return tid, scope, joins
+        return found, scope, joins
 
     def _conditions(
         self, node: exp.Expression, joins: list[exp.Join], scope: Scope, ctx: ReadContext
@@ -156,7 +188,8 @@ class DmlStatements:
         ctes = self._ctes(node)
         from_ = node.args.get("from_")
         items = [from_.this, *from_.expressions] if from_ is not None and from_.this is not None else []
-        tid, scope, joins = self._target_scope(node.this, items, ctx, ctes)
+        (target,), scope, joins = self._target_scope([node.this], items, ctx, ctes)
+        tid = target.table
         joins.extend(node.args.get("joins") or [])
         self._conditions(node, joins, scope, ctx)
         assigned: dict[str, list] = {}
@@ -190,29 +223,36 @@ class DmlStatements:
                 if not is_default(item):
                     self.resolver.value(item, scope, ctx, 0, (), None, out)
                 assigned.setdefault(column.name.lower(), []).extend(out)
+        # The target's own columns read (a value, a condition): its old rows are read too
+        if any(ids.parent(column) == tid for column, _role in ctx.weak) or any(
+            ids.parent(contribution[0]) == tid for contribs in assigned.values() for contribution in contribs
+        ):
+            ctx.occurrences.append(target)
         columns = [
             ColumnLineage(target=ids.child(tid, name), sources=sources_of(c)) for name, c in assigned.items()
         ]
         return Write(tid, columns, ctx)
 
-    def _delete(self, node: exp.Delete) -> Write:
+    def _delete(self, node: exp.Delete) -> list[Write]:
+        """Every table deleted from is written (no column values), under the same conditions."""
         ctx = ReadContext()
         ctes = self._ctes(node)
         target = node.this
         items = list(node.args.get("using") or [])
-        # MySQL `DELETE a FROM a JOIN b …`: `tables` names what is deleted from, `this` the FROM
-        named = node.args.get("tables") or []
+        # MySQL `DELETE a, b FROM a JOIN b …`: `tables` names what is deleted from, `this` the FROM
+        named = list(node.args.get("tables") or [])
         if named:
             # (T-SQL `DELETE t` names only the table: no FROM)
             items = [target, *items] if isinstance(target, exp.Expression) else items
-            target = named[0]
-            if len(named) > 1:
-                ctx.problem(
-                    f"DELETE from several tables: only {target.sql(dialect=self.env.dialect)} is written"
-                )
-        tid, scope, joins = self._target_scope(target, items, ctx, ctes)
+        elif items and isinstance(target, exp.Table) and target.args.get("joins"):
+            # MySQL `DELETE FROM a, b USING a JOIN b …`: the tables before USING, comma-separated
+            named = [target.copy(), *(join.this for join in target.args["joins"])]
+            named[0].set("joins", None)
+        else:
+            named = [target]
+        targets, scope, joins = self._target_scope(named, items, ctx, ctes)
         self._conditions(node, joins, scope, ctx)
-        return Write(tid, [], ctx)
+        return [Write(tid, [], ctx) for tid in dict.fromkeys(t.table for t in targets)]
 
     def _merge_star(
         self,

@@ -15,6 +15,7 @@ from sys import intern
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from watershed.graph import ids
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
@@ -32,6 +33,7 @@ from watershed.ingest.copies import EXCHANGE, CopyStatements
 from watershed.ingest.dates import DatePoint, intersect, window_days
 from watershed.ingest.dml import DmlStatements
 from watershed.ingest.errors import StatementError
+from watershed.ingest.parse_rewrites import rewrite_for_parse
 from watershed.ingest.paths import VARIABLE_INTO_DIALECTS, PathStatements, outfile_of
 from watershed.ingest.resolve import (
     Occurrence,
@@ -161,7 +163,7 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             self._finish(statement, [self._update(node)])
         elif isinstance(node, exp.Delete):
             statement["kind"] = "delete"
-            self._finish(statement, [self._delete(node)])
+            self._finish(statement, self._delete(node))
         elif isinstance(node, exp.Query) and (into := _into(node, self.env.dialect)) is not None:
             self._select_into(node, into, statement)
         elif isinstance(node, exp.Query) and outfile_of(node) is not None:
@@ -251,6 +253,17 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
             self.written.setdefault(table, len(self.results))
         self.results.append(result)
         return result
+
+    def reparse(self, text: str) -> exp.Expression | None:
+        """A statement sqlglot could not parse, in a form it parses: a dialect's narrow rewrite
+        (`parse_rewrites`), else the forms of `PathStatements.reparse`; None when there is none."""
+        rewritten = rewrite_for_parse(text, self.env.dialect)
+        if rewritten is not None:
+            try:
+                return sqlglot.parse_one(rewritten, read=self.env.dialect)
+            except SqlglotError:
+                pass
+        return super().reparse(text)
 
     # -------------------------------------------------- script table changes
 
@@ -723,12 +736,19 @@ class StatementExtractor(DmlStatements, CopyStatements, PathStatements):
                 properties
                 and next((p for p in properties.expressions if isinstance(p, exp.LikeProperty)), None)
             )
+            like_id = None
             if like is not None and isinstance(like.this, exp.Table):
-                source = self.catalog.get(
-                    table_id(like.this, self.env.default_database, self.env.default_catalog)
-                )
+                like_id = table_id(like.this, self.env.default_database, self.env.default_catalog)
+                source = self.catalog.get(like_id)
                 if source is not None:
                     self.catalog.put(tid, source.model_copy(update={"name": tid}))
+            if temporary or _is_session_table(target, self.env.dialect):
+                return  # lives only in the session: no table of the graph
+            # A new, empty table: written, no column value. LIKE copies only the definition of
+            # its source: a read of it, with no table edge and no column source.
+            self._finish(statement, [Write(tid, [], ReadContext())])
+            if like_id is not None:
+                statement["reads"] = [TableRead(table=like_id)]
             return
         statement["kind"] = "create-view" if kind == "VIEW" else "create-table-as"
         if kind == "VIEW":

@@ -74,6 +74,8 @@ def test_dollar_quoted_body_lines_count_from_the_task_text() -> None:
     result = _run(sql, dialect)
     assert result.errors == []
     assert _writes_by_line(result) == [
+        (_line_of(sql, "CREATE TABLE emp ("), "default.emp"),
+        (_line_of(sql, "CREATE TABLE emp_audit("), "default.emp_audit"),
         (_line_of(sql, "INSERT INTO emp_audit SELECT 'D'"), "default.emp_audit"),
         (_line_of(sql, "INSERT INTO emp_audit SELECT 'U'"), "default.emp_audit"),
         (_line_of(sql, "INSERT INTO emp_audit SELECT 'I'"), "default.emp_audit"),
@@ -97,6 +99,7 @@ def test_tsql_go_batches_and_procedure_without_semicolons() -> None:
     assert result.errors == []
     table = "adventureworks2016ctp3.customersstate"
     assert _writes_by_line(result) == [
+        (_line_of(sql, "CREATE TABLE CustomersState"), table),
         (_line_of(sql, "INSERT INTO CustomersState"), table),
         (_line_of(sql, "UPDATE CustomersState SET [State] = 'NY'"), table),
         (_line_of(sql, "UPDATE CustomersState SET [State] = 'WA'"), table),
