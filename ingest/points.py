@@ -1,7 +1,12 @@
 """A query's permission points: the tables, output columns, row conditions and cells it reads.
 
 `query_points` runs one statement through the lineage extractor with `PointsResolver`, a
-`QueryResolver` that also keeps, per SELECT, what permission checks need and lineage does not:
+`QueryResolver` in the resolver's strict mode (`ResolverEnv.decisions`: an output's sources are
+every base column that can decide its value, not only those it is computed from: a CASE/IF
+condition, a map or array subscript's key, a window's PARTITION BY/ORDER BY, what a scalar
+subquery's clauses read; each with `decides:<what>` on its path where it decides, so masking
+knows a function above it takes a chosen value) that also keeps, per SELECT, what permission
+checks need and lineage does not:
 the columns of column-versus-column comparisons (values can pass across them), and only the
 row filters that are sound. A row condition on a table read must hold for every row the query
 reads from it; where that is not certain the condition is dropped, so a cell may claim MORE
@@ -274,7 +279,7 @@ class PointsResolver(QueryResolver):
 
     # ---------------------------------------------------------------- filters
 
-    def _join_condition(self, join, scope, ctx) -> None:
+    def _join_condition(self, join, scope, ctx, *right) -> None:
         side = str(join.args.get("side") or "").upper()
         kind = str(join.args.get("kind") or "").upper()
         if side or kind == "ANTI":
@@ -293,11 +298,11 @@ class PointsResolver(QueryResolver):
             saved = self._allowed
             self._allowed = allowed if saved is None else allowed & saved
             try:
-                super()._join_condition(join, scope, ctx)
+                super()._join_condition(join, scope, ctx, *right)
             finally:
                 self._allowed = saved
         else:
-            super()._join_condition(join, scope, ctx)
+            super()._join_condition(join, scope, ctx, *right)
 
     def filters(self, condition, scope, ctx, role) -> None:
         saved = self._allowed, self._in_filters
@@ -683,6 +688,10 @@ def _extract(
 ) -> tuple[StatementLineage, PointsResolver]:
     extractor = _PointsExtractor(catalog, default_database, frozenset(), frozenset(), dialect, None)
     extractor.lean = lean
+    # the gateway's strict question: whatever decides an output is a source of it (a CASE/IF
+    # condition, a subscript, a window's spec, a scalar subquery's clauses), marked where it decides
+    extractor.env.conditions_as_lineage = True
+    extractor.env.decisions = True
     resolver = PointsResolver(extractor.env)
     resolver.windows_possible = may_hold_windows(text)
     extractor.resolver = resolver

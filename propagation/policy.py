@@ -9,6 +9,7 @@ naming the file and the bad key. Example:
         pseudonymised: L1               # what hashing downgrades to (default: the lowest level)
         types_key: pii_type
         types: [ssn, email, phone, id_card]
+        enumerable: [ssn, phone, id_card]   # types a plain hash does not hide (default below)
     business:
       app:
         columns: [app, app_name, app_id]
@@ -17,6 +18,8 @@ naming the file and the bad key. Example:
     functions: {sum: drop, my_mask_udf: drop}   # merged over the defaults
     weak_references: none                          # none | business
     conditional_value: keep                        # an effect: keep | drop | downgrade:<level>
+    keyed_hashes: [hmac]                           # hashes with a key: they downgrade any type
+    secret_functions: [vault_salt]                 # `sha2(concat(vault_salt(), x))` is keyed
     seeds:
       - {pattern: "*ssn*", tags: {pii: L4, pii_type: ssn}}
 """
@@ -80,6 +83,14 @@ DROP_FUNCTIONS = [
     "mask_hash",
 ]
 HASH_FUNCTIONS = ["md5", "sha1", "sha2", "hash", "xxhash64", "crc32"]
+#: types whose values are few enough to enumerate (a phone number, an id): a plain hash of one
+#: is reversed by hashing every candidate, so it keeps its level unless the hash is keyed
+ENUMERABLE_TYPES = ["phone", "ssn", "id_card", "bank_card"]
+#: functions that take their argument whole (the value is still all there after them): in the
+#: gateway's strict mode a drop or downgrade counts only after these (see `rules.derive`)
+WHOLE_VALUE_FUNCTIONS = frozenset(
+    {"cast", "trim", "ltrim", "rtrim", "upper", "lower", "concat", "concat_ws", "coalesce", "nvl"}
+)
 AGGREGATE_NUMERIC = ("sum", "avg")
 
 
@@ -111,11 +122,25 @@ class SensitivityFamily(_Strict):
     pseudonymised: str | None = None
     types_key: str | None = None
     types: list[str] = Field(default_factory=list)
+    #: types a plain hash does not hide; default: those of ENUMERABLE_TYPES among `types`
+    enumerable: list[str] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> SensitivityFamily:
         if len(set(self.levels)) != len(self.levels):
             raise ValueError("levels must be distinct")
+        if self.enumerable is None:
+            self.enumerable = (
+                []
+                if self.types_key is None
+                else [t for t in ENUMERABLE_TYPES if not self.types or t in self.types]
+            )
+        else:
+            unknown = [t for t in self.enumerable if self.types and t not in self.types]
+            if unknown:
+                raise ValueError(f"enumerable: {', '.join(unknown)} not one of its types {self.types}")
+            if self.enumerable and self.types_key is None:
+                raise ValueError("enumerable: the family has no types_key to tell its types")
         if self.pseudonymised is None:
             self.pseudonymised = self.levels[0]
         elif self.pseudonymised not in self.levels:
@@ -167,6 +192,10 @@ class Policy(_Strict):
     unknown_function: str = "keep"
     weak_references: Literal["none", "business"] = "none"
     conditional_value: str = "keep"
+    #: hash functions that take a key: they downgrade an enumerable type as any other
+    keyed_hashes: list[str] = Field(default_factory=lambda: ["hmac"])
+    #: functions that return a secret: a hash of a value concatenated with one is keyed
+    secret_functions: list[str] = Field(default_factory=list)
     seeds: list[SeedRule] = Field(default_factory=list)
     #: which tagged columns are encrypted, with which key and mask (graph/protection.py)
     protection: ProtectionPolicy | None = None
@@ -175,6 +204,11 @@ class Policy(_Strict):
     @classmethod
     def _effects(cls, functions: dict[str, str]) -> dict[str, str]:
         return {name.lower(): _effect(effect) for name, effect in functions.items()}
+
+    @field_validator("keyed_hashes", "secret_functions")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        return [name.strip().lower() for name in names]
 
     @field_validator("unknown_function", "conditional_value")
     @classmethod
@@ -270,18 +304,33 @@ class Policy(_Strict):
 
     # ------------------------------------------------------------ queries
 
-    def effect(self, function: str, family: SensitivityFamily) -> str:
-        """The effect of `function` on a tag of `family`."""
+    def effect(self, function: str, family: SensitivityFamily, *, strict: bool = False) -> str:
+        """The effect of `function` on a tag of `family`. `strict` (the query gateway): a
+        function the table does not name keeps the tag, whatever `unknown_function` says."""
         effect = self.functions.get(function)
         if effect is not None:
             return effect
-        if function in HASH_FUNCTIONS:
+        if function in HASH_FUNCTIONS or function in self.keyed_hashes:
             return f"downgrade:{family.pseudonymised}"
         if function in DROP_FUNCTIONS:
             return "drop"
-        if function in KEEP_FUNCTIONS or function in AGGREGATE_NUMERIC:
+        if function in KEEP_FUNCTIONS or function in AGGREGATE_NUMERIC or strict:
             return "keep"
         return self.unknown_function
+
+    def plain_hash(self, functions: tuple[str, ...] | list[str], position: int) -> bool:
+        """Whether `functions[position]` is a hash without a key: a hash function the policy
+        does not name as keyed, with no secret function before it on the path (the path runs
+        from the source outward: `sha2(concat(salt(), x))` is `[salt, concat, sha2]`)."""
+        function = functions[position]
+        if function not in HASH_FUNCTIONS or function in self.keyed_hashes:
+            return False
+        return not any(f in self.secret_functions for f in functions[:position])
+
+    def takes_whole(self, function: str) -> bool:
+        """Whether `function` passes its argument on whole (a cast, a trim, a concatenation, or
+        a secret function's salt): a function after it still sees the source's own value."""
+        return function in WHOLE_VALUE_FUNCTIONS or function in self.secret_functions
 
     def family_of_type_key(self, key: str) -> tuple[str, SensitivityFamily] | None:
         for name, family in self.sensitivity.items():
@@ -344,7 +393,8 @@ sensitivity:
     levels: [L1, L2, L3, L4]
     pseudonymised: L1
     types_key: pii_type
-    types: [ssn, email, phone, id_card, name, address, ip]
+    types: [ssn, email, phone, id_card, bank_card, name, address, ip]
+    enumerable: [phone, ssn, id_card, bank_card]
 business:
   app:
     columns: [app, app_name, app_id]
@@ -353,6 +403,7 @@ business:
   region:
     columns: [region]
     values: [cn, sg, us, eu]
+keyed_hashes: [hmac]
 seeds:
   - {pattern: "*ssn*", tags: {pii: L4, pii_type: ssn}}
   - {pattern: "*email*", tags: {pii: L3, pii_type: email}}

@@ -9,7 +9,15 @@ on the same inputs gives the same answer, in any order.
 
 - Sensitivity levels follow value edges through the function effects on the
   path (keep, drop, downgrade, retype); a node's level is the maximum of its
-  contributions.
+  contributions. A plain hash (not keyed, no secret salt before it) of a value
+  whose type the policy calls enumerable (a phone number, an ssn) keeps the
+  level: every candidate can be hashed and compared.
+- `strict` (the query gateway's question, "can a protected value decide this
+  output?"): the policy's conditional-value effect and its unknown-function
+  effect do not apply, and a drop or downgrade counts only while the path has
+  passed the source on whole (`Policy.takes_whole`): `length(phone)` drops,
+  `length(regexp_replace(phone, ...))`, `count(CASE WHEN phone ... END)` and
+  a hash of a substring keep the level.
 - Sensitivity types follow the same edges; `retype` replaces them.
 - Business values follow value edges, narrowed by the task's filters on the
   dimension columns of the source table; contributions are united.
@@ -22,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from watershed.propagation.policy import Policy
+from watershed.propagation.policy import Policy, SensitivityFamily
 
 SEED, MANUAL, PROPAGATED = "seed", "manual", "propagated"
 #: the kind of a table-level FLOWS_TO edge
@@ -81,8 +89,9 @@ def derive(
     seeds: dict[str, TagValue] | None = None,
     manual: dict[str, TagValue] | None = None,
     blocks: frozenset[str] = frozenset(),
+    strict: bool = False,
 ) -> dict[str, TagValue]:
-    derived = _propagated(incoming, policy)
+    derived = _propagated(incoming, policy, strict)
     result: dict[str, TagValue] = {}
     for key in {*derived, *(seeds or {}), *(manual or {})}:
         if key in blocks:
@@ -96,7 +105,7 @@ def derive(
     return result
 
 
-def _propagated(incoming: list[Incoming], policy: Policy) -> dict[str, TagValue]:
+def _propagated(incoming: list[Incoming], policy: Policy, strict: bool) -> dict[str, TagValue]:
     levels: dict[str, list[_Candidate]] = {}
     sets: dict[str, list[_Candidate]] = {}
     for edge in incoming:
@@ -111,7 +120,7 @@ def _propagated(incoming: list[Incoming], policy: Policy) -> dict[str, TagValue]
             if family is not None:
                 if edge.weak:
                     continue
-                outcome = _sensitivity(tag, edge, policy, key)
+                outcome = _sensitivity(tag, edge, policy, key, strict)
                 if outcome is not None:
                     level, rule = outcome
                     levels.setdefault(key, []).append(
@@ -124,7 +133,7 @@ def _propagated(incoming: list[Incoming], policy: Policy) -> dict[str, TagValue]
             if typed is not None:
                 if edge.weak:
                     continue
-                outcome_types = _types(tag, edge, policy, typed[0])
+                outcome_types = _types(tag, edge, policy, typed[0], strict)
                 if outcome_types is not None:
                     values, rule = outcome_types
                     sets.setdefault(key, []).append(
@@ -161,40 +170,67 @@ def _propagated(incoming: list[Incoming], policy: Policy) -> dict[str, TagValue]
     return result
 
 
-def _sensitivity(tag: TagValue, edge: Incoming, policy: Policy, key: str) -> tuple[str, str] | None:
+def _sensitivity(
+    tag: TagValue, edge: Incoming, policy: Policy, key: str, strict: bool
+) -> tuple[str, str] | None:
     """The level a sensitivity tag has after the edge's functions (and CASE/IF value rule), or None if dropped."""
     family = policy.sensitivity[key]
     level = max(tag.values, key=family.rank)
-    steps = [(policy.effect(function, family), function) for function in edge.functions]
-    if edge.kind == "conditional-value":
-        steps.append((policy.conditional_value, "conditional"))
+    enumerable = _enumerable(edge, family)
     applied: list[str] = []
-    for effect, cause in steps:
+    for effect, position in _steps(edge, policy, family, strict):
         if effect == "drop":
             return None
         if effect.startswith("downgrade:"):
+            if enumerable and position is not None and policy.plain_hash(edge.functions, position):
+                applied.append(f"keep:{edge.functions[position]} of enumerable {','.join(enumerable)}")
+                continue
             target = effect.split(":", 1)[1]
             if family.rank(target) < family.rank(level):
                 level = target
-                applied.append(f"downgrade:{cause}->{target}")
+                name = "conditional" if position is None else edge.functions[position]
+                applied.append(f"downgrade:{name}->{target}")
     return level, ", ".join(applied) or "keep"
 
 
+def _steps(
+    edge: Incoming, policy: Policy, family: SensitivityFamily, strict: bool
+) -> list[tuple[str, int | None]]:
+    """(effect, position) per step of the edge's path: a function's position in it, None for
+    the CASE/IF value rule (`conditional_value`). `strict`: once a function has not passed the source on whole (a part,
+    a comparison, a choice), no later function lowers the tag: what it takes was decided by
+    the source, and a length, a count or a hash of that tells the decision."""
+    steps: list[tuple[str, int | None]] = []
+    whole = True
+    for position, function in enumerate(edge.functions):
+        effect = policy.effect(function, family, strict=strict)
+        steps.append((effect if whole or not strict else "keep", position))
+        whole = whole and policy.takes_whole(function)
+    if edge.kind == "conditional-value" and not strict:
+        steps.append((policy.conditional_value, None))
+    return steps
+
+
+def _enumerable(edge: Incoming, family: SensitivityFamily) -> list[str]:
+    """The source's types (of `family`) that the policy calls enumerable."""
+    if family.types_key is None or not family.enumerable:
+        return []
+    types = edge.source_tags.get(family.types_key)
+    return sorted(types.values & set(family.enumerable)) if types is not None else []
+
+
 def _types(
-    tag: TagValue, edge: Incoming, policy: Policy, family_name: str
+    tag: TagValue, edge: Incoming, policy: Policy, family_name: str, strict: bool
 ) -> tuple[frozenset[str], str] | None:
     family = policy.sensitivity[family_name]
     values = tag.values
     rule = "keep"
-    for function in edge.functions:
-        effect = policy.effect(function, family)
+    for effect, position in _steps(edge, policy, family, strict):
         if effect == "drop":
             return None
-        if effect.startswith("retype:"):
+        if position is not None and effect.startswith("retype:"):
             values = frozenset([effect.split(":", 1)[1]])
-            rule = f"retype:{function}"
-    if edge.kind == "conditional-value" and policy.conditional_value == "drop":
-        return None
+            rule = f"retype:{edge.functions[position]}"
     return values, rule
 
 

@@ -1,10 +1,18 @@
 """Masking decisions: which output columns of an allowed query are masked for a user, and why.
 
-Per output column, its tags are derived from its base sources with the propagation rules
-(`propagation.rules.derive`: one `Incoming` per source carrying the base column's effective
-tags, the path's kind and functions), so a `count`, or a hash the policy treats as
-pseudonymised, no longer carries the sensitive level: the same function effect table as
-propagation. The first protection rule of the policy matching those tags
+The rule: an output is protected when any protected value can decide it (its value, a map or
+array subscript's key, a CASE/IF/decode/COALESCE choice, a returned comparison, a lambda, a
+window's spec, a scalar subquery's clauses), unless the function-effect table says the value
+is destroyed. The points (`ingest.points`, the resolver's strict mode) list every such base
+column as a source; per output column, its tags are derived from those sources with the
+propagation rules in their strict mode (`propagation.rules.derive(strict=True)`: one
+`Incoming` per source carrying the base column's effective tags, the path's kind and
+functions), so a `count` or a `length` of the column, or a keyed hash (or a plain hash of a
+type the policy does not call enumerable), no longer carries the sensitive level: the same
+function effect table as propagation. Strict: a conditional value keeps its tags whatever the
+policy's `conditional_value`, a function the table does not name keeps them, and a drop or
+downgrade counts only while the path holds the column's whole value (a count of a CASE, a
+length of a substring, a hash of a choice keep the level). The first protection rule of the policy matching those tags
 (`ProtectionPolicy.rule_for`) names the mask. The column is masked unless the user holds
 `unmask` (or `all`) covering every base source that on its own carries the protected tag;
 a row-scoped unmask grant counts only when every read of that table implies its condition.
@@ -79,7 +87,7 @@ def _mask(
     """The fields of `column`'s OutputMask."""
     if any(tags.get(source.column) for source in column.sources):
         incoming = [_incoming(source, tags) for source in column.sources]
-        derived = plain_tags(derive(incoming, policy))
+        derived = plain_tags(derive(incoming, policy, strict=True))
     else:
         # most outputs read no tagged column: derive would give {}, which no rule matches, so
         # `incoming` (read below only when a rule matched) is never needed for them
@@ -105,7 +113,7 @@ def _mask(
     tag = f"{rule.tag}={level}"
     # what each source carries on its own, through its path's functions
     alone = [
-        (source, plain_tags(derive([edge], policy)))
+        (source, plain_tags(derive([edge], policy, strict=True)))
         for source, edge in zip(column.sources, incoming, strict=True)
     ]
     carriers = [(source, t) for source, t in alone if rule.matches(t) is not None]

@@ -5,9 +5,10 @@ exact whatever order Spark adds in, so raw and guarded sums compare equal): `use
 phone L2), `orders` and `events` joined to it by `user_id`; `app` is douyin or toutiao.
 
 Each query states what a check must find, in the contract's terms (graph/authz.py):
-  sensitive  output name -> the users column its value carries unchanged through value-keeping
-             functions (masked for a user without unmask on it); outputs not listed carry none
-             (a count, a hash the suite's policy pseudonymises, a length)
+  sensitive  output name -> the users column that can decide its value (through value-keeping
+             functions, a plain hash of an enumerable type, an ORDER BY of a window: masked for a
+             user without unmask on it); outputs not listed carry none (a count, a hash the
+             suite's policy pseudonymises, a length)
   cells      the users sensitive columns among the query's cell columns (outputs' sources and
              join columns): a user whose select grant lacks them is denied naming them
   douyin     every table read has its own `app = 'douyin'` filter: a grant scoped to douyin rows
@@ -158,10 +159,20 @@ QUERIES: list[Query] = [
         ordered=True,
     ),
     q(f"SELECT DISTINCT city FROM {U} WHERE phone IS NOT NULL"),
-    # hashes the suite's policy treats as pseudonymised, and values that carry none of the text
-    q(f"SELECT user_id, sha2(ssn, 256) AS ssn_key, md5(email) AS email_key FROM {U}", cells={"ssn", "email"}),
+    # a hash the suite's policy treats as pseudonymised (of an email), one of an enumerable type
+    # (an ssn, a phone: reversed by hashing every candidate) kept masked, and values that carry
+    # none of the text
+    q(
+        f"SELECT user_id, sha2(ssn, 256) AS ssn_key, md5(email) AS email_key FROM {U}",
+        {"ssn_key": "ssn"},
+        {"ssn", "email"},
+    ),
     q(f"SELECT user_id, length(ssn) AS n FROM {U}", cells={"ssn"}),
-    q(f"SELECT sha2(phone, 256) AS k, count(*) AS n FROM {U} GROUP BY sha2(phone, 256)", cells={"phone"}),
+    q(
+        f"SELECT sha2(phone, 256) AS k, count(*) AS n FROM {U} GROUP BY sha2(phone, 256)",
+        {"k": "phone"},
+        {"phone"},
+    ),
     # aggregates over sensitive and plain columns
     q(f"SELECT count(*) AS n FROM {U}"),
     q(f"SELECT count(email) AS n, count(DISTINCT ssn) AS d FROM {U}", cells={"email", "ssn"}),
@@ -264,7 +275,12 @@ QUERIES: list[Query] = [
     q(
         f"SELECT o.order_id, sum(o.amount) OVER (PARTITION BY o.user_id ORDER BY o.order_id) AS running FROM {ORD} o"
     ),
-    q(f"SELECT user_id, phone, rank() OVER (ORDER BY phone) AS r FROM {U}", {"phone": "phone"}, {"phone"}),
+    # the rank is decided by the phone's order: masked as the phone is
+    q(
+        f"SELECT user_id, phone, rank() OVER (ORDER BY phone) AS r FROM {U}",
+        {"phone": "phone", "r": "phone"},
+        {"phone"},
+    ),
     q(
         f"SELECT t.ssn, t.rn FROM (SELECT ssn, row_number() OVER (ORDER BY user_id) AS rn FROM {U}) t WHERE t.rn <= 5",
         {"ssn": "ssn"},

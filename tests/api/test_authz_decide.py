@@ -143,14 +143,16 @@ def masks(sql: str, *grants: Grant):
 
 def test_masking_follows_the_function_effects():
     sql = (
-        "SELECT user_id, upper(email) AS e, sha2(ssn, 256) AS h, count(phone) AS n, city, ssn "
-        "FROM ods.user_profile GROUP BY user_id, email, ssn, city"
+        "SELECT user_id, upper(email) AS e, md5(email) AS h, count(phone) AS n, city, ssn, "
+        "sha2(ssn, 256) AS k FROM ods.user_profile GROUP BY user_id, email, ssn, city"
     )
     by_name = {m.name: m for m in masks(sql)}
     assert not by_name["user_id"].masked
     assert by_name["e"].masked and by_name["e"].mask == "nullify" and by_name["e"].tags["pii"] == ["L3"]
     assert "ods.user_profile.email" in by_name["e"].why and "upper" in by_name["e"].why
     assert not by_name["h"].masked and by_name["h"].tags["pii"] == ["L1"]  # pseudonymised
+    # an ssn is enumerable: its plain hash is reversed by hashing every candidate
+    assert by_name["k"].masked and by_name["k"].tags["pii"] == ["L4"] and "sha2" in by_name["k"].why
     assert not by_name["n"].masked  # a count of phones carries no phone
     assert by_name["city"].masked and by_name["city"].mask == "sha256"
     assert by_name["ssn"].masked

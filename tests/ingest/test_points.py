@@ -218,7 +218,14 @@ def test_window_function_kind():
     )
     assert outputs(p) == [
         ("uid", [("db.users.uid", "direct", [])]),
-        ("rn", []),
+        # the window's spec decides the numbering: a source, marked where it decides
+        (
+            "rn",
+            [
+                ("db.users.app", "window", ["decides:window", "row_number"]),
+                ("db.users.dt", "window", ["decides:window", "row_number"]),
+            ],
+        ),
         ("s", [("db.users.uid", "window", ["sum"])]),
     ]
 

@@ -110,7 +110,10 @@ def test_rule_seeds_follow_the_policy(graph_store):
     # a computed column gets its tags from its SQL, not from its name
     assert store.own_tags("dwd.user.email") == []
     full(store)
-    assert store.tags_of(["dwd.user.phone_h"])["dwd.user.phone_h"]["pii"].values == {"L1"}
+    # md5 of a phone (an enumerable type, seeded by rule) keeps L3: derived from the SQL
+    pii = store.tags_of(["dwd.user.phone_h"])["dwd.user.phone_h"]["pii"]
+    assert pii.values == {"L3"} and pii.origin == "propagated"
+    assert [p.rule for p in pii.provenance] == ["keep:md5 of enumerable phone"]
 
 
 def test_rule_seeds_of_some_columns_equal_those_of_a_full_sync(graph_store, monkeypatch):
