@@ -215,6 +215,11 @@ class ResolverEnv:
         #: CASE/IF conditions and window PARTITION BY/ORDER BY columns are value sources too
         #: (IngestSettings.conditions_as_lineage)
         self.conditions_as_lineage = conditions_as_lineage
+        #: with conditions_as_lineage, the query gateway's strict question (ingest.points): a
+        #: subscript's key, a column-free UDF argument (a salt) and every column a scalar
+        #: subquery's clauses read decide too, and a deciding path records where it decides
+        #: (`decides:case`, ...), so a function above the choice is known to take a chosen value
+        self.decisions = False
 
 
 def table_name(table: exp.Table) -> str:
@@ -1297,6 +1302,9 @@ class QueryResolver:
         if bracket_key is None:
             for child in node.expressions:
                 self.weak(child, scope, ctx, "condition")
+                if self.env.decisions:
+                    decided = (*funcs, "decides:subscript")
+                    self.value(child, scope, ctx, max(kind, CONDITIONAL), decided, None, out)
             self.value(node.this, scope, ctx, max(kind, EXPRESSION), funcs, key, out)
         else:
             self.value(node.this, scope, ctx, kind, funcs, _join_key(bracket_key, key), out)
@@ -1362,7 +1370,8 @@ class QueryResolver:
         function = node.this
         path = (*funcs, function_name(function))
         if self.env.conditions_as_lineage:
-            self._window_spec(node, scope, ctx, out=out, path=path)
+            decided = (*path, "decides:window") if self.env.decisions else path
+            self._window_spec(node, scope, ctx, out=out, path=decided)
         else:
             self._window_spec(node, scope, ctx)
         for child in function.iter_expressions():
@@ -1372,14 +1381,15 @@ class QueryResolver:
         operand = node.args.get("this")
         branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
         as_lineage = self.env.conditions_as_lineage
+        decided = (*funcs, "decides:case") if self.env.decisions else funcs
         if operand is not None:
             self.weak(operand, scope, ctx, "condition")
             if as_lineage:
-                self.value(operand, scope, ctx, branch_kind, funcs, None, out)
+                self.value(operand, scope, ctx, branch_kind, decided, None, out)
         for branch in node.args.get("ifs") or []:
             self.weak(branch.this, scope, ctx, "condition")
             if as_lineage:
-                self.value(branch.this, scope, ctx, branch_kind, funcs, None, out)
+                self.value(branch.this, scope, ctx, branch_kind, decided, None, out)
             true = branch.args.get("true")
             if true is not None:
                 self.value(true, scope, ctx, branch_kind, funcs, key, out)
@@ -1391,14 +1401,29 @@ class QueryResolver:
         self.weak(node.this, scope, ctx, "condition")
         branch_kind = kind if kind > CONDITIONAL else CONDITIONAL
         if self.env.conditions_as_lineage:
-            self.value(node.this, scope, ctx, branch_kind, funcs, None, out)
+            decided = (*funcs, "decides:if") if self.env.decisions else funcs
+            self.value(node.this, scope, ctx, branch_kind, decided, None, out)
         for arg in ("true", "false"):
             branch = node.args.get(arg)
             if branch is not None:
                 self.value(branch, scope, ctx, branch_kind, funcs, key, out)
 
     def _value_subquery(self, node, scope, ctx, kind, funcs, key, out) -> None:
-        relation = self.query(node, ctx, scope.ctes, scope)
+        if not self.env.decisions:
+            relation = self.query(node, ctx, scope.ctes, scope)
+        else:
+            # what the subquery's clauses read (a correlated WHERE, EXISTS) decides its value
+            outer, ctx.weak = ctx.weak, {}
+            try:
+                relation = self.query(node, ctx, scope.ctes, scope)
+            finally:
+                inner, ctx.weak = ctx.weak, outer
+                outer.update(inner)
+            path = ("decides:subquery", *reversed(funcs))
+            decided = max(kind, CONDITIONAL)
+            out.extend(
+                (column_id, None, decided, path, None) for column_id in dict.fromkeys(c for c, _ in inner)
+            )
         if relation.contribs:
             self._compose(relation.contribs[0], kind, funcs, key, out)
 
@@ -1425,6 +1450,15 @@ class QueryResolver:
         else:
             inner_kind = kind if kind > EXPRESSION else EXPRESSION
         path = (*funcs, function_name(node))
+        if self.env.decisions:
+            # `sha2(concat(salt(), x))`: a column-free UDF beside x on its path, before the
+            # function (the policy tells a secret function's salt from any other)
+            salts = [
+                function_name(child)
+                for child in node.iter_expressions()
+                if type(child) is exp.Anonymous and child.find(exp.Column) is None
+            ]
+            path = (*path, *salts)
         for child in node.iter_expressions():
             if type(child) not in _LEAF_SET:
                 self.value(child, scope, ctx, inner_kind, path, None, out)
