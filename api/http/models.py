@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from watershed.api.accounts.names import RULE as NAME_RULE
 from watershed.api.accounts.names import UserName
+from watershed.api.http.nodes import TABLE_ID
 from watershed.graph.model import TagMap
 from watershed.graph.protection import (
     ColumnAction,
@@ -96,9 +97,13 @@ class TableProtectionAnswer(BaseModel):
     files_truncated: bool = False
 
 
+#: a table id in a body, of the form the schema states (api.http.nodes)
+TableIdText = Annotated[str, Field(pattern=TABLE_ID)]
+
+
 class ProtectPlanRequest(BaseModel):
     #: these tables only (at most 500, every one reported); default: every table, paged
-    tables: list[str] | None = Field(default=None, min_length=1, max_length=500)
+    tables: list[TableIdText] | None = Field(default=None, min_length=1, max_length=500)
     #: read each file's ORC tail (the files to rewrite); without it only columns and DDL are planned
     files: bool = False
     #: tables of the catalog examined per page (when `tables` is not given)
@@ -119,7 +124,7 @@ class ProtectPlanPage(BaseModel):
 
 class ProtectApplyRequest(BaseModel):
     #: these tables only (at most 500); default: every table of the catalog
-    tables: list[str] | None = Field(default=None, min_length=1, max_length=500)
+    tables: list[TableIdText] | None = Field(default=None, min_length=1, max_length=500)
 
 
 class ProtectRunView(ProtectionRun):

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from watershed.api.accounts.rights import ForbiddenError
 from watershed.api.authz.errors import AuthzError, UnknownGrantError
 from watershed.graph.errors import GraphUnavailableError, WatershedError
+from watershed.graph.ids import InvalidIdError
 from watershed.ingest.limits import AnalysisLimitError
 from watershed.ingest.points import QueryError
 
@@ -80,6 +81,10 @@ def documented(statuses: dict[int, str]) -> dict[int | str, dict[str, Any]]:
     return responses
 
 
+#: `responses=` of an operation that can answer 409
+CONFLICT_RESPONSES = documented(CONFLICT)
+
+
 def not_found(detail: str) -> ApiProblem:
     return ApiProblem(404, detail)
 
@@ -124,6 +129,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(AuthzError)
     @app.exception_handler(QueryError)
+    @app.exception_handler(InvalidIdError)
     async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
         return problem_response(request, 400, str(exc))
 

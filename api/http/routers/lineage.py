@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import EdgeDetail, SqlLineageRequest, TaskInfo
-from watershed.api.http.nodes import missing, parse
+from watershed.api.http.nodes import NODE_ID, NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.graph import ids
 from watershed.graph.lineage import SqlTask, TaskLineage
@@ -32,7 +32,7 @@ EDGES = {
 
 @router.get("/lineage/{node_id:path}", response_model=LineageView)
 def lineage(
-    node_id: str,
+    node_id: NodeId,
     direction: Literal["upstream", "downstream", "both"] = "both",
     depth: int = Query(3, ge=1, le=10),
     limit: int = Query(500, ge=1, le=5000),
@@ -55,8 +55,8 @@ def lineage(
 
 @router.get("/edges", response_model=list[EdgeDetail])
 def edges(
-    source: str = Query(..., max_length=1000),
-    target: str = Query(..., max_length=1000),
+    source: str = Query(..., max_length=1000, pattern=NODE_ID, description="A table or column id."),
+    target: str = Query(..., max_length=1000, pattern=NODE_ID, description="A table or column id."),
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
 ) -> list[EdgeDetail]:

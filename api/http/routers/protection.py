@@ -25,9 +25,10 @@ from watershed.api.http.models import (
     ProtectRunView,
     TableProtectionAnswer,
 )
-from watershed.api.http.nodes import missing, parse
+from watershed.api.http.nodes import TableId, missing, parse
 from watershed.api.http.paging import Page, PageRequest, decode, encode_cursor, page_request
-from watershed.api.http.problems import ApiProblem
+from watershed.api.http.params import RunId
+from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 from watershed.api.http.protect_runs import ProtectRunner, kms_provider, protect_runner
 from watershed.graph import ids
 from watershed.graph.model import tag_values
@@ -203,7 +204,7 @@ def _planning_failed(exc: ProtectionError) -> ApiProblem:
 
 @router.get("/tables/{table_id:path}/protection", response_model=TableProtectionAnswer)
 def table_protection(
-    table_id: str,
+    table_id: TableId,
     files: bool = Query(
         False, description="Read the ORC tails of the table's files for the files to rewrite."
     ),
@@ -240,7 +241,7 @@ def table_protection(
     )
 
 
-@router.post("/protect/plan", response_model=ProtectPlanPage)
+@router.post("/protect/plan", response_model=ProtectPlanPage, responses=CONFLICT_RESPONSES)
 def protect_plan(
     body: ProtectPlanRequest, _: Me = Depends(viewer), svc: Service = Depends(service)
 ) -> ProtectPlanPage:
@@ -301,7 +302,7 @@ def _now() -> str:
     return now()
 
 
-@router.post("/protect/apply", response_model=ProtectRunView, status_code=202)
+@router.post("/protect/apply", response_model=ProtectRunView, status_code=202, responses=CONFLICT_RESPONSES)
 def protect_apply(
     body: ProtectApplyRequest,
     me: Me = Depends(admin),
@@ -358,7 +359,7 @@ def protect_runs(
 
 @router.get("/protect/runs/{run_id}", response_model=ProtectRunView)
 def protect_run(
-    run_id: str, _: Me = Depends(viewer), runs: ProtectRunner = Depends(protect_runner)
+    run_id: RunId, _: Me = Depends(viewer), runs: ProtectRunner = Depends(protect_runner)
 ) -> ProtectRunView:
     """A protection run's record; while this service runs it, files planned and finished so far."""
     found = runs.view(run_id)

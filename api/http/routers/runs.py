@@ -12,7 +12,8 @@ from watershed.api.audit import record
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import HarvestError, RunStart
 from watershed.api.http.paging import Page, PageRequest, encode_cursor, keyed_page, page_request
-from watershed.api.http.problems import ApiProblem
+from watershed.api.http.params import RunId
+from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 from watershed.graph.model import HarvestRun
 from watershed.propagation.run_state import RunRecord
 
@@ -62,7 +63,7 @@ def _current_or_none(svc: Service) -> RunRecord | None:
         return None
 
 
-@router.post("/propagation/runs", response_model=RunRecord, status_code=202)
+@router.post("/propagation/runs", response_model=RunRecord, status_code=202, responses=CONFLICT_RESPONSES)
 def start_run(body: RunStart, me: Me = Depends(steward), svc: Service = Depends(service)) -> RunRecord:
     """Start a full or incremental run (an interrupted run is resumed); its batches go to the Celery workers."""
     started = _launcher(svc).start(body.full)
@@ -88,7 +89,7 @@ def list_runs(
 
 
 @router.get("/propagation/runs/{run_id}", response_model=RunRecord)
-def get_run(run_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> RunRecord:
+def get_run(run_id: RunId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> RunRecord:
     current = _launcher(svc).current()
     if current is not None and current.run_id == run_id:
         return current.model_copy(update={"frontier": []})
@@ -98,8 +99,13 @@ def get_run(run_id: str, _: Me = Depends(viewer), svc: Service = Depends(service
     return _from_graph(rows[0], None)
 
 
-@router.post("/propagation/runs/{run_id}/cancel", response_model=RunRecord, status_code=202)
-def cancel_run(run_id: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> RunRecord:
+@router.post(
+    "/propagation/runs/{run_id}/cancel",
+    response_model=RunRecord,
+    status_code=202,
+    responses=CONFLICT_RESPONSES,
+)
+def cancel_run(run_id: RunId, me: Me = Depends(steward), svc: Service = Depends(service)) -> RunRecord:
     """Stop the run after its current layer (it is marked failed, `cancelled by NAME`)."""
     cancelled = _launcher(svc).cancel(run_id, me.name)
     record(svc.graph, me.name, "propagation.cancel", f"run:{run_id}", {"status": cancelled.status}, None)
@@ -128,13 +134,13 @@ def _harvest_run(svc: Service, run_id: str) -> HarvestRun:
 
 
 @router.get("/harvest/runs/{run_id}", response_model=HarvestRun)
-def harvest_run(run_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> HarvestRun:
+def harvest_run(run_id: RunId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> HarvestRun:
     return _harvest_run(svc, run_id)
 
 
 @router.get("/harvest/runs/{run_id}/errors", response_model=Page[HarvestError])
 def harvest_errors(
-    run_id: str,
+    run_id: RunId,
     page: PageRequest = Depends(page_request),
     _: Me = Depends(viewer),
     svc: Service = Depends(service),

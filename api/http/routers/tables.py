@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import ColumnView, Ddl, Protection, TableColumn, TableView, TtlView
-from watershed.api.http.nodes import missing, node_tags, parse
+from watershed.api.http.nodes import ColumnId, TableId, missing, node_tags, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.graph import ids
 from watershed.graph.model import tag_values
@@ -83,7 +83,7 @@ def table_view(table_id: str, svc: Service) -> TableView:
 
 
 @router.get("/tables/{table_id:path}/ddl", response_model=Ddl)
-def table_ddl(table_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> Ddl:
+def table_ddl(table_id: TableId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> Ddl:
     view = table_view(table_id, svc)
     if view.ddl is None:
         raise ApiProblem(404, f"no DDL for table {view.id}: a column has no Spark type in the catalog")
@@ -91,12 +91,12 @@ def table_ddl(table_id: str, _: Me = Depends(viewer), svc: Service = Depends(ser
 
 
 @router.get("/tables/{table_id:path}", response_model=TableView)
-def table(table_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> TableView:
+def table(table_id: TableId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> TableView:
     return table_view(table_id, svc)
 
 
 @router.get("/columns/{column_id:path}", response_model=ColumnView)
-def column(column_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> ColumnView:
+def column(column_id: ColumnId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> ColumnView:
     node_id, _, _ = parse(column_id, "Column")
     rows = svc.graph.read(COLUMN, {"id": node_id})
     if not rows:

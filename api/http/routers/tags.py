@@ -10,7 +10,7 @@ from watershed.api.accounts.rights import Me
 from watershed.api.audit import statement
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import TagValues
-from watershed.api.http.nodes import missing, parse
+from watershed.api.http.nodes import NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.propagation import queries
 from watershed.propagation.views import NodeTag, NodeTags, OwnEntry, WhyPaths
@@ -77,7 +77,7 @@ def _now() -> str:
 
 @router.get("/nodes/{node_id:path}/tags/{key}/why", response_model=WhyPaths)
 def why(
-    node_id: str,
+    node_id: NodeId,
     key: str,
     max_paths: int = Query(20, ge=1, le=200),
     _: Me = Depends(viewer),
@@ -93,14 +93,14 @@ def why(
 
 
 @router.get("/nodes/{node_id:path}/tags", response_model=NodeTags)
-def show(node_id: str, _: Me = Depends(viewer), svc: Service = Depends(service)) -> NodeTags:
+def show(node_id: NodeId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> NodeTags:
     node, _, _ = _existing(svc, node_id)
     return node_tags(svc, node)
 
 
 @router.put("/nodes/{node_id:path}/tags/{key}", response_model=NodeTags)
 def set_tag(
-    node_id: str, key: str, body: TagValues, me: Me = Depends(steward), svc: Service = Depends(service)
+    node_id: NodeId, key: str, body: TagValues, me: Me = Depends(steward), svc: Service = Depends(service)
 ) -> NodeTags:
     """Set a steward's tag (it wins over propagated ones here); takes effect downstream at the next run."""
     node, label = _changeable(svc, me, node_id)
@@ -124,7 +124,9 @@ def set_tag(
 
 
 @router.delete("/nodes/{node_id:path}/tags/{key}", response_model=NodeTags)
-def unset_tag(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
+def unset_tag(
+    node_id: NodeId, key: str, me: Me = Depends(steward), svc: Service = Depends(service)
+) -> NodeTags:
     node, label = _changeable(svc, me, node_id)
     before = _own(node_tags(svc, node), "TAGGED", key)
     if not before:
@@ -139,7 +141,7 @@ def unset_tag(node_id: str, key: str, me: Me = Depends(steward), svc: Service = 
 
 
 @router.put("/nodes/{node_id:path}/blocks/{key}", response_model=NodeTags)
-def block(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
+def block(node_id: NodeId, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
     """Block a tag key: the node neither holds nor passes it on (from the next run)."""
     node, label = _changeable(svc, me, node_id)
     _check(svc, key)
@@ -154,7 +156,9 @@ def block(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depe
 
 
 @router.delete("/nodes/{node_id:path}/blocks/{key}", response_model=NodeTags)
-def unblock(node_id: str, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
+def unblock(
+    node_id: NodeId, key: str, me: Me = Depends(steward), svc: Service = Depends(service)
+) -> NodeTags:
     node, label = _changeable(svc, me, node_id)
     before = _own(node_tags(svc, node), "BLOCKS", key)
     if not before:

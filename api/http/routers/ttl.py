@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Query
 from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import TtlAdvice
-from watershed.api.http.nodes import missing, parse
+from watershed.api.http.nodes import TABLE_ID, missing, parse
 from watershed.api.http.paging import Page, PageRequest, encode_cursor, page_request
 
 router = APIRouter(tags=["ttl"])
@@ -38,7 +38,7 @@ START = 2**62
 
 @router.get("/ttl/advice", response_model=Page[TtlAdvice])
 def advice(
-    table: str | None = Query(None, max_length=1000),
+    table: str | None = Query(None, max_length=1000, pattern=TABLE_ID, description="A table id, `db.table`."),
     min_savings: int | None = Query(
         None, ge=0, description="Only columns whose recommended TTL frees at least this many bytes."
     ),

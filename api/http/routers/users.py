@@ -18,7 +18,7 @@ from watershed.api.audit import AuditEntry, entries
 from watershed.api.http.deps import Service, admin, caller, service
 from watershed.api.http.models import UserCreate, UserPatch
 from watershed.api.http.paging import Page, PageRequest, keyed_page, page_request
-from watershed.api.http.problems import ApiProblem
+from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 
 router = APIRouter(tags=["users"])
 
@@ -47,7 +47,7 @@ def list_users(
     )
 
 
-@router.post("/users", response_model=User, status_code=201)
+@router.post("/users", response_model=User, status_code=201, responses=CONFLICT_RESPONSES)
 def add_user(body: UserCreate, me: Me = Depends(admin), svc: Service = Depends(service)) -> User:
     me.require_scope(body.databases)
     try:
