@@ -68,6 +68,7 @@ class RunFailedError(WatershedError, RuntimeError):
 _TRANSIENT_KINDS = frozenset(
     {
         "ConnectionError",
+        "GraphUnavailableError",
         "TimeoutError",
         "BusyLoadingError",
         "ConnectionRefusedError",

@@ -195,6 +195,23 @@ def test_redis_dying_mid_run_is_one_line_and_the_run_resumes(cluster, reference)
     graph.close()
 
 
+def test_graph_dying_mid_run_leaves_the_run_resumable(cluster, reference):
+    # the workers meet the lost graph first (they hold the batches): their GraphUnavailableError
+    # is a lost server, not a verdict on the batch, so the run must stay resumable, not fail
+    coordinator = start_and_wait_for_layer(cluster, 1)
+    cluster.kill_server(cluster.falkordb)
+    out, err = coordinator.communicate(timeout=300)
+    restart(cluster, "falkordb")
+    assert coordinator.returncode == 1, out[-2000:] + err[-3000:]
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err[-3000:]
+    assert "`watershed propagate` resumes the run" in err, err
+    assert cluster.state().current().status != "failed"
+    cluster.converge()
+    graph = cluster.graph()
+    assert tag_lines(graph) == reference
+    graph.close()
+
+
 def test_kills_at_random_points_converge_to_the_clean_tags(cluster, reference):
     seed = int(os.environ.get("WATERSHED_FAULT_SEED", random.randrange(2**32)))
     rounds = int(os.environ.get("WATERSHED_FAULT_ROUNDS", len(VICTIMS)))
