@@ -13,6 +13,8 @@ import logging
 import threading
 import time
 
+from kombu.utils.url import maybe_sanitize_url
+
 from watershed.api.http.problems import ApiProblem
 from watershed.api.http.settings import ApiSettings
 from watershed.graph.errors import WatershedError
@@ -48,7 +50,7 @@ class RunLauncher:
             self.state.client.ping()
         except redis.RedisError:
             raise ApiProblem(
-                503, f"the Celery Redis at {self.settings.broker_url()} does not answer"
+                503, f"the Celery Redis at {maybe_sanitize_url(self.settings.broker_url())} does not answer"
             ) from None
 
     def current(self) -> RunRecord | None:
@@ -67,7 +69,7 @@ class RunLauncher:
         if not workers_serving(app_for(self.settings), PROPAGATION_QUEUE, timeout=1.0):
             raise ApiProblem(
                 503,
-                f"no Celery worker serves the propagation queue on {self.settings.broker_url()}; "
+                f"no Celery worker serves the propagation queue on {maybe_sanitize_url(self.settings.broker_url())}; "
                 "start `watershed worker` (or `watershed services up`)",
             )
         before = self.state.current()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from watershed.propagation.run_state import RunRecord, RunState
 
 
@@ -53,3 +55,17 @@ def test_cancel_ends_a_run_nobody_coordinates(api):
     finally:
         if before is not None:
             state.save(before)
+
+
+def test_an_unreachable_broker_is_named_without_its_password():
+    from watershed.api.http.problems import ApiProblem
+    from watershed.api.http.runs import RunLauncher
+    from watershed.api.http.settings import ApiSettings
+    from watershed.graph.server import free_port
+    from watershed.propagation.policy import default_policy
+
+    settings = ApiSettings(celery_broker=f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0")
+    with pytest.raises(ApiProblem) as raised:
+        RunLauncher(settings, default_policy()).current()
+    assert raised.value.status == 503
+    assert "127.0.0.1" in str(raised.value) and "s3cret-pw" not in str(raised.value)
