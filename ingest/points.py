@@ -61,9 +61,11 @@ from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import StatementLineage
 from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
+from watershed.ingest.functions import function_name
 from watershed.ingest.limits import checked_tokens
 from watershed.ingest.resolve import (
     DIRECT,
+    EXPRESSION,
     KINDS,
     Occurrence,
     QueryResolver,
@@ -277,6 +279,21 @@ class PointsResolver(QueryResolver):
             for contribution in contribs:
                 self.deciding[contribution[0]] = None
 
+    # ------------------------------------------------------- partial functions
+
+    def _value_function(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        partial = _partial_name(node)
+        if partial is None:
+            super()._value_function(node, scope, ctx, kind, funcs, key, out)
+            return
+        # a function whose arguments make it keep part of the value (or take a part) is
+        # recorded under a name the effect table does not hold: in the strict derive it keeps
+        # the tag, and no function above it lowers the tag (rules.derive, Policy.takes_whole)
+        inner_kind = kind if kind > EXPRESSION else EXPRESSION
+        path = (*funcs, partial)
+        for child in node.iter_expressions():
+            self.value(child, scope, ctx, inner_kind, path, None, out)
+
     # ---------------------------------------------------------------- filters
 
     def _join_condition(self, join, scope, ctx, *right) -> None:
@@ -366,6 +383,33 @@ class PointsResolver(QueryResolver):
         self.value(side, scope, ctx, DIRECT, (), None, out)
         for contribution in out:
             self.join_columns[contribution[0]] = None
+
+
+#: Hive's partial masks: they hide a few characters and show the rest
+_PARTIAL_MASKS = frozenset({"mask_first_n", "mask_last_n", "mask_show_first_n", "mask_show_last_n"})
+
+
+def _partial_name(node: exp.Expression) -> str | None:
+    """`name:part` for a call whose arguments keep part of its input where the effect table's
+    entry for `name` assumes the whole is hidden or passed on: a trim with a character set
+    (`trim(BOTH '1' FROM phone)` takes out the digits it names; as the set, the column is
+    compared with the trimmed value), Spark's `mask` with a replacement that is not a
+    non-NULL literal (NULL keeps that class of characters), Hive's partial masks."""
+    if type(node) is exp.Trim:
+        return "trim:part" if node.args.get("expression") is not None else None
+    if type(node) is not exp.Anonymous:
+        return None
+    name = function_name(node)
+    if name in _PARTIAL_MASKS:
+        return f"{name}:part"
+    if name == "btrim" and len(node.expressions) > 1:
+        return "btrim:part"
+    if name == "mask":
+        # mask(input, upperChar, lowerChar, digitChar, otherChar): otherChar NULL is its default
+        replacements = node.expressions[1:4]
+        if any(type(r) is not exp.Literal or not r.is_string for r in replacements):
+            return "mask:part"
+    return None
 
 
 def _reads_columns(node: exp.Expression) -> bool:

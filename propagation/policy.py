@@ -18,7 +18,7 @@ naming the file and the bad key. Example:
     functions: {sum: drop, my_mask_udf: drop}   # merged over the defaults
     weak_references: none                          # none | business
     conditional_value: keep                        # an effect: keep | drop | downgrade:<level>
-    keyed_hashes: [hmac]                           # hashes with a key: they downgrade any type
+    keyed_hashes: [hmac]                           # keyed hashes (at the gateway: keyed by a secret function)
     secret_functions: [vault_salt]                 # `sha2(concat(vault_salt(), x))` is keyed
     seeds:
       - {pattern: "*ssn*", tags: {pii: L4, pii_type: ssn}}
@@ -318,12 +318,20 @@ class Policy(_Strict):
             return "keep"
         return self.unknown_function
 
-    def plain_hash(self, functions: tuple[str, ...] | list[str], position: int) -> bool:
+    def plain_hash(
+        self, functions: tuple[str, ...] | list[str], position: int, *, strict: bool = False
+    ) -> bool:
         """Whether `functions[position]` is a hash without a key: a hash function the policy
         does not name as keyed, with no secret function before it on the path (the path runs
-        from the source outward: `sha2(concat(salt(), x))` is `[salt, concat, sha2]`)."""
+        from the source outward: `sha2(concat(salt(), x))` is `[salt, concat, sha2]`).
+        `strict` (the query gateway): a keyed hash is keyed only by a secret function too, as
+        `hmac(vault_salt(), x)`; a key written in the query (`hmac('k', x)`) is the asker's own,
+        who hashes every candidate with it."""
         function = functions[position]
-        if function not in HASH_FUNCTIONS or function in self.keyed_hashes:
+        keyed = function in self.keyed_hashes
+        if function not in HASH_FUNCTIONS and not keyed:
+            return False
+        if keyed and not strict:
             return False
         return not any(f in self.secret_functions for f in functions[:position])
 

@@ -182,7 +182,11 @@ def _sensitivity(
         if effect == "drop":
             return None
         if effect.startswith("downgrade:"):
-            if enumerable and position is not None and policy.plain_hash(edge.functions, position):
+            if (
+                enumerable
+                and position is not None
+                and policy.plain_hash(edge.functions, position, strict=strict)
+            ):
                 applied.append(f"keep:{edge.functions[position]} of enumerable {','.join(enumerable)}")
                 continue
             target = effect.split(":", 1)[1]

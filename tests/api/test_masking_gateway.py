@@ -50,6 +50,17 @@ DECIDED = [
     "crc32(phone)",
     "sha2(concat('pepper', phone), 256)",
     "md5(concat(phone, current_date()))",
+    # a key written in the query is the asker's: they hash every candidate with it
+    "hmac('k', phone)",
+    "hmac('k', ssn)",
+    # arguments that keep part of the value where the effect table assumes it whole or hidden
+    "length(trim(BOTH '1' FROM phone))",
+    "length(rtrim(phone, '0'))",
+    "length(btrim(phone, '1'))",
+    "trim(LEADING '1' FROM phone)",
+    "mask(phone, 'X', 'x', NULL, NULL)",
+    "mask(phone, NULL, NULL, NULL, NULL)",
+    "mask(phone, 'X', 'x', cast(NULL AS string))",
 ]
 GROUPED = [
     "count(CASE WHEN phone LIKE '1%' THEN 1 END)",
@@ -64,11 +75,13 @@ NOT_MASKED = [
     "mask(phone)",
     "md5(email)",
     "sha2(upper(trim(email)), 256)",
-    "hmac('k', phone)",
+    f"hmac({SECRET}(), phone)",
     f"sha2(concat({SECRET}(), phone), 256)",
     f"sha2(concat({SECRET}(), upper(ssn)), 256)",
     "CASE WHEN length(phone) = 11 THEN 'ok' END",
     "id",
+    "length(trim(phone))",
+    "mask(phone, 'X', 'x', 'n', NULL)",
 ]
 
 
@@ -113,7 +126,7 @@ def test_the_answer_says_where_the_phone_decides(service):
     assert "default.src_38.phone" in out.why and "decides:subscript" in out.why
     hashed = output(service, "sha2(phone, 256)")
     assert hashed.tags == {"pii": ["L3"], "pii_type": ["phone"]}
-    keyed = output(service, "hmac('k', phone)")
+    keyed = output(service, f"hmac({SECRET}(), phone)")
     assert keyed.tags["pii"] == ["L1"]
 
 
