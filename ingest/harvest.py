@@ -59,7 +59,7 @@ import cramjam
 from pydantic import BaseModel
 
 from watershed.graph.catalog import Catalog, CatalogError
-from watershed.graph.errors import WatershedError
+from watershed.graph.errors import GraphUnavailableError, WatershedError
 from watershed.graph.lineage import LineageError, SqlTask, TaskLineage
 from watershed.graph.store import GraphStore
 from watershed.ingest.limits import current_limits
@@ -745,6 +745,11 @@ def open_graph(settings) -> GraphStore:
         store = open_store(settings)
         store.ping()
         store.ensure_schema()
+    except GraphUnavailableError as exc:
+        # the store names the server; the harvest says which setting pointed there
+        raise HarvestError(
+            f"cannot reach the {settings.backend} graph on {where} ({exc.reason or 'no answer'})"
+        ) from None
     except WatershedError:
         raise
     except Exception as exc:
