@@ -12,6 +12,12 @@ class WatershedError(Exception):
     """An error Watershed reports to its user: the message names the input or service at fault."""
 
 
+class PolicyError(WatershedError, ValueError):
+    """A policy (the tag policy, a `watershed ddl` policy) or the input it is applied to (a tags
+    file, a column type, a table name) is unreadable or invalid; the message names the file and
+    the entry. One class for every policy, so one `except PolicyError` catches them all."""
+
+
 class GraphUnavailableError(WatershedError, ConnectionError):
     """The graph server does not answer (down, restarting, refusing connections): retry later.
 

@@ -1,6 +1,20 @@
 """Spark DDL that makes ORC encrypt a table's sensitive columns (doc §9).
 
-Input: the table's columns with their sensitivity tags (tags.json) and an EncryptionPolicy.
+Input: the table's columns with their sensitivity tags (tags.json) and a policy file
+(policy.yaml), read into the protection policy the planner uses (graph/protection.py):
+
+    key_provider_path: kms://http@127.0.0.1:9600/kms   # optional; `--kms-uri` overrides it
+    levels:                 # most sensitive first: a column with several tags takes the first level listed
+      - name: pii           # a tag name as it appears in tags.json
+        key: pii            # the KMS master key name
+        mask: nullify       # nullify | sha256 | redact[,params...] in ORC's orc.mask syntax: back-quote
+                            # parameters with other than letters, digits and _: redact,`Xx9`,`_`,`0:3`
+      - name: financial
+        key: fin
+        mask: redact
+
+Each level is the protection rule for one tag of the tags file; tags that are not a level (for
+example `public`) do not encrypt anything.
 
 tags.json:
 
@@ -25,13 +39,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 
-from watershed.graph.protection import ColumnKey
+from watershed.graph.errors import PolicyError
+from watershed.graph.protection import ColumnKey, ProtectionPolicy, ProtectionRule
 from watershed.orc_crypto.options import quote_name
-from watershed.orc_crypto.policy import EncryptionPolicy, PolicyError
+from watershed.orc_crypto.protect.checks import ProtectionError, check_protection
 
 _T = exp.DataType.Type
 #: the types Spark SQL has (sqlglot's names for them); anything else sqlglot parses is refused
@@ -57,6 +73,14 @@ _RESERVED = {
     "primary", "references", "right", "select", "session_user", "some", "table", "then", "time", "to",
     "trailing", "union", "unique", "unknown", "user", "using", "when", "where", "with",
 }  # fmt: skip
+
+
+#: the tag family of a tags file, whose tags are bare names (`pii`, `financial`): a policy file's
+#: level `pii` is the protection rule for the value `pii` of this family
+TAGS_FILE_FAMILY = "tags"
+#: a policy file's keys, and a level's
+_POLICY_KEYS = ("key_provider_path", "levels")
+_LEVEL_KEYS = ("name", "key", "mask")
 
 
 class ColumnTags(BaseModel):
@@ -103,6 +127,66 @@ def load_tags(path: Path) -> TableTags:
         return TableTags.model_validate(raw)
     except ValidationError as exc:
         raise PolicyError(f"tags file {path}: {exc}") from exc
+
+
+def ddl_policy(data: object, source: str = "policy") -> ProtectionPolicy:
+    """A policy file's content (`key_provider_path`, `levels`) as a ProtectionPolicy: level i is
+    rule i, protecting the columns tagged with its name, so the first level among a column's
+    tags decides, as rules do. Masks and key names pass the planner's checks. PolicyError names
+    `source` and the entry at fault."""
+    if not isinstance(data, dict):
+        raise PolicyError(f"{source}: a policy must be a mapping of {', '.join(_POLICY_KEYS)}")
+    _known_keys(data, _POLICY_KEYS, source)
+    levels = data.get("levels", [])
+    if not isinstance(levels, list):
+        raise PolicyError(f"{source}: levels must be a list of {{{', '.join(_LEVEL_KEYS)}}}")
+    rules = []
+    for i, level in enumerate(levels):
+        where = f"{source}: levels[{i}]"
+        if not isinstance(level, dict):
+            raise PolicyError(f"{where}: a level must be a mapping of {', '.join(_LEVEL_KEYS)}")
+        _known_keys(level, _LEVEL_KEYS, where)
+        if "name" not in level:
+            raise PolicyError(f"{where}.name: Field required")
+        if any(level["name"] in rule.levels for rule in rules):
+            raise PolicyError(f"{source}: level {level['name']!r} is listed twice")
+        fields = {
+            key: value.strip() if key == "mask" and isinstance(value, str) else value
+            for key, value in level.items()
+            if key != "name"
+        }
+        try:
+            rules.append(ProtectionRule(tag=TAGS_FILE_FAMILY, levels=[level["name"]], **fields))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = {"levels": "name"}.get(str(error["loc"][0]), str(error["loc"][0]))
+            raise PolicyError(f"{where}.{field}: {error['msg']}") from None
+    try:
+        policy = ProtectionPolicy(key_provider_path=data.get("key_provider_path"), rules=rules)
+    except ValidationError as exc:  # the rules are valid: only the path can be wrong
+        raise PolicyError(f"{source}: key_provider_path: {exc.errors()[0]['msg']}") from None
+    try:
+        check_protection(policy, section="levels")
+    except ProtectionError as exc:
+        raise PolicyError(f"{source}: {exc}") from None
+    return policy
+
+
+def _known_keys(mapping: dict, known: tuple[str, ...], where: str) -> None:
+    unknown = [key for key in mapping if key not in known]
+    if unknown:
+        raise PolicyError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(known)})")
+
+
+def load_ddl_policy(path: Path) -> ProtectionPolicy:
+    """The policy file at `path` (YAML; see the module's docstring) as a ProtectionPolicy."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {path}: {exc.strerror}") from exc
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"policy file {path} is not valid YAML: {exc}") from exc
+    return ddl_policy(raw, f"policy file {path}")
 
 
 def _table_parts(table: str) -> list[str]:
@@ -186,7 +270,7 @@ def option_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def column_keys(tags: TableTags, policy: EncryptionPolicy) -> dict[str, ColumnKey]:
+def column_keys(tags: TableTags, policy: ProtectionPolicy) -> dict[str, ColumnKey]:
     """The tags-file input: each column a policy level encrypts, with that level's key and mask
     (in table order), the same map the protection planner builds from the graph's tags."""
     columns: dict[str, ColumnKey] = {}
@@ -195,9 +279,9 @@ def column_keys(tags: TableTags, policy: EncryptionPolicy) -> dict[str, ColumnKe
         if column.name.lower() in seen:
             raise PolicyError(f"column {column.name!r} is listed twice")
         seen.add(column.name.lower())
-        level = policy.level_for(column.tags)
-        if level is not None:
-            columns[column.name] = ColumnKey(key=level.key, mask=level.mask)
+        found = policy.rule_for({TAGS_FILE_FAMILY: column.tags})
+        if found is not None:
+            columns[column.name] = ColumnKey(key=found[0].key, mask=found[0].mask)
     return columns
 
 
@@ -214,7 +298,7 @@ def encryption_plan(columns: Mapping[str, ColumnKey]) -> EncryptionPlan:
     )
 
 
-def plan_encryption(tags: TableTags, policy: EncryptionPolicy) -> EncryptionPlan:
+def plan_encryption(tags: TableTags, policy: ProtectionPolicy) -> EncryptionPlan:
     return encryption_plan(column_keys(tags, policy))
 
 
@@ -283,7 +367,7 @@ def alter_statement(
 def create_table_ddl(
     table: str,
     tags: TableTags,
-    policy: EncryptionPolicy,
+    policy: ProtectionPolicy,
     *,
     key_provider_path: str | None = None,
     extra_options: dict[str, str] | None = None,
@@ -305,7 +389,7 @@ def create_table_ddl(
     )
 
 
-def alter_table_ddl(table: str, tags: TableTags, policy: EncryptionPolicy) -> str:
+def alter_table_ddl(table: str, tags: TableTags, policy: ProtectionPolicy) -> str:
     """ALTER TABLE ... SET TBLPROPERTIES for an existing Hive ORC table (new files get encrypted);
     the tags-file form sets orc.encrypt and orc.mask only."""
     check_tags_table(table, tags)

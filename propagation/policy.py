@@ -34,7 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from watershed.graph import ids
-from watershed.graph.errors import WatershedError
+from watershed.graph.errors import PolicyError, WatershedError
 from watershed.graph.protection import ProtectionPolicy
 
 KEEP_FUNCTIONS = [
@@ -92,10 +92,6 @@ WHOLE_VALUE_FUNCTIONS = frozenset(
     {"cast", "trim", "ltrim", "rtrim", "upper", "lower", "concat", "concat_ws", "coalesce", "nvl"}
 )
 AGGREGATE_NUMERIC = ("sum", "avg")
-
-
-class PolicyError(WatershedError, ValueError):
-    """The policy file is invalid; the message names the file and the key."""
 
 
 class UnknownTagError(WatershedError, ValueError):

@@ -34,17 +34,23 @@ def ddl_command(
 
     A column takes the first policy level among its tags; it is encrypted with that level's master key and masked with its mask. Readers without the key see the masked values.
     """
-    from watershed.orc_crypto.ddl import alter_table_ddl, check_tags_table, create_table_ddl, load_tags
-    from watershed.orc_crypto.policy import PolicyError, load_policy
+    from watershed.graph.errors import PolicyError
+    from watershed.orc_crypto.ddl import (
+        alter_table_ddl,
+        check_tags_table,
+        create_table_ddl,
+        load_ddl_policy,
+        load_tags,
+    )
 
     try:
         table_tags = load_tags(tags)
         check_tags_table(table, table_tags, tags)
-        encryption_policy = load_policy(policy)
+        protection_policy = load_ddl_policy(policy)
         if alter:
-            statement = alter_table_ddl(table, table_tags, encryption_policy)
+            statement = alter_table_ddl(table, table_tags, protection_policy)
         else:
-            statement = create_table_ddl(table, table_tags, encryption_policy, key_provider_path=kms_uri)
+            statement = create_table_ddl(table, table_tags, protection_policy, key_provider_path=kms_uri)
     except PolicyError as exc:
         fail(str(exc))
     typer.echo(statement + ";")

@@ -22,10 +22,11 @@ def normal_mask(text: str) -> str:
     return format_mask(spec.name, spec.parameters)
 
 
-def check_protection(policy: ProtectionPolicy) -> None:
-    """Raise ProtectionError naming the first rule whose mask or key name ORC would reject."""
+def check_protection(policy: ProtectionPolicy, section: str = "protection.rules") -> None:
+    """Raise ProtectionError naming the first rule whose mask or key name ORC would reject;
+    `section` is where the rules were written (a `watershed ddl` policy file calls them levels)."""
     for i, rule in enumerate(policy.rules):
-        where = f"protection.rules[{i}]"
+        where = f"{section}[{i}]"
         try:
             check_mask(parse_mask(rule.mask))
         except (OptionError, MaskError) as exc:

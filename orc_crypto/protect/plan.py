@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from watershed.graph.errors import PolicyError
 from watershed.graph.model import tag_values
 from watershed.graph.protection import (
     ColumnChange,
@@ -39,7 +40,6 @@ from watershed.orc_crypto.ddl import create_statement
 from watershed.orc_crypto.errors import OrcCryptoError
 from watershed.orc_crypto.keys.base import KeyProvider
 from watershed.orc_crypto.options import quote_name
-from watershed.orc_crypto.policy import PolicyError
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, check_protection, normal_mask
 from watershed.orc_crypto.protect.ddl import alter_table_ddl, unset_table_ddl

@@ -83,11 +83,10 @@ class SparkEncryptedOrc:
 def spark_encrypted_orc(spark, kms_server) -> SparkEncryptedOrc:
     """An ORC table written by Spark from the generated DDL: keys pii + fin, nullify/sha256/redact,
     an encrypted struct column, one file of 3 stripes (10 rows each)."""
-    from watershed.orc_crypto.ddl import TableTags, create_table_ddl, plan_encryption
-    from watershed.orc_crypto.policy import EncryptionPolicy
+    from watershed.orc_crypto.ddl import TableTags, create_table_ddl, ddl_policy, plan_encryption
 
     tags = TableTags.model_validate(TABLE_TAGS)
-    policy = EncryptionPolicy.model_validate(POLICY)
+    policy = ddl_policy(POLICY)
     ddl = create_table_ddl(
         ENCRYPTED_TABLE,
         tags,

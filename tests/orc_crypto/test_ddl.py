@@ -5,15 +5,17 @@ from __future__ import annotations
 import pytest
 
 from tests.orc_crypto.conftest import ENCRYPTED_TABLE, POLICY, TABLE_TAGS
+from watershed.graph.errors import PolicyError
+from watershed.graph.protection import ProtectionPolicy
 from watershed.orc_crypto.ddl import (
     TableTags,
     alter_table_ddl,
     create_table_ddl,
+    ddl_policy,
     plan_encryption,
     quote_identifier,
     quote_table_name,
 )
-from watershed.orc_crypto.policy import EncryptionPolicy, PolicyError
 
 PROVIDER = "kms://http@127.0.0.1:9600/kms"
 
@@ -24,8 +26,8 @@ def tags() -> TableTags:
 
 
 @pytest.fixture
-def policy() -> EncryptionPolicy:
-    return EncryptionPolicy.model_validate(POLICY)
+def policy() -> ProtectionPolicy:
+    return ddl_policy(POLICY)
 
 
 def test_create_table_ddl(tags, policy):
@@ -83,9 +85,7 @@ def test_identifiers_are_quoted_where_needed(policy):
 
 
 def test_option_values_are_escaped(policy):
-    policy = EncryptionPolicy.model_validate(
-        {"levels": [{"name": "pii", "key": "pii", "mask": "redact,`X'x\"9`"}]}
-    )
+    policy = ddl_policy({"levels": [{"name": "pii", "key": "pii", "mask": "redact,`X'x\"9`"}]})
     tags = TableTags(columns=[{"name": "s", "type": "string", "tags": ["pii"]}])
     assert 'orc.mask "redact,`X\'x\\"9`:s"' in create_table_ddl("t", tags, policy)
     assert "'orc.mask'='redact,`X\\'x\"9`:s'" in alter_table_ddl("t", tags, policy)
@@ -103,14 +103,14 @@ def test_bad_inputs_are_rejected(policy):
     with pytest.raises(PolicyError, match="no column of t"):
         alter_table_ddl("t", TableTags(columns=[{"name": "x", "tags": ["public"]}]), policy)
     with pytest.raises(ValueError, match="listed twice"):
-        EncryptionPolicy.model_validate({"levels": [{"name": "p", "key": "k"}, {"name": "p", "key": "k"}]})
+        ddl_policy({"levels": [{"name": "p", "key": "k"}, {"name": "p", "key": "k"}]})
     for mask, message in [
         ("a:b", "unexpected text"),
         ("hash", "unknown mask"),
         ("sha256,x", "no parameters"),
     ]:
         with pytest.raises(ValueError, match=message):
-            EncryptionPolicy.model_validate({"levels": [{"name": "p", "key": "k", "mask": mask}]})
+            ddl_policy({"levels": [{"name": "p", "key": "k", "mask": mask}]})
 
 
 def test_table_without_sensitive_columns_gets_plain_ddl(policy):

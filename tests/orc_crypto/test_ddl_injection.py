@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from tests.orc_crypto.conftest import ENCRYPTED_TABLE, POLICY, TABLE_TAGS
 from watershed.api.cli import app
-from watershed.orc_crypto.ddl import TableTags, alter_table_ddl, create_table_ddl, plan_encryption
+from watershed.graph.errors import PolicyError
+from watershed.orc_crypto.ddl import TableTags, alter_table_ddl, create_table_ddl, ddl_policy, plan_encryption
 from watershed.orc_crypto.options import parse_encrypt_option
-from watershed.orc_crypto.policy import EncryptionPolicy, PolicyError
 
 
 def _flat(result) -> str:
@@ -103,7 +103,7 @@ def test_injected_type_never_reaches_the_statement(tmp_path):
 
 
 def test_key_names_are_checked_and_quoted_as_orc_reads_them():
-    policy = EncryptionPolicy.model_validate(
+    policy = ddl_policy(
         {
             "levels": [
                 {"name": "pii", "key": "pii"},
@@ -118,7 +118,7 @@ def test_key_names_are_checked_and_quoted_as_orc_reads_them():
     assert "'orc.encrypt'='`fin.v2-eu`:salary;pii:ssn'" in alter_table_ddl("t", tags, policy)
     for bad in ["Pii", "pii:x", "a;b", "a,b", "pii@1", "`pii`", "", "x" * 129, "pii) DROP"]:
         with pytest.raises(ValueError, match="invalid key name"):
-            EncryptionPolicy.model_validate({"levels": [{"name": "p", "key": bad}]})
+            ddl_policy({"levels": [{"name": "p", "key": bad}]})
 
 
 def test_tags_for_another_table_are_refused(tmp_path):
@@ -138,4 +138,4 @@ def test_tags_for_another_table_are_refused(tmp_path):
         assert result.exit_code == 0, result.output
     table_tags = TableTags.model_validate(TABLE_TAGS)
     with pytest.raises(PolicyError, match="is for table"):
-        create_table_ddl("db.enc_customers", table_tags, EncryptionPolicy.model_validate(POLICY))
+        create_table_ddl("db.enc_customers", table_tags, ddl_policy(POLICY))

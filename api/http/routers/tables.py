@@ -36,7 +36,7 @@ def _protection(table_id: str, location, fmt, columns: list, svc: Service) -> tu
     CREATE TABLE with the options the policy asks for."""
     from watershed.api.http.routers.protection import catalog_table, protection_policy, protection_state
     from watershed.orc_crypto.ddl import create_statement
-    from watershed.orc_crypto.policy import PolicyError
+    from watershed.graph.errors import PolicyError
 
     policy = protection_policy(svc)
     table = catalog_table(
