@@ -15,7 +15,7 @@ valid). ORDER BY and LIMIT stay inside: Spark keeps a sort's order through a pro
 A top-level WITH moves to the outer query (Spark reads it from there as well); INSERT …
 SELECT and CREATE TABLE … AS SELECT have their query part wrapped.
 
-The masks are the ORC column masks (`orc_crypto.masks`) written as Spark SQL. redact and
+The masks are the ORC column masks (`orc_crypto/masking`) written as Spark SQL. redact and
 sha256 return strings (ORC keeps an integer column's type under redact; a projection
 cannot, without knowing the type); nullify keeps the column's type.
 """
@@ -48,7 +48,8 @@ def mask_expression(mask: str, value_sql: str) -> str:
         # ORC: uppercase hex SHA-256 of the string's UTF-8 bytes; NULL stays NULL
         return f"upper(sha2(CAST({value_sql} AS STRING), 256))"
     if mask == "redact":
-        # ORC's defaults: upper-case letters X, lower-case x, decimal digits 9, the rest kept
+        # ORC's redact,Xx9_______: upper-case letters X, lower-case x, decimal digits 9, the rest
+        # kept (ORC's default also replaces symbols, punctuation, other letters and numbers)
         # (Spark's mask: NULL as a replacement keeps that class of characters)
         return f"mask(CAST({value_sql} AS STRING), 'X', 'x', '9', NULL)"
     if mask == "nullify":

@@ -1,7 +1,7 @@
 """Query-time authorization on a real local Spark: the 43-query suite of tests/api/authz_queries.py.
 
 Raw and guarded results of every query are compared in Spark: unmasked outputs identical, masked
-ones equal to the ORC mask (orc_crypto.masks.masked_values) of the raw value, same row counts,
+ones equal to the ORC mask (orc_crypto/masking) of the raw value's text, same row counts,
 so aggregates and filters still ran on raw values. One Spark session (the `spark` fixture), three
 small tables.
 """
@@ -29,7 +29,10 @@ from watershed.graph.authz import Grant
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.ingest.points import query_points
 from watershed.ingest.rewrite import masked_query
-from watershed.orc_crypto.masks import masked_values
+from watershed.orc_crypto.codec import kinds
+from watershed.orc_crypto.masking.values import SubtreeMasker
+from watershed.orc_crypto.options import parse_mask
+from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 from watershed.propagation.engine import local_batches, propagate_full
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import default_policy
@@ -82,7 +85,8 @@ def _raw(spark, sql: str) -> tuple[list[str], list[tuple]]:
 def _mask(value, mask: str):
     if value is None or mask == "nullify":
         return None
-    return masked_values(pa.array([str(value)]), mask).to_pylist()[0]
+    types = [pb.Type(kind=kinds.STRUCT, subtypes=[1], fieldNames=["v"]), pb.Type(kind=kinds.STRING)]
+    return SubtreeMasker(types, 1, {1: parse_mask(mask)}).mask(pa.array([str(value)])).to_pylist()[0]
 
 
 def _sorted(rows: list[tuple]) -> list[tuple]:
