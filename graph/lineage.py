@@ -179,7 +179,10 @@ class StatementLineage(BaseModel):
     view_sql: str | None = None
 
 
-class LineageError(BaseModel):
+class StatementProblem(BaseModel):
+    """A statement of a task that could not be analysed: recorded in `TaskLineage.errors` (and a
+    harvest's errors.jsonl) while the task's other statements still yield their lineage."""
+
     task_id: str
     statement_index: int
     line: int | None = None
@@ -205,7 +208,7 @@ class TaskLineage(BaseModel):
     weak_references: list[WeakReference] = Field(default_factory=list)
     table_edges: list[TableEdge] = Field(default_factory=list)
     unresolved: list[str] = Field(default_factory=list)
-    errors: list[LineageError] = Field(default_factory=list)
+    errors: list[StatementProblem] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -1,4 +1,4 @@
-"""Errors the extractor turns into `LineageError` entries instead of raising."""
+"""Errors the extractor turns into `StatementProblem` entries instead of raising."""
 
 from watershed.graph.errors import WatershedError
 

@@ -1,7 +1,7 @@
 """The lineage extractor: one SQL task in, one `TaskLineage` out.
 
 The script is tokenized once and split on semicolons, so that a statement
-that does not parse becomes a `LineageError` while the others still yield
+that does not parse becomes a `StatementProblem` while the others still yield
 their lineage. Nothing raises out of `extract_lineage` for bad SQL.
 """
 
@@ -22,9 +22,9 @@ from watershed.graph.catalog import Catalog
 from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import (
     ColumnLineage,
-    LineageError,
     SqlTask,
     StatementLineage,
+    StatementProblem,
     TableEdge,
     TableRead,
     TaskLineage,
@@ -157,7 +157,7 @@ def extract_lineage(
     settings = settings or _settings()
     catalog = catalog or _EMPTY_CATALOG
     statements: list[StatementLineage] = []
-    errors: list[LineageError] = []
+    errors: list[StatementProblem] = []
     header: dict[str, Any] = {
         "task_id": task.task_id,
         "dialect": task.dialect,
@@ -168,7 +168,7 @@ def extract_lineage(
         check_dialect(dialect)
     except UnknownDialectError as exc:
         # Checked before anything else: one error for the task, not one per statement.
-        errors.append(LineageError(task_id=task.task_id, statement_index=0, message=str(exc)))
+        errors.append(StatementProblem(task_id=task.task_id, statement_index=0, message=str(exc)))
         return TaskLineage(**header, errors=errors)
     _dialect, tokenizer, parser = dialect_tools(dialect)
 
@@ -250,7 +250,7 @@ class _Run:
     def __init__(
         self,
         statements: list[StatementLineage],
-        errors: list[LineageError],
+        errors: list[StatementProblem],
         extractor: StatementExtractor,
         parser,
         splitter: ScriptSplitter,
@@ -275,7 +275,7 @@ class _Run:
         for piece in pieces:
             if isinstance(piece, BodyError):
                 self.errors.append(
-                    LineageError(
+                    StatementProblem(
                         task_id=self.task_id,
                         statement_index=next(self.counter),
                         line=piece.line + line_offset,
@@ -322,7 +322,7 @@ def _untokenizable(run: _Run, tokenizer, text: str, first_line: int) -> None:
         line = first_line + text.count("\n", 0, offset)
         if isinstance(chunks, TokenError):
             run.errors.append(
-                LineageError(
+                StatementProblem(
                     task_id=run.task_id,
                     statement_index=next(run.counter),
                     line=line,
@@ -336,7 +336,7 @@ def _untokenizable(run: _Run, tokenizer, text: str, first_line: int) -> None:
 
 def _one(
     statements: list[StatementLineage],
-    errors: list[LineageError],
+    errors: list[StatementProblem],
     extractor: StatementExtractor,
     parser,
     chunk: _Chunk,
@@ -386,7 +386,7 @@ def _one(
         if pending:
             message += f" (unsubstituted variables: {', '.join(pending)})"
         errors.append(
-            LineageError(
+            StatementProblem(
                 task_id=task_id,
                 statement_index=index,
                 line=(detail.get("line") or chunk.line) + line_offset,
@@ -395,11 +395,11 @@ def _one(
             )
         )
     except StatementError as exc:
-        errors.append(LineageError(task_id=task_id, statement_index=index, line=line, message=str(exc)))
+        errors.append(StatementProblem(task_id=task_id, statement_index=index, line=line, message=str(exc)))
     except (SqlglotError, RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         # An extractor bug on an unusual statement must not abort the task.
         errors.append(
-            LineageError(
+            StatementProblem(
                 task_id=task_id,
                 statement_index=index,
                 line=line,

@@ -60,7 +60,7 @@ from pydantic import BaseModel
 
 from watershed.graph.catalog import Catalog, CatalogError
 from watershed.graph.errors import GraphUnavailableError, WatershedError
-from watershed.graph.lineage import LineageError, SqlTask, TaskLineage
+from watershed.graph.lineage import SqlTask, StatementProblem, TaskLineage
 from watershed.graph.store import GraphStore
 from watershed.ingest.limits import current_limits
 from watershed.ingest.settings import IngestSettings
@@ -178,7 +178,7 @@ def _extract_partition(
                 task_id=task.task_id,
                 dialect=task.dialect,
                 errors=[
-                    LineageError(
+                    StatementProblem(
                         task_id=task.task_id, statement_index=0, message=f"{type(exc).__name__}: {exc}"
                     )
                 ],

@@ -31,7 +31,12 @@ from watershed.orc_crypto.codec.tail import (
 )
 from watershed.orc_crypto.errors import OrcCryptoError, OrcFormatError, OrcKeyError, UnsupportedOrcError
 from watershed.orc_crypto.files import mapped_input
-from watershed.orc_crypto.keys.base import KeyAccessDenied, KeyProvider, KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.base import (
+    KeyAccessDeniedError,
+    KeyProvider,
+    KeyProviderError,
+    UnknownKeyError,
+)
 from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
 __all__ = ["ReadStats", "parse_stripes", "read_orc", "read_stream_range"]
@@ -98,7 +103,7 @@ def _unwrap(tail: OrcTail, provider: KeyProvider, v: int, encrypted: bytes, cach
         return None  # like ORC Java: a refused key is not asked for again
     try:
         local = provider.decrypt_local_key(key.keyName, key.keyVersion, bytes(encrypted))
-    except (KeyAccessDenied, UnknownKey):
+    except (KeyAccessDeniedError, UnknownKeyError):
         # the KMS refused: like ORC Java, the masked copy is what this reader may see
         cache[name] = None
         return None

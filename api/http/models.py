@@ -195,8 +195,9 @@ class RunStart(BaseModel):
     full: bool = False
 
 
-class HarvestError(BaseModel):
-    """One line of a harvest run's errors.jsonl."""
+class HarvestProblem(BaseModel):
+    """One line of a harvest run's errors.jsonl (a statement that could not be analysed, a bad
+    task record, a duplicate task id): a record, not an exception."""
 
     model_config = {"extra": "allow"}
 

@@ -18,11 +18,11 @@ class KeyProviderError(WatershedError):
     """A key could not be described or unwrapped; the message names the key."""
 
 
-class KeyAccessDenied(KeyProviderError):
+class KeyAccessDeniedError(KeyProviderError):
     """The provider refused access to the key (for example a KMS 403)."""
 
 
-class UnknownKey(KeyProviderError):
+class UnknownKeyError(KeyProviderError):
     """The provider has no key of that name."""
 
 
@@ -43,7 +43,7 @@ class MasterKeyInfo:
 @runtime_checkable
 class KeyProvider(Protocol):
     def key_info(self, name: str) -> MasterKeyInfo:
-        """Metadata of the master key `name` (raises UnknownKey)."""
+        """Metadata of the master key `name` (raises UnknownKeyError)."""
         ...
 
     def decrypt_local_key(self, name: str, version: int, encrypted_key: bytes) -> bytes:

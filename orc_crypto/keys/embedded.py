@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKeyError
 from watershed.orc_crypto.keys.material import (
     DEFAULT_CIPHER,
     MasterKeyRecord,
@@ -380,7 +380,7 @@ class EmbeddedKeystore:
         try:
             return self._keys[name]
         except KeyError:
-            raise UnknownKey(f"unknown key {name!r} in keystore {self.path}") from None
+            raise UnknownKeyError(f"unknown key {name!r} in keystore {self.path}") from None
 
     # -- KeyProvider ------------------------------------------------------------------------
     def key_info(self, name: str) -> MasterKeyInfo:

@@ -17,7 +17,7 @@ import jks
 from jks import rfc2898, sun_crypto
 from pyasn1.codec.ber import decoder
 
-from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKeyError
 from watershed.orc_crypto.keys.material import DEFAULT_CIPHER, MasterKeyRecord, unwrap_local_key
 
 PASSWORD_ENV = "HADOOP_KEYSTORE_PASSWORD"
@@ -122,7 +122,7 @@ class JceksKeystore:
         try:
             return self._keys[name]
         except KeyError:
-            raise UnknownKey(f"unknown key {name!r} in JCEKS keystore {self.path}") from None
+            raise UnknownKeyError(f"unknown key {name!r} in JCEKS keystore {self.path}") from None
 
     def _read_only(self, *args: object, **kwargs: object):
         raise KeyProviderError(f"JCEKS keystore {self.path} is read-only here; manage it with `hadoop key`")

@@ -21,7 +21,12 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from watershed.orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.keys.base import (
+    KeyAccessDeniedError,
+    KeyProviderError,
+    MasterKeyInfo,
+    UnknownKeyError,
+)
 from watershed.orc_crypto.keys.material import flip_bytes
 from watershed.orc_crypto.keys.tokens import (
     TOKEN_HEADER,
@@ -190,9 +195,9 @@ class KmsClient:
                 raise KeyProviderError(f"KMS answered {what} with invalid JSON") from exc
         message = self._remote_message(response)
         if status == 403:
-            raise KeyAccessDenied(f"KMS denied {what} to user {self.user!r}: {message}")
+            raise KeyAccessDeniedError(f"KMS denied {what} to user {self.user!r}: {message}")
         if status == 404:
-            raise UnknownKey(f"KMS does not know {what}: {message}")
+            raise UnknownKeyError(f"KMS does not know {what}: {message}")
         raise KeyProviderError(f"KMS failed {what} with HTTP {status}: {message}")
 
     # -- KeyProvider -------------------------------------------------------------------------
@@ -200,7 +205,7 @@ class KmsClient:
         body = self._request("GET", f"key/{_segment(name)}/_metadata", what=f"metadata of key {name!r}")
         if not isinstance(body, dict) or not body:
             # Hadoop's KMS answers an unknown key with 200 and `{}`.
-            raise UnknownKey(f"KMS does not know key {name!r}")
+            raise UnknownKeyError(f"KMS does not know key {name!r}")
         return body
 
     def key_info(self, name: str) -> MasterKeyInfo:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from watershed.orc_crypto.ciphers import local_key_from_master
-from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKey
+from watershed.orc_crypto.keys.base import KeyProviderError, MasterKeyInfo, UnknownKeyError
 
 
 class InMemoryKeyProvider:
@@ -25,12 +25,12 @@ class InMemoryKeyProvider:
 
     def key_info(self, name: str) -> MasterKeyInfo:
         if name not in self._versions:
-            raise UnknownKey(f"unknown key {name!r}")
+            raise UnknownKeyError(f"unknown key {name!r}")
         return MasterKeyInfo(name=name, version=len(self._versions[name]) - 1, bit_length=self._bits[name])
 
     def decrypt_local_key(self, name: str, version: int, encrypted_key: bytes) -> bytes:
         if name not in self._versions:
-            raise UnknownKey(f"unknown key {name!r}")
+            raise UnknownKeyError(f"unknown key {name!r}")
         versions = self._versions[name]
         if not 0 <= version < len(versions):
             raise KeyProviderError(f"key {name!r} has no version {version}")

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from watershed.orc_crypto.keys.base import KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.base import KeyProviderError, UnknownKeyError
 from watershed.orc_crypto.keys.material import (
     DEFAULT_CIPHER,
     MasterKeyRecord,
@@ -262,7 +262,7 @@ def classify(method: str, path: str, query: dict[str, list[str]]) -> tuple[str, 
     return "unknown", None, None
 
 
-class _RequestTooLarge(Exception):
+class _RequestTooLargeError(Exception):
     pass
 
 
@@ -338,7 +338,7 @@ class GuardMiddleware:
             else:
                 body = await self._bounded_body(request, receive)
                 await self.app(scope, _replay(body), send_recording)
-        except _RequestTooLarge:
+        except _RequestTooLargeError:
             await error_response(413, "request body too large")(scope, receive, send_recording)
         finally:
             record()  # a request that ended without a complete answer is audited too
@@ -367,7 +367,7 @@ class GuardMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.state.auth.max_body_bytes:
-                raise _RequestTooLarge
+                raise _RequestTooLargeError
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
@@ -482,7 +482,7 @@ def create_app(
                 return action()
         except KmsHttpError as exc:
             return error_response(exc.status, exc.message)
-        except UnknownKey as exc:
+        except UnknownKeyError as exc:
             return error_response(404, str(exc))
         except KeyProviderError as exc:
             return error_response(400, str(exc))
@@ -537,7 +537,7 @@ def create_app(
                 return error_response(403, f"User:{user} not allowed to do 'METADATA' on '{name}'")
             try:
                 result.append(backend.get(name).metadata())
-            except UnknownKey:
+            except UnknownKeyError:
                 result.append(None)  # Hadoop's server puts null for a missing key
         return JSONResponse(result)
 

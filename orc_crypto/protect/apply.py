@@ -49,7 +49,7 @@ class FileOutcome:
     bytes_written: int = 0
 
 
-class FileChanged(OrcCryptoError):
+class FileChangedError(OrcCryptoError):
     """The file is not the one that was planned (size or modification time differ)."""
 
 
@@ -113,7 +113,7 @@ def protect_file(
     remove_stale_temps(path)  # a killed run's temp for this file
     try:
         return _protect(file, provider, run=run, table=table, known=known)
-    except FileChanged as exc:
+    except FileChangedError as exc:
         return FileOutcome(
             "skipped", path, table, problem=FileProblem(path=path, table=table, error=exc.cause)
         )
@@ -126,9 +126,9 @@ def _check_unchanged(file: FilePlan, what: str) -> None:
     try:
         now = os.stat(file.path)
     except FileNotFoundError as exc:
-        raise FileChanged(file.path, f"{what}: the file no longer exists") from exc
+        raise FileChangedError(file.path, f"{what}: the file no longer exists") from exc
     if (now.st_size, now.st_mtime_ns) != (file.size, file.mtime_ns):
-        raise FileChanged(
+        raise FileChangedError(
             file.path,
             f"{what}: changed since the plan (size {file.size} -> {now.st_size}, "
             f"mtime_ns {file.mtime_ns} -> {now.st_mtime_ns}); left alone",
@@ -140,7 +140,7 @@ def _protect(
 ) -> FileOutcome:
     path = file.path
     if not os.path.exists(path):
-        raise FileChanged(path, "the file no longer exists")
+        raise FileChangedError(path, "the file no longer exists")
     # A rewrap killed half-way through its in-place writes is finished first (its journal is
     # complete) or dropped (it is not): either way the file is whole again before it is read. If
     # that changed the file, the size/mtime check below reports it as changed since the plan.
@@ -239,7 +239,7 @@ def rewrap_recorded_file(record: ProtectedFile, provider: KeyProvider, *, run: s
     remove_stale_temps(path)
     try:
         if not os.path.exists(path):
-            raise FileChanged(path, "the file no longer exists")
+            raise FileChangedError(path, "the file no longer exists")
         result = rewrap_file(path, provider)
         stat = os.stat(path)
         same = (stat.st_size, stat.st_mtime_ns) == (record.size, record.mtime_ns)
@@ -248,7 +248,7 @@ def rewrap_recorded_file(record: ProtectedFile, provider: KeyProvider, *, run: s
         with mapped_input(path, OrcFormatError) as data:
             columns = file_protection(read_tail(path, data))
             digest = hashlib.sha256(data).hexdigest()
-    except (FileChanged, OrcOutputError) as exc:
+    except (FileChangedError, OrcOutputError) as exc:
         return FileOutcome(
             "skipped", path, table, problem=FileProblem(path=path, table=table, error=exc.cause)
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from watershed.graph.errors import WatershedError
 from watershed.graph.protection import ProtectionPolicy
-from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKeyError
 from watershed.orc_crypto.keys.material import check_key_name
 from watershed.orc_crypto.masking.values import MaskError, check_mask
 from watershed.orc_crypto.options import OptionError, format_mask, parse_mask
@@ -45,7 +45,7 @@ def check_keys(policy: ProtectionPolicy, provider: KeyProvider) -> None:
     for key in dict.fromkeys(rule.key for rule in policy.rules):
         try:
             provider.key_info(key)
-        except UnknownKey:
+        except UnknownKeyError:
             missing.append(key)
         except KeyProviderError as exc:
             failed.append(f"{key} ({exc})")

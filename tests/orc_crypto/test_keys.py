@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.orc_crypto.conftest import DATA_DIR
-from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKeyError
 from watershed.orc_crypto.keys.embedded import (
     EmbeddedKeystore,
     KeystoreError,
@@ -105,7 +105,7 @@ def test_key_names_bits_and_unknown_keys_are_checked(keystore):
     keystore.create_key("pii")
     with pytest.raises(KeyProviderError, match="already exists"):
         keystore.create_key("pii")
-    with pytest.raises(UnknownKey, match="'nope'"):
+    with pytest.raises(UnknownKeyError, match="'nope'"):
         keystore.key_info("nope")
 
 

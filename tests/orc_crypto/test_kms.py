@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.orc_crypto.test_keys import SAMPLE1_ENCRYPTED_KEYS, SAMPLE_KEYSTORE
-from watershed.orc_crypto.keys.base import KeyAccessDenied, KeyProviderError, UnknownKey
+from watershed.orc_crypto.keys.base import KeyAccessDeniedError, KeyProviderError, UnknownKeyError
 from watershed.orc_crypto.keys.jceks import JceksKeystore
 from watershed.orc_crypto.keys.kms_client import KmsClient, kms_base_urls
 from watershed.orc_crypto.keys.material import flip_bytes, unwrap_local_key
@@ -145,18 +145,18 @@ def test_generate_eek_round_trips_through_decrypt(client):
 
 def test_errors_map_to_provider_exceptions(kms_server):
     with KmsClient(kms_server.provider_path, token=kms_server.issue_token("mallory")) as stranger:
-        with pytest.raises(KeyAccessDenied, match=r"mallory.*not allowed"):
+        with pytest.raises(KeyAccessDeniedError, match=r"mallory.*not allowed"):
             stranger.decrypt_local_key("pii", 0, bytes(32))
-        with pytest.raises(KeyAccessDenied):
+        with pytest.raises(KeyAccessDeniedError):
             stranger.key_info("fin")
     with KmsClient(kms_server.provider_path) as owner:
-        with pytest.raises(KeyAccessDenied, match="nope"):
+        with pytest.raises(KeyAccessDeniedError, match="nope"):
             owner.key_info("nope")  # default deny: not in the ACL
         config = kms_server.default_acl()
         config.keys["nope"] = KeyAcl(metadata=[kms_server.user])
         kms_server.set_acl(config)
         try:
-            with pytest.raises(UnknownKey, match="nope"):
+            with pytest.raises(UnknownKeyError, match="nope"):
                 owner.key_info("nope")  # allowed, but the keystore has no such key: 404
         finally:
             kms_server.reset_acl()
@@ -170,7 +170,7 @@ def test_acl_flip_and_audit_never_log_material(kms_server, client):
     client.decrypt_local_key("pii", 0, stored)
     kms_server.deny_decrypt("pii")
     try:
-        with pytest.raises(KeyAccessDenied):
+        with pytest.raises(KeyAccessDeniedError):
             client.decrypt_local_key("pii", 0, stored)
         client.decrypt_local_key("fin", 0, stored[:16])  # other keys unaffected
     finally:
@@ -215,7 +215,7 @@ def test_jceks_backed_server_with_acl_file(tmp_path, monkeypatch):
             assert alice.key_names() == ["pii"]
         with KmsClient(server.provider_path, token=server.issue_token("bob")) as bob:
             assert bob.key_info("pii").version == 0  # metadata: '*'
-            with pytest.raises(KeyAccessDenied):
+            with pytest.raises(KeyAccessDeniedError):
                 bob.decrypt_local_key("pii", 0, bytes(32))
         ops = {TOKEN_HEADER: server.issue_token("ops").encode()}
         with httpx.Client(base_url=server.url + "/v1/", headers=ops) as http:

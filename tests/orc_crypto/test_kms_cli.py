@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
-from watershed.orc_crypto.keys.base import KeyAccessDenied
+from watershed.orc_crypto.keys.base import KeyAccessDeniedError
 from watershed.orc_crypto.keys.kms_client import KmsClient
 from watershed.orc_crypto.keys.tokens import issue_token, load_or_create_secret
 from watershed.orc_crypto.kms.server import free_port
@@ -87,7 +87,7 @@ def test_serve_process_with_acl(kms_env, tmp_path):
                     time.sleep(0.2)
             assert info.bit_length == 256
             assert len(alice.decrypt_local_key("pii", 0, bytes(32))) == 32
-        with KmsClient(uri, token=issue_token(secret, "bob")) as bob, pytest.raises(KeyAccessDenied):
+        with KmsClient(uri, token=issue_token(secret, "bob")) as bob, pytest.raises(KeyAccessDeniedError):
             bob.decrypt_local_key("pii", 0, bytes(32))
         lines = audit.read_text().splitlines()
         assert any('"user": "bob"' in line and '"DENIED"' in line for line in lines)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends
 from watershed.api.accounts.rights import Me
 from watershed.api.audit import record
 from watershed.api.http.deps import Service, service, steward, viewer
-from watershed.api.http.models import HarvestError, RunStart
+from watershed.api.http.models import HarvestProblem, RunStart
 from watershed.api.http.paging import Page, PageRequest, encode_cursor, keyed_page, page_request
 from watershed.api.http.params import RunId
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
@@ -138,20 +138,20 @@ def harvest_run(run_id: RunId, _: Me = Depends(viewer), svc: Service = Depends(s
     return _harvest_run(svc, run_id)
 
 
-@router.get("/harvest/runs/{run_id}/errors", response_model=Page[HarvestError])
+@router.get("/harvest/runs/{run_id}/errors", response_model=Page[HarvestProblem])
 def harvest_errors(
     run_id: RunId,
     page: PageRequest = Depends(page_request),
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
-) -> Page[HarvestError]:
+) -> Page[HarvestProblem]:
     """The run's error records (errors.jsonl under DATA_DIR/harvest/RUN), one item per line."""
     run = _harvest_run(svc, run_id)
     if not _RUN_ID.match(run.id) or ".." in run.id:
         raise ApiProblem(404, f"no error records for harvest run {run_id}")
     path = svc.settings.data_dir / "harvest" / run.id / "errors.jsonl"
     start = int(page.position().get("line", 0))
-    items: list[HarvestError] = []
+    items: list[HarvestProblem] = []
     more = False
     try:
         with path.open(encoding="utf-8") as lines:
@@ -161,10 +161,10 @@ def harvest_errors(
                 if len(items) == page.limit:
                     more = True
                     break
-                items.append(HarvestError(**json.loads(line)))
+                items.append(HarvestProblem(**json.loads(line)))
     except FileNotFoundError:
         raise ApiProblem(
             404,
             f"no error records for harvest run {run_id} under {path.parent.parent} (harvested with another --out?)",
         ) from None
-    return Page[HarvestError](items=items, next_cursor=encode_cursor({"line": number}) if more else None)
+    return Page[HarvestProblem](items=items, next_cursor=encode_cursor({"line": number}) if more else None)
