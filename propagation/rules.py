@@ -57,10 +57,6 @@ class TagValue:
     def hops(self) -> int:
         return min((p.hops for p in self.provenance), default=0)
 
-    def same_as(self, other: TagValue | None) -> bool:
-        """Equal values and origin: what decides whether a node changed."""
-        return other is not None and self.values == other.values and self.origin == other.origin
-
 
 @dataclass(frozen=True, slots=True)
 class Incoming:

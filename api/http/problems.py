@@ -85,10 +85,6 @@ def documented(statuses: dict[int, str]) -> dict[int | str, dict[str, Any]]:
 CONFLICT_RESPONSES = documented(CONFLICT)
 
 
-def not_found(detail: str) -> ApiProblem:
-    return ApiProblem(404, detail)
-
-
 def unauthorized() -> ApiProblem:
     return ApiProblem(401, "a valid API token or session is needed", {"WWW-Authenticate": "Bearer"})
 

@@ -3,12 +3,3 @@
 static/vendor/ holds the npm libraries the page imports; scripts/bootstrap.sh copies them
 from node_modules (package-lock.json pins them), so nothing is fetched from a CDN at run time.
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-
-
-def static_dir() -> Path:
-    """The folder the API mounts at /static (index.html is served at /)."""
-    return Path(__file__).resolve().parent / "static"
