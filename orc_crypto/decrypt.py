@@ -18,9 +18,9 @@ from watershed.orc_crypto.codec.stripes import (
 )
 from watershed.orc_crypto.codec.tail import (
     OrcTail,
-    _parse,
     column_subtree_max,
     decompress,
+    parse_message,
     plaintext_tail,
     read_tail,
 )
@@ -118,7 +118,7 @@ def _decrypt_to(path: str, data, out: BinaryIO, provider: KeyProvider) -> None:
                 variant.fileStatistics,
                 "file statistics",
             )
-            file_stats = _parse(pb.FileStatistics(), plain, path, f"variant {v} file statistics")
+            file_stats = parse_message(pb.FileStatistics(), plain, path, f"variant {v} file statistics")
             for i, stats in enumerate(file_stats.column):
                 if root + i < len(footer.statistics) and root + i <= last:
                     footer.statistics[root + i].CopyFrom(stats)
@@ -134,7 +134,9 @@ def _decrypt_to(path: str, data, out: BinaryIO, provider: KeyProvider) -> None:
                 raw,
                 "stripe statistics",
             )
-            columnar = _parse(pb.ColumnarStripeStatistics(), plain, path, f"variant {v} stripe statistics")
+            columnar = parse_message(
+                pb.ColumnarStripeStatistics(), plain, path, f"variant {v} stripe statistics"
+            )
             for s, stats in enumerate(columnar.colStats):
                 if s < len(metadata.stripeStats) and stream.column < len(metadata.stripeStats[s].colStats):
                     metadata.stripeStats[s].colStats[stream.column].CopyFrom(stats)

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from watershed.orc_crypto.ciphers import FILE_STATISTICS_KIND, STRIPE_STATISTICS_KIND, aes_ctr, stream_iv
 from watershed.orc_crypto.codec import compression
 from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from watershed.orc_crypto.codec.tail import OrcTail, _parse, decompress, read_tail
+from watershed.orc_crypto.codec.tail import OrcTail, decompress, parse_message, read_tail
 from watershed.orc_crypto.errors import (
     OrcCryptoError,
     OrcFormatError,
@@ -367,7 +367,7 @@ def _check_key(tail: OrcTail, v: int, local: bytes) -> None:
             tail.block_size,
             "file statistics",
         )
-        _parse(pb.FileStatistics(), plain, tail.path, "file statistics")
+        parse_message(pb.FileStatistics(), plain, tail.path, "file statistics")
     except OrcFormatError as exc:
         raise OrcKeyError(
             tail.path, f"variant {v}: the key does not decrypt the file's statistics (wrong key material?)"

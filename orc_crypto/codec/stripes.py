@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from watershed.orc_crypto.codec.kinds import ENCRYPTED_DATA, ENCRYPTED_INDEX, INDEX_KINDS
-from watershed.orc_crypto.codec.tail import OrcTail, _parse, decompress
+from watershed.orc_crypto.codec.tail import OrcTail, decompress, parse_message
 from watershed.orc_crypto.errors import OrcFormatError
 from watershed.orc_crypto.proto import orc_proto_pb2 as pb
 
@@ -24,7 +24,7 @@ def read_stripe_footer(tail: OrcTail, data: bytes, stripe_index: int) -> pb.Stri
     start = stripe.offset + stripe.indexLength + stripe.dataLength
     raw = data[start : start + stripe.footerLength]
     plain = decompress(tail.path, tail.codec, raw, tail.block_size, f"stripe {stripe_index} footer")
-    return _parse(pb.StripeFooter(), plain, tail.path, f"stripe {stripe_index} footer")
+    return parse_message(pb.StripeFooter(), plain, tail.path, f"stripe {stripe_index} footer")
 
 
 def stream_places(tail: OrcTail, stripe_index: int, footer: pb.StripeFooter) -> list[StreamPlace]:

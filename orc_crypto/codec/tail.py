@@ -40,7 +40,9 @@ class OrcTail:
         return self.footer.HasField("encryption") and len(self.footer.encryption.variants) > 0
 
 
-def _parse(message, data: bytes, path: str, what: str):
+def parse_message(message, data: bytes, path: str, what: str):
+    """`message` (a protobuf of orc_proto) read from `data`; bytes that do not parse as one are an
+    OrcFormatError naming the file and `what` (`stripe 2 footer`), never a protobuf error."""
     try:
         message.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
@@ -69,7 +71,7 @@ def read_tail(path: str | Path, data: bytes | None = None) -> OrcTail:
     ps_length = data[-1]
     if ps_length == 0 or ps_length + 1 > size - 3:
         raise OrcFormatError(path, f"invalid PostScript length {ps_length} (truncated file or garbage tail)")
-    postscript = _parse(pb.PostScript(), data[size - 1 - ps_length : size - 1], path, "PostScript")
+    postscript = parse_message(pb.PostScript(), data[size - 1 - ps_length : size - 1], path, "PostScript")
     if postscript.magic != "ORC":
         raise OrcFormatError(path, "PostScript has no 'ORC' magic (truncated file or garbage tail)")
     if postscript.compression not in compression.SUPPORTED:
@@ -87,13 +89,13 @@ def read_tail(path: str | Path, data: bytes | None = None) -> OrcTail:
         raise OrcFormatError(path, "tail lengths exceed the file size (truncated file)")
     block = postscript.compressionBlockSize or 262144
     codec = postscript.compression
-    footer = _parse(
+    footer = parse_message(
         pb.Footer(),
         decompress(path, codec, data[footer_start : footer_start + footer_length], block, "Footer"),
         path,
         "Footer",
     )
-    metadata = _parse(
+    metadata = parse_message(
         pb.Metadata(),
         decompress(path, codec, data[metadata_start:footer_start], block, "Metadata"),
         path,

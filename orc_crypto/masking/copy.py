@@ -25,7 +25,13 @@ import pyarrow.orc as orc
 
 from watershed.orc_crypto.codec import compression, kinds, row_index
 from watershed.orc_crypto.codec.stripes import read_stripe_footer, stream_places
-from watershed.orc_crypto.codec.tail import OrcTail, _parse, column_ancestors, column_subtree_max, read_tail
+from watershed.orc_crypto.codec.tail import (
+    OrcTail,
+    column_ancestors,
+    column_subtree_max,
+    parse_message,
+    read_tail,
+)
 from watershed.orc_crypto.errors import OrcFormatError, UnsupportedOrcError
 from watershed.orc_crypto.masking.values import MaskError, SubtreeMasker
 from watershed.orc_crypto.proto import orc_proto_pb2 as pb
@@ -174,7 +180,9 @@ class MaskedCopy:
                     compressed[kind] = compression.compress_chunks(codec, raw, block)
             data_bytes = sum(stream.length for stream in compressed.values())
             if with_index and kinds.ROW_INDEX in raw_streams:
-                index = _parse(pb.RowIndex(), raw_streams[kinds.ROW_INDEX], self.path, "masked row index")
+                index = parse_message(
+                    pb.RowIndex(), raw_streams[kinds.ROW_INDEX], self.path, "masked row index"
+                )
                 if codec != compression.NONE:
                     layout = row_index.stream_layout(
                         mini.footer.types[written_column].kind, encoding.kind, kinds.PRESENT in raw_streams
