@@ -74,7 +74,7 @@ from watershed.ingest.resolve import (
     ResolverEnv,
     Scope,
     Source,
-    _file_source,
+    file_source,
     may_hold_windows,
     table_id,
 )
@@ -203,7 +203,7 @@ class PointsResolver(QueryResolver):
         if type(item) is exp.Table and isinstance(item.this, exp.Identifier):
             name = item.name.lower()
             local = item.args.get("db") is None and (name in ctes or name in self.env.temp_views)
-            if not local and (item.args.get("db") is None or _file_source(item) is None):
+            if not local and (item.args.get("db") is None or file_source(item) is None):
                 tid = table_id(item, self.env.default_database, self.env.default_catalog)
                 entry = self.env.catalog.get(tid)
                 if entry is not None and entry.view_sql:
@@ -554,7 +554,7 @@ def _tables_of(node: exp.Expression, default_database: str) -> list[str]:
             continue  # a table function
         if table.args.get("db") is None and table.name.lower() in ctes:
             continue
-        location = _file_source(table)
+        location = file_source(table)
         try:
             tid = ids.path_table(location) if location is not None else table_id(table, default_database)
         except (WatershedError, StatementError) as exc:

@@ -739,7 +739,7 @@ class QueryResolver:
                     ctx.problem(
                         f"{name} refers to itself; read as table {table_id(item, self.env.default_database, self.env.default_catalog)}"
                     )
-            location = _file_source(item) if item.args.get("db") is not None else None
+            location = file_source(item) if item.args.get("db") is not None else None
             if location is not None:
                 try:
                     tid = ids.path_table(location)
@@ -1766,7 +1766,7 @@ def _aggregate_name(node: exp.Expression) -> str:
     return (spark_column_name(node) or node.sql()).lower()
 
 
-def _file_source(table: exp.Table) -> str | None:
+def file_source(table: exp.Table) -> str | None:
     """The location of ``parquet.`/data/x` `` (Spark reads the files directly), else None. The
     back-quoted name must look like a location (a `/` or a scheme's `:`), so a database that
     happens to be named `parquet` still holds tables."""
