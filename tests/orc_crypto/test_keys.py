@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.orc_crypto.conftest import DATA_DIR
-from watershed.orc_crypto.keys.base import KeyProvider, KeyProviderError, UnknownKeyError
+from watershed.orc_crypto.keys.base import KeyProviderError, UnknownKeyError
 from watershed.orc_crypto.keys.embedded import (
     EmbeddedKeystore,
     KeystoreError,
@@ -135,7 +135,6 @@ def test_local_key_formula_is_aes_ctr_over_the_stored_bytes():
 
 
 def test_jceks_sample_keystore_metadata_and_material(sample_jceks):
-    assert isinstance(sample_jceks, KeyProvider)
     assert sample_jceks.names() == ["pii"]
     record = sample_jceks.get("pii")
     assert record.metadata() == {
@@ -150,6 +149,25 @@ def test_jceks_sample_keystore_metadata_and_material(sample_jceks):
     assert len(record.versions[0]) == 32
     info = sample_jceks.key_info("pii")
     assert (info.version, info.bit_length, info.key_bytes) == (0, 256, 32)
+
+
+def test_jceks_does_what_orc_asks_of_a_key_provider(sample_jceks):
+    """keys/base.py KeyProvider: a key it lacks is an UnknownKeyError naming it, and a local key is
+    AES-CTR under the master key version, counter from the stored bytes' first 16, over them."""
+    for call in (
+        lambda: sample_jceks.key_info("nope"),
+        lambda: sample_jceks.decrypt_local_key("nope", 0, bytes(32)),
+    ):
+        with pytest.raises(UnknownKeyError, match="'nope'"):
+            call()
+    master = sample_jceks.get("pii").versions[0]
+    stored = bytes(range(7, 39))
+    keystream = aes_ctr(master, stored[:16], bytes(16)) + aes_ctr(
+        master, (int.from_bytes(stored[:16], "big") + 1).to_bytes(16, "big"), bytes(16)
+    )
+    assert sample_jceks.decrypt_local_key("pii", 0, stored) == bytes(
+        a ^ b for a, b in zip(stored, keystream, strict=True)
+    )
 
 
 def test_jceks_gives_the_sample1_local_keys(sample_jceks):
