@@ -57,9 +57,7 @@ def test_exceptions_end_in_error_and_models_do_not():
 
 
 #: underscore names still imported from another module, each with why it is left
-PRIVATE_IMPORTS_LEFT = {
-    "watershed.api.cli.propagate._policy": "the api slice moves it to the propagation use case",
-}
+PRIVATE_IMPORTS_LEFT: dict[str, str] = {}
 
 
 def private_imports() -> list[tuple[str, str]]:

@@ -23,7 +23,7 @@ from watershed.api.cli.output import (
     usage_error,
     write_model,
 )
-from watershed.api.cli.propagate import POLICY_HELP
+from watershed.api.cli.policy_option import POLICY_HELP
 
 #: the exit code of `check` and `rewrite` when the query is denied (1 is a failure, 2 a usage error)
 DENIED = 3
@@ -56,11 +56,11 @@ def _me():
 def _service(policy_file: Path | None = None, default_database: str = "default"):
     from watershed.api.authz import AuthzService
     from watershed.api.cli.graph import open_store
-    from watershed.api.cli.propagate import _policy
+    from watershed.api.cli.policy_option import command_policy
 
     store = open_store()
     store.ensure_schema()
-    return AuthzService(store, _policy(policy_file), default_database=default_database)
+    return AuthzService(store, command_policy(policy_file), default_database=default_database)
 
 
 def _read(file: str) -> str:

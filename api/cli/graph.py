@@ -128,14 +128,14 @@ def search_command(
     ),
 ) -> None:
     """Find tables and columns by id prefix, then substring, filtered by tags (GET /api/v1/search)."""
-    from watershed.api.cli.propagate import _policy
+    from watershed.api.cli.policy_option import command_policy
     from watershed.api.pages import CursorError
     from watershed.api.search import SearchError, search_nodes
 
     if kind not in (None, "table", "column"):
         usage_error(f"--kind {kind}: expected table or column")
     try:
-        page = search_nodes(open_store(), _policy(None), q, kind, db, tag or [], limit, cursor)
+        page = search_nodes(open_store(), command_policy(), q, kind, db, tag or [], limit, cursor)
     except (SearchError, CursorError) as exc:
         fail(str(exc))
     if output is OutputFormat.json:

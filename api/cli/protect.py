@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
-from watershed.api.cli.propagate import POLICY_HELP, _policy
+from watershed.api.cli.policy_option import POLICY_HELP, command_policy
 from watershed.api.cli.protect_apply import apply_command, rewrap_command
 
 app = typer.Typer(help="Protect sensitive columns: table DDL and ORC file encryption.", no_args_is_help=True)
@@ -23,7 +23,7 @@ KMS_HELP = (
 
 def protection_policy(policy_file: Path | None):
     """The protection section of the tag policy (loaded as `watershed propagate` loads it)."""
-    policy = _policy(policy_file)
+    policy = command_policy(policy_file)
     if policy.protection is None or not policy.protection.rules:
         fail(
             "the tag policy has no protection rules: add a `protection:` section with rules "

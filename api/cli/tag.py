@@ -18,7 +18,7 @@ from watershed.api.cli.output import (
     usage_error,
     write_model,
 )
-from watershed.api.cli.propagate import POLICY_HELP, _policy
+from watershed.api.cli.policy_option import POLICY_HELP, command_policy
 from watershed.graph import ids
 
 app = typer.Typer(help="Set, block and explain tags on columns and tables.", no_args_is_help=True)
@@ -31,38 +31,12 @@ def _store(policy_file=None):
     from watershed.api.cli.graph import open_store
     from watershed.propagation.graph_store import GraphTagStore
 
-    return GraphTagStore(open_store(), _policy(policy_file))
+    return GraphTagStore(open_store(), command_policy(policy_file))
 
 
-def _audit(store, node: str, action: str, key: str, before, after) -> None:
-    """The audit entry of a change made here; the actor is the OS user (`cli:NAME`), as for `watershed users`."""
-    from watershed.api.audit import record
-
-    record(store.graph, f"cli:{getpass.getuser()}", action, f"{node}:{key}", before, after)
-
-
-def _own(store, node: str, rel_type: str, key: str) -> list[dict]:
-    """What stewards set on `node` for `key` (the audit's before)."""
-    return [
-        {k: v for k, v in entry.items() if v is not None}
-        for entry in store.own_tags(node)
-        if entry["type"] == rel_type
-        and entry["key"] == key
-        and (rel_type == "BLOCKS" or entry["origin"] == "manual")
-    ]
-
-
-def _check_tag(policy, key: str, values: list[str] | None = None) -> None:
-    """The policy's own check (the one seeds get): a typo would otherwise propagate."""
-    from watershed.propagation.policy import UnknownTagError
-
-    try:
-        if values is None:
-            policy.check_key(key)
-        else:
-            policy.check_tag(key, values)
-    except UnknownTagError as exc:
-        fail(str(exc))
+def _actor() -> str:
+    """Who the audit names for a change made here: the OS user (`cli:NAME`), as for `watershed users`."""
+    return f"cli:{getpass.getuser()}"
 
 
 def _node(node: str) -> str:
@@ -86,25 +60,21 @@ def set_command(
     policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
 ) -> None:
     """Set a steward's tag on a node (it wins over propagated tags there and propagates downstream)."""
+    from watershed.api.service import tag_changes
     from watershed.propagation.graph_store import UnknownNodeError
+    from watershed.propagation.policy import UnknownTagError
 
     node = _node(node)
-    store = _store(policy_file)
     parsed: dict[str, list[str]] = {}
     for item in tags:
         key, sep, raw = item.partition("=")
         values = sorted({v.strip() for v in raw.split(",") if v.strip()})
         if not sep or not key.strip() or not values:
             usage_error(f"{item!r}: expected KEY=VALUE[,VALUE...]")
-        _check_tag(store.policy, key.strip(), values)
         parsed[key.strip()] = values
-    who = by or getpass.getuser()
     try:
-        for key, values in parsed.items():
-            before = _own(store, node, "TAGGED", key)
-            store.set_tag(node, key, values, by=who)
-            _audit(store, node, "tag.set", key, before, [{"key": key, "value": v, "by": who} for v in values])
-    except UnknownNodeError as exc:
+        tag_changes.set_tags(_store(policy_file), node, parsed, by=by or getpass.getuser(), actor=_actor())
+    except (UnknownNodeError, UnknownTagError) as exc:
         fail(str(exc))
     summary = ", ".join(f"{key}={','.join(values)}" for key, values in parsed.items())
     console.print(f"{node}: set {summary}; run `watershed propagate`")
@@ -116,17 +86,12 @@ def unset_command(
     keys: list[str] = typer.Argument(..., help="Tag keys to remove, e.g. pii pii_type."),
 ) -> None:
     """Remove a steward's tags from a node (propagated tags that depended on them are retracted by the next run)."""
+    from watershed.api.service import tag_changes
     from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
-    store = _store()
-    removed = []
     try:
-        for key in keys:
-            before = _own(store, node, "TAGGED", key)
-            if store.unset_tag(node, key):
-                removed.append(key)
-                _audit(store, node, "tag.unset", key, before, None)
+        removed = tag_changes.unset_tags(_store(), node, keys, actor=_actor())
     except UnknownNodeError as exc:
         fail(str(exc))
     missing = sorted(set(keys) - set(removed))
@@ -146,17 +111,14 @@ def block_command(
     policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
 ) -> None:
     """Block a tag key on a node: it neither holds nor passes on that key."""
+    from watershed.api.service import tag_changes
     from watershed.propagation.graph_store import UnknownNodeError
+    from watershed.propagation.policy import UnknownTagError
 
     node = _node(node)
-    store = _store(policy_file)
-    _check_tag(store.policy, key)
-    who = by or getpass.getuser()
     try:
-        before = _own(store, node, "BLOCKS", key)
-        store.block(node, key, by=who)
-        _audit(store, node, "tag.block", key, before, [{"key": key, "by": who}])
-    except UnknownNodeError as exc:
+        tag_changes.block(_store(policy_file), node, key, by=by or getpass.getuser(), actor=_actor())
+    except (UnknownNodeError, UnknownTagError) as exc:
         fail(str(exc))
     console.print(f"{node}: {key} blocked; run `watershed propagate`")
 
@@ -167,18 +129,16 @@ def unblock_command(
     key: str = typer.Argument(..., help="The blocked tag key."),
 ) -> None:
     """Lift a block."""
+    from watershed.api.service import tag_changes
     from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
-    store = _store()
     try:
-        before = _own(store, node, "BLOCKS", key)
-        lifted = store.unblock(node, key)
+        lifted = tag_changes.unblock(_store(), node, key, actor=_actor())
     except UnknownNodeError as exc:
         fail(str(exc))
     if not lifted:
         fail(f"{node}: {key} is not blocked")
-    _audit(store, node, "tag.unblock", key, before, None)
     console.print(f"{node}: {key} unblocked; run `watershed propagate`")
 
 
@@ -188,21 +148,14 @@ def show_command(
     output: OutputFormat = format_option("Output format: a table, or JSON (the NodeTags model)."),
 ) -> None:
     """A node's tags with their origin, and what stewards and rules set on it."""
+    from watershed.api.service.tag_changes import node_tags
     from watershed.propagation.graph_store import UnknownNodeError
-    from watershed.propagation.views import NodeTag, NodeTags, OwnEntry
 
     node = _node(node)
-    store = _store()
     try:
-        own = store.own_tags(node)
+        view = node_tags(_store(), node)
     except UnknownNodeError as exc:
         fail(str(exc))
-    tags = store.tags_of([node]).get(node, {})
-    view = NodeTags(
-        node=node,
-        tags=[NodeTag.of(tag) for _, tag in sorted(tags.items())],
-        set_here=[OwnEntry(**entry) for entry in own],
-    )
     if output is OutputFormat.json:
         write_model(view)
         return
@@ -232,11 +185,13 @@ def why_command(
     output: OutputFormat = format_option("Output format: a tree, or JSON (the WhyPaths model)."),
 ) -> None:
     """Every path from the seed(s) to the node's tag, with the task, edge kind and rule at each hop."""
+    from watershed.api.service.provenance import NoTagError, why_paths
+
     node = _node(node)
-    store = _store()
-    if key not in store.tags_of([node]).get(node, {}):
-        fail(f"{node} has no {key} tag")
-    why = why_paths(store, node, key, max_paths)
+    try:
+        why = why_paths(_store(), node, key, max_paths)
+    except NoTagError as exc:
+        fail(str(exc))
     if output is OutputFormat.json:
         write_model(why)
         return
@@ -244,45 +199,6 @@ def why_command(
     console.print(
         f"{why.paths} path(s) to a seed" + (" (stopped at --max-paths)" if why.stopped_at_max_paths else "")
     )
-
-
-def why_paths(store, node: str, key: str, max_paths: int = 200):
-    """The paths back from a node's tag to its seeds (a WhyPaths tree), at most `max_paths` of them."""
-    from watershed.propagation.views import TagSource, WhyPaths, WhyStep
-
-    cache: dict[str, dict] = {node: store.tags_of([node]).get(node, {})}
-    paths = 0
-
-    def tag_of(name: str):
-        if name not in cache:
-            cache[name] = store.tags_of([name]).get(name, {})
-        return cache[name].get(key)
-
-    def step(name: str, via=None) -> WhyStep:
-        tag = tag_of(name)
-        return WhyStep(
-            node=name,
-            values=sorted(tag.values) if tag is not None else None,
-            origin=tag.origin if tag is not None else "gone",
-            via=via,
-        )
-
-    def grow(here: WhyStep, path: set[str]) -> None:
-        nonlocal paths
-        tag = tag_of(here.node)
-        if tag is None or tag.origin != "propagated":
-            paths += 1
-            return
-        for p in tag.provenance:
-            if p.source in path or paths >= max_paths:
-                continue  # a cycle adds no new path to a seed
-            child = step(p.source, TagSource.of(p))
-            here.sources.append(child)
-            grow(child, path | {p.source})
-
-    root = step(node)
-    grow(root, {node})
-    return WhyPaths(node=node, key=key, paths=paths, stopped_at_max_paths=paths >= max_paths, tree=root)
 
 
 def render_why(why) -> Tree:
@@ -302,5 +218,7 @@ def render_why(why) -> Tree:
 
 def why_tree(store, node: str, key: str, max_paths: int = 200) -> tuple[Tree, int]:
     """The paths back from a node's tag to its seeds, as a tree, and how many there are."""
+    from watershed.api.service.provenance import why_paths
+
     why = why_paths(store, node, key, max_paths)
     return render_why(why), why.paths

@@ -1,78 +1,58 @@
-"""A node's tags and why it has one; stewards set, unset, block and unblock (each change audited)."""
+"""A node's tags and why it has one; stewards set, unset, block and unblock (each change audited).
+
+The routes parse the request and check the caller's rights; the change and its audit entry are
+the steward-tag-change use case (api/service/tag_changes.py), as for `watershed tag`.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from fastapi import APIRouter, Depends, Query
 
 from watershed.api.accounts.rights import Me
-from watershed.api.audit import statement
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import TagValues
 from watershed.api.http.nodes import NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
+from watershed.api.service import tag_changes
+from watershed.api.service.provenance import NoTagError, why_paths
 from watershed.propagation import queries
-from watershed.propagation.views import NodeTag, NodeTags, OwnEntry, WhyPaths
+from watershed.propagation.graph_store import GraphTagStore, UnknownNodeError
+from watershed.propagation.policy import UnknownTagError
+from watershed.propagation.views import NodeTags, WhyPaths
 
 router = APIRouter(tags=["tags"])
 
 
-def _tag_store(svc: Service):
-    from watershed.propagation.graph_store import GraphTagStore
-
+def _tag_store(svc: Service) -> GraphTagStore:
     return GraphTagStore(svc.graph, svc.policy)
 
 
-def _existing(svc: Service, node_id: str) -> tuple[str, str, str]:
-    node, label, db = parse(node_id)
+def _existing(svc: Service, node_id: str) -> str:
+    node, label, _db = parse(node_id)
     if not svc.graph.read(queries.node_exists(label), {"id": node}):
         raise missing(label, node)
-    return node, label, db
+    return node
 
 
-def _changeable(svc: Service, me: Me, node_id: str) -> tuple[str, str]:
-    """The node a steward change names, once the caller may change its database and it exists."""
+def _changeable(me: Me, node_id: str) -> tuple[str, str]:
+    """The node a steward change names, once the caller may change its database."""
     node, label, db = parse(node_id)
     me.require("steward", db)
-    if not svc.graph.read(queries.node_exists(label), {"id": node}):
-        raise missing(label, node)
     return node, label
 
 
-def node_tags(svc: Service, node: str) -> NodeTags:
-    store = _tag_store(svc)
-    own = store.own_tags(node)
-    tags = store.tags_of([node]).get(node, {})
-    return NodeTags(
-        node=node,
-        tags=[NodeTag.of(tag) for _, tag in sorted(tags.items())],
-        set_here=[OwnEntry(**entry) for entry in own],
-    )
-
-
-def _own(view: NodeTags, rel_type: str, key: str) -> list[dict]:
-    return [
-        e.model_dump(exclude_none=True)
-        for e in view.set_here
-        if e.type == rel_type and e.key == key and (rel_type == "BLOCKS" or e.origin == "manual")
-    ]
-
-
-def _check(svc: Service, key: str, values: list[str] | None = None) -> None:
-    from watershed.propagation.policy import UnknownTagError
-
+@contextmanager
+def _refused(label: str, node: str) -> Iterator[None]:
+    """A node the graph lacks is its 404, a tag the policy lacks a 400 naming it."""
     try:
-        if values is None:
-            svc.policy.check_key(key)
-        else:
-            svc.policy.check_tag(key, values)
+        yield
+    except UnknownNodeError:
+        raise missing(label, node) from None
     except UnknownTagError as exc:
         raise ApiProblem(400, str(exc)) from None
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @router.get("/nodes/{node_id:path}/tags/{key}/why", response_model=WhyPaths)
@@ -83,19 +63,18 @@ def why(
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
 ) -> WhyPaths:
-    from watershed.api.cli.tag import why_paths
-
-    node, _, _ = _existing(svc, node_id)
-    store = _tag_store(svc)
-    if key not in store.tags_of([node]).get(node, {}):
-        raise ApiProblem(404, f"{node} has no {key} tag")
-    return why_paths(store, node, key, max_paths)
+    node = _existing(svc, node_id)
+    try:
+        return why_paths(_tag_store(svc), node, key, max_paths)
+    except NoTagError as exc:
+        raise ApiProblem(404, str(exc)) from None
 
 
 @router.get("/nodes/{node_id:path}/tags", response_model=NodeTags)
 def show(node_id: NodeId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> NodeTags:
-    node, _, _ = _existing(svc, node_id)
-    return node_tags(svc, node)
+    node, label, _db = parse(node_id)
+    with _refused(label, node):
+        return tag_changes.node_tags(_tag_store(svc), node)
 
 
 @router.put("/nodes/{node_id:path}/tags/{key}", response_model=NodeTags)
@@ -103,70 +82,44 @@ def set_tag(
     node_id: NodeId, key: str, body: TagValues, me: Me = Depends(steward), svc: Service = Depends(service)
 ) -> NodeTags:
     """Set a steward's tag (it wins over propagated ones here); takes effect downstream at the next run."""
-    node, label = _changeable(svc, me, node_id)
-    values = sorted({v.strip() for v in body.values if v.strip()})
-    _check(svc, key, values)
-    before = _own(node_tags(svc, node), "TAGGED", key)
-    params = {
-        "id": node,
-        "key": key,
-        "values": values,
-        "origin": "manual",
-        "by": me.name,
-        "at": _now(),
-        "rule": None,
-    }
-    after = [{"key": key, "value": v, "by": me.name} for v in values]
-    svc.graph.write_all(
-        [(queries.set_own(label), params), statement(me.name, "tag.set", f"{node}:{key}", before, after)]
-    )
-    return node_tags(svc, node)
+    node, label = _changeable(me, node_id)
+    store = _tag_store(svc)
+    with _refused(label, node):
+        tag_changes.set_tags(store, node, {key: body.values}, by=me.name)
+    return tag_changes.node_tags(store, node)
 
 
 @router.delete("/nodes/{node_id:path}/tags/{key}", response_model=NodeTags)
 def unset_tag(
     node_id: NodeId, key: str, me: Me = Depends(steward), svc: Service = Depends(service)
 ) -> NodeTags:
-    node, label = _changeable(svc, me, node_id)
-    before = _own(node_tags(svc, node), "TAGGED", key)
-    if not before:
+    node, label = _changeable(me, node_id)
+    store = _tag_store(svc)
+    with _refused(label, node):
+        removed = tag_changes.unset_tags(store, node, [key], actor=me.name)
+    if not removed:
         raise ApiProblem(404, f"{node} has no steward's {key} tag")
-    svc.graph.write_all(
-        [
-            (queries.unset_own(label), {"id": node, "key": key, "origin": "manual"}),
-            statement(me.name, "tag.unset", f"{node}:{key}", before, None),
-        ]
-    )
-    return node_tags(svc, node)
+    return tag_changes.node_tags(store, node)
 
 
 @router.put("/nodes/{node_id:path}/blocks/{key}", response_model=NodeTags)
 def block(node_id: NodeId, key: str, me: Me = Depends(steward), svc: Service = Depends(service)) -> NodeTags:
     """Block a tag key: the node neither holds nor passes it on (from the next run)."""
-    node, label = _changeable(svc, me, node_id)
-    _check(svc, key)
-    before = _own(node_tags(svc, node), "BLOCKS", key)
-    svc.graph.write_all(
-        [
-            (queries.block(label), {"id": node, "key": key, "by": me.name, "at": _now()}),
-            statement(me.name, "tag.block", f"{node}:{key}", before, [{"key": key, "by": me.name}]),
-        ]
-    )
-    return node_tags(svc, node)
+    node, label = _changeable(me, node_id)
+    store = _tag_store(svc)
+    with _refused(label, node):
+        tag_changes.block(store, node, key, by=me.name)
+    return tag_changes.node_tags(store, node)
 
 
 @router.delete("/nodes/{node_id:path}/blocks/{key}", response_model=NodeTags)
 def unblock(
     node_id: NodeId, key: str, me: Me = Depends(steward), svc: Service = Depends(service)
 ) -> NodeTags:
-    node, label = _changeable(svc, me, node_id)
-    before = _own(node_tags(svc, node), "BLOCKS", key)
-    if not before:
+    node, label = _changeable(me, node_id)
+    store = _tag_store(svc)
+    with _refused(label, node):
+        lifted = tag_changes.unblock(store, node, key, actor=me.name)
+    if not lifted:
         raise ApiProblem(404, f"{key} is not blocked on {node}")
-    svc.graph.write_all(
-        [
-            (queries.unblock(label), {"id": node, "key": key}),
-            statement(me.name, "tag.unblock", f"{node}:{key}", before, None),
-        ]
-    )
-    return node_tags(svc, node)
+    return tag_changes.node_tags(store, node)

@@ -1,0 +1,132 @@
+"""A steward's tag change (set, unset, block, unblock) and its audit entry, sent in ONE write.
+
+The change and the entry go to the graph as one `write_all` (one transaction on Neo4j, one
+pipelined round trip on FalkorDB), so no crash between them can leave a change without its entry.
+The node is checked to exist and the tag to be one of the policy's before anything is written.
+
+Called by `watershed tag set|unset|block|unblock|show` (api/cli/tag.py) and the routes under
+/api/v1/nodes/{id}/tags and /blocks (api/http/routers/tags.py). The faces pass who acts: the CLI
+audits `cli:OS-USER` (and records `--by` on the tag), the API the signed-in user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+from watershed.api.audit import statement
+from watershed.graph.model import node_label
+from watershed.propagation import queries
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.views import NodeTag, NodeTags, OwnEntry
+
+MANUAL = "manual"
+
+
+def node_tags(store: GraphTagStore, node: str) -> NodeTags:
+    """A node's tags with their provenance, and what stewards and rules set on it.
+
+    An unknown node is an UnknownNodeError naming it.
+    """
+    own = store.own_tags(node)
+    tags = store.tags_of([node]).get(node, {})
+    return NodeTags(
+        node=node,
+        tags=[NodeTag.of(tag) for _, tag in sorted(tags.items())],
+        set_here=[OwnEntry(**entry) for entry in own],
+    )
+
+
+def _own(view: NodeTags, rel_type: str, key: str) -> list[dict]:
+    """What stewards set on the node for `key`: the audit entry's before."""
+    return [
+        e.model_dump(exclude_none=True)
+        for e in view.set_here
+        if e.type == rel_type and e.key == key and (rel_type == "BLOCKS" or e.origin == MANUAL)
+    ]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _target(node: str, key: str) -> str:
+    return f"{node}:{key}"
+
+
+def set_tags(
+    store: GraphTagStore, node: str, tags: Mapping[str, Iterable[str]], *, by: str, actor: str | None = None
+) -> None:
+    """Set a steward's tags on `node` (each key's values replace that key's earlier ones).
+
+    Every key and value is checked against the policy first (UnknownTagError, nothing written);
+    all keys and their audit entries are then one write. `actor` (default `by`) is who the audit names.
+    """
+    view = node_tags(store, node)
+    wanted = {key: sorted({v.strip() for v in values if v.strip()}) for key, values in tags.items()}
+    for key, values in wanted.items():
+        store.policy.check_tag(key, values)
+    label, at, actor = node_label(node), _now(), actor or by
+    writes = []
+    for key, values in wanted.items():
+        params = {
+            "id": node,
+            "key": key,
+            "values": values,
+            "origin": MANUAL,
+            "by": by,
+            "at": at,
+            "rule": None,
+        }
+        after = [{"key": key, "value": v, "by": by} for v in values]
+        writes.append((queries.set_own(label), params))
+        writes.append(statement(actor, "tag.set", _target(node, key), _own(view, "TAGGED", key), after))
+    store.graph.write_all(writes)
+
+
+def unset_tags(store: GraphTagStore, node: str, keys: Iterable[str], *, actor: str) -> list[str]:
+    """Remove a steward's tags from `node`; returns the keys it had (the others change nothing)."""
+    view = node_tags(store, node)
+    label = node_label(node)
+    removed, writes = [], []
+    for key in dict.fromkeys(keys):
+        before = _own(view, "TAGGED", key)
+        if before:
+            removed.append(key)
+            writes.append((queries.unset_own(label), {"id": node, "key": key, "origin": MANUAL}))
+            writes.append(statement(actor, "tag.unset", _target(node, key), before, None))
+    if writes:
+        store.graph.write_all(writes)
+    return removed
+
+
+def block(store: GraphTagStore, node: str, key: str, *, by: str, actor: str | None = None) -> None:
+    """Block a tag key on `node`: it neither holds nor passes on that key (from the next run)."""
+    view = node_tags(store, node)
+    store.policy.check_key(key)
+    actor = actor or by
+    store.graph.write_all(
+        [
+            (queries.block(node_label(node)), {"id": node, "key": key, "by": by, "at": _now()}),
+            statement(
+                actor, "tag.block", _target(node, key), _own(view, "BLOCKS", key), [{"key": key, "by": by}]
+            ),
+        ]
+    )
+
+
+def unblock(store: GraphTagStore, node: str, key: str, *, actor: str) -> bool:
+    """Lift a block; False (and nothing written) when `key` is not blocked on `node`."""
+    before = _own(node_tags(store, node), "BLOCKS", key)
+    if not before:
+        return False
+    store.graph.write_all(
+        [
+            (queries.unblock(node_label(node)), {"id": node, "key": key}),
+            statement(actor, "tag.unblock", _target(node, key), before, None),
+        ]
+    )
+    return True
+
+
+__all__ = ["block", "node_tags", "set_tags", "unblock", "unset_tags"]
