@@ -143,10 +143,10 @@ def wait_for_worker(settings, seconds: float = 60.0) -> None:
     """Until a worker serves the propagation queue (the one `services up` started may still be starting)."""
     import time
 
-    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
+    from watershed.api.service.propagation_runs import workers_alive
 
     deadline = time.monotonic() + seconds
-    while not workers_serving(app_for(settings), PROPAGATION_QUEUE, timeout=1.0):
+    while not workers_alive(settings, timeout=1.0):
         if time.monotonic() > deadline:
             fail(
                 f"no worker serves the propagation queue after {seconds:.0f} s; see {settings.data_dir}/worker/worker.log"
@@ -155,13 +155,12 @@ def wait_for_worker(settings, seconds: float = 60.0) -> None:
 
 def propagation_demo(store, catalog: Catalog) -> None:
     """Seed app values on the ODS tables, propagate on the services' Celery worker, and explain one PII tag."""
-    from watershed.api.celery_app import app_for
     from watershed.api.cli.tag import why_tree
+    from watershed.api.service.propagation_runs import PropagationRunError, run, run_state, runner_for
     from watershed.ingest.generator import seed_apps
-    from watershed.propagation.coordinator import Progress, celery_runner, propagate
+    from watershed.propagation.coordinator import Progress
     from watershed.propagation.graph_store import GraphTagStore
     from watershed.propagation.policy import default_policy
-    from watershed.propagation.run_state import RunState
     from watershed.propagation.settings import PropagationSettings
 
     settings = PropagationSettings()
@@ -172,7 +171,6 @@ def propagation_demo(store, catalog: Catalog) -> None:
         f"stewards' app values set on {seeded} ODS tables; policy rules seed every *email*/*phone*/*ssn* column"
     )
     wait_for_worker(settings)
-    state = RunState.from_url(settings.broker_url(), settings.graph_name)
 
     def show(layer, record) -> None:
         console.print(
@@ -180,15 +178,18 @@ def propagation_demo(store, catalog: Catalog) -> None:
             f"{layer.changed} changed, {layer.seconds:.2f} s"
         )
 
-    record = propagate(
-        store,
-        policy,
-        state,
-        celery_runner(settings, policy, app=app_for(settings)),
-        full=True,
-        settings=settings,
-        progress=Progress(on_layer=show, on_message=lambda m: console.print("  " + m)),
-    )
+    try:
+        record = run(
+            store,
+            policy,
+            run_state(settings),
+            runner_for(settings, policy),
+            settings,
+            full=True,
+            progress=Progress(on_layer=show, on_message=lambda m: console.print("  " + m)),
+        ).record
+    except PropagationRunError as exc:
+        fail(str(exc))
     counts = store.read(
         "MATCH (n)-[g:TAGGED]->(t:Tag) WITH t.key AS key, g.origin AS origin, count(DISTINCT n) AS nodes "
         "RETURN key, origin, nodes ORDER BY key, origin"

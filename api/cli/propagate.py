@@ -4,44 +4,21 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 import typer
 
 from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
-
-POLICY_HELP = "The YAML tag policy (default: WATERSHED_POLICY_FILE, else the built-in policy)."
-
-
-def _policy(path: Path | None):
-    from watershed.propagation.policy import PolicyError, load_policy
-    from watershed.propagation.settings import PropagationSettings
-
-    try:
-        return load_policy(path or PropagationSettings().policy_file)
-    except PolicyError as exc:
-        fail(str(exc))
+from watershed.api.cli.policy_option import POLICY_HELP, command_policy
 
 
 def _state(settings):
-    import redis
+    from watershed.api.service.propagation_runs import BrokerUnreachableError, run_state
 
-    from watershed.propagation.run_state import RunState
-
-    state = RunState.from_url(settings.broker_url(), settings.graph_name)
     try:
-        state.client.ping()
-    except redis.RedisError as exc:
-        fail(f"cannot reach the Celery Redis at {settings.broker_url()} ({exc}); run `watershed services up`")
-    return state
-
-
-def _workers_alive(settings) -> int:
-    """How many live workers serve the propagation queue (a worker of the `ttl` queue only runs no batch)."""
-    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
-
-    return len(workers_serving(app_for(settings), PROPAGATION_QUEUE))
+        return run_state(settings)
+    except BrokerUnreachableError as exc:
+        fail(f"{exc}; run `watershed services up`")
 
 
 def _run_line(record, before: str, after: str):
@@ -80,21 +57,19 @@ def propagate_command(
     An interrupted run (a killed coordinator) is resumed from its last finished layer.
     """
     from watershed.api.cli.graph import open_store
-    from watershed.propagation.coordinator import (
-        Progress,
-        RunFailedError,
-        RunInterruptedError,
-        celery_runner,
-        local_runner,
-        propagate,
+    from watershed.api.service.propagation_runs import (
+        NoWorkerError,
+        PropagationRunError,
+        RunStoppedError,
+        run,
+        runner_for,
     )
-    from watershed.propagation.engine import StaleTokenError
-    from watershed.propagation.run_state import LockLostError, RunInProgressError
+    from watershed.propagation.coordinator import Progress
     from watershed.propagation.settings import PropagationSettings
 
     settings = PropagationSettings()
     # A bad policy file is reported before any server is needed.
-    policy = None if status else _policy(policy_file)
+    policy = None if status else command_policy(policy_file)
     state = _state(settings)
     if status:
         record = state.current()
@@ -114,11 +89,6 @@ def propagate_command(
             console.print(styled(("error:", "red"), f" {record.error}"))
         return
     graph = open_store()
-    if not local and _workers_alive(settings) == 0:
-        fail(
-            f"no Celery worker serves the propagation queue on {settings.broker_url()}; start one with "
-            "`watershed worker` (or run in this process with --local)"
-        )
 
     def on_layer(layer, record) -> None:
         if output is OutputFormat.table:
@@ -134,40 +104,31 @@ def propagate_command(
     def resent(count: int) -> None:
         say(f"{count} batches had no answer in time; sent again")
 
-    if local:
-        runner = local_runner
-    else:
-        from watershed.api.celery_app import app_for
-
-        runner = celery_runner(settings, policy, on_resend=resent, app=app_for(settings))
-    deadline = time.monotonic() + wait
-    began = time.monotonic()
-    while True:
-        try:
-            record = propagate(
-                graph,
-                policy,
-                state,
-                runner,
-                full=full,
-                settings=settings,
-                progress=Progress(on_layer=on_layer, on_message=say),
-                batch_size=batch_size,
-            )
-            break
-        except RunInProgressError as exc:
-            if time.monotonic() >= deadline:
-                fail(str(exc))
-            time.sleep(1.0)
-        except RunFailedError as exc:
-            fail(f"{exc}; the next `watershed propagate` starts a new run")
-        except (RunInterruptedError, LockLostError, StaleTokenError) as exc:
-            fail(str(exc))
+    try:
+        runner = runner_for(settings, policy, local=local, on_resend=resent)
+        outcome = run(
+            graph,
+            policy,
+            state,
+            runner,
+            settings,
+            full=full,
+            wait=wait,
+            batch_size=batch_size,
+            progress=Progress(on_layer=on_layer, on_message=say),
+        )
+    except NoWorkerError as exc:
+        fail(f"{exc}; start one with `watershed worker` (or run in this process with --local)")
+    except RunStoppedError as exc:
+        fail(f"{exc}; the next `watershed propagate` starts a new run" if exc.failed else str(exc))
+    except PropagationRunError as exc:
+        fail(str(exc))
+    record = outcome.record
     if output is OutputFormat.json:
         write_model(record, exclude={"frontier"})
         return
     console.print(
-        _run_line(record, "", f", {time.monotonic() - began:.1f} s"),
+        _run_line(record, "", f", {outcome.seconds:.1f} s"),
         styled((" (stopped at the layer cap)" if record.stopped_at_cap else "", "yellow")),
         sep="",
     )
@@ -192,6 +153,7 @@ def worker_command(
     """Start a Celery worker of the one Watershed app on the configured Redis broker (propagation and ttl by default)."""
     from watershed.api.celery_app import parse_queues, worker_argv
     from watershed.api.cli.output import usage_error
+    from watershed.api.service.propagation_runs import shown_broker
     from watershed.propagation.settings import PropagationSettings
 
     try:
@@ -222,7 +184,7 @@ def worker_command(
         schedule_file = str(nightly.data_dir / "celerybeat-schedule")
         console.print(f"beat: the nightly chain at '{nightly.nightly_cron}' (UTC)")
     console.print(
-        f"worker on {settings.broker_url()}, queues {','.join(chosen)}, {concurrency} processes (Ctrl-C stops it)"
+        f"worker on {shown_broker(settings)}, queues {','.join(chosen)}, {concurrency} processes (Ctrl-C stops it)"
     )
     os.execv(
         sys.executable,

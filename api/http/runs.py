@@ -5,6 +5,9 @@ Redis and the graph), so any API process sees the same run and a second start is
 while one holds the lock. Cancelling sets a key in that Redis; the coordinating process
 checks it after every layer and stops the run there (marked failed, "cancelled by NAME").
 A run whose coordinator is gone (no lock holder) is marked failed on the spot.
+
+The run itself is the propagation-run use case (api/service/propagation_runs.py), as for the CLI
+and the nightly chain; this module adds the thread, the 409/503 answers and cancelling.
 """
 
 from __future__ import annotations
@@ -13,10 +16,19 @@ import logging
 import threading
 import time
 
-from kombu.utils.url import maybe_sanitize_url
+import redis
 
 from watershed.api.http.problems import ApiProblem
 from watershed.api.http.settings import ApiSettings
+from watershed.api.service.propagation_runs import (
+    BrokerUnreachableError,
+    NoWorkerError,
+    RunBusyError,
+    run,
+    run_state,
+    runner_for,
+    shown_broker,
+)
 from watershed.graph.errors import WatershedError
 from watershed.propagation.run_state import RunRecord, RunState
 
@@ -44,13 +56,11 @@ class RunLauncher:
         return f"{self.state.prefix}:cancel"
 
     def _reachable(self) -> None:
-        import redis
-
         try:
             self.state.client.ping()
         except redis.RedisError:
             raise ApiProblem(
-                503, f"the Celery Redis at {maybe_sanitize_url(self.settings.broker_url())} does not answer"
+                503, f"the Celery Redis at {shown_broker(self.settings)} does not answer"
             ) from None
 
     def current(self) -> RunRecord | None:
@@ -58,22 +68,18 @@ class RunLauncher:
         return self.state.current()
 
     def start(self, full: bool) -> RunRecord:
-        from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
-
         self._reachable()
         holder = self.state.holder()
         if holder is not None:
             raise ApiProblem(
                 409, f"a propagation run (token {holder}) is in progress; wait for it or cancel it"
             )
-        if not workers_serving(app_for(self.settings), PROPAGATION_QUEUE, timeout=1.0):
-            raise ApiProblem(
-                503,
-                f"no Celery worker serves the propagation queue on {maybe_sanitize_url(self.settings.broker_url())}; "
-                "start `watershed worker` (or `watershed services up`)",
-            )
+        try:
+            runner = runner_for(self.settings, self.policy, timeout=1.0)
+        except NoWorkerError as exc:
+            raise ApiProblem(503, f"{exc}; start `watershed worker` (or `watershed services up`)") from None
         before = self.state.current()
-        thread = threading.Thread(target=self._run, args=(full,), name="propagation-run", daemon=True)
+        thread = threading.Thread(target=self._run, args=(full, runner), name="propagation-run", daemon=True)
         thread.start()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -87,18 +93,20 @@ class RunLauncher:
             time.sleep(0.02)
         error = self._errors.pop(thread.ident or 0, None)
         if error is not None:
-            from watershed.propagation.run_state import RunInProgressError
-
-            status = 409 if isinstance(error, RunInProgressError) else 500
+            status = (
+                409
+                if isinstance(error, RunBusyError)
+                else 503
+                if isinstance(error, BrokerUnreachableError)
+                else 500
+            )
             raise ApiProblem(status, f"the run did not start: {error}")
         raise ApiProblem(500, "the run did not record itself in time; see GET /api/v1/propagation/runs")
 
-    def _run(self, full: bool) -> None:
-        from watershed.api.celery_app import app_for
+    def _run(self, full: bool, runner) -> None:
         from watershed.graph.backends import open_store
-        from watershed.propagation.coordinator import Progress, celery_runner, propagate
+        from watershed.propagation.coordinator import Progress
 
-        state = RunState.from_url(self.settings.broker_url(), self.settings.graph_name)
         cancel_key = self._cancel_key()
 
         def check_cancel(layer, record: RunRecord) -> None:
@@ -109,22 +117,25 @@ class RunLauncher:
                     state.client.delete(cancel_key)
                     raise RunCancelledError(f"cancelled by {actor}")
 
-        graph = open_store(self.settings)
+        graph = None
         try:
-            propagate(
+            state = run_state(self.settings)
+            graph = open_store(self.settings)
+            run(
                 graph,
                 self.policy,
                 state,
-                celery_runner(self.settings, self.policy, app=app_for(self.settings)),
+                runner,
+                self.settings,
                 full=full,
-                settings=self.settings,
                 progress=Progress(on_layer=check_cancel),
             )
         except BaseException as exc:  # the thread's end: record it, the route reports it
             self._errors[threading.get_ident()] = exc
             log.warning("propagation run ended: %s: %s", type(exc).__name__, exc)
         finally:
-            graph.close()
+            if graph is not None:
+                graph.close()
 
     def cancel(self, run_id: str, actor: str) -> RunRecord:
         from datetime import UTC, datetime

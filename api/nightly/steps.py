@@ -101,11 +101,11 @@ def results_of(settings: NightlySettings, day: str) -> dict[str, StepResult]:
 
 def _policy(context: str):
     """The tag policy (WATERSHED_POLICY_FILE, else the built-in one); a bad file is a NightlyError."""
-    from watershed.propagation.policy import PolicyError, load_policy
-    from watershed.propagation.settings import PropagationSettings
+    from watershed.api.service.policy import tag_policy
+    from watershed.graph.errors import PolicyError
 
     try:
-        return load_policy(PropagationSettings().policy_file)
+        return tag_policy()
     except PolicyError as exc:
         raise NightlyError(f"{context}{exc}") from None
 
@@ -222,28 +222,15 @@ def harvest_result(
 # ------------------------------------------------------------------ propagate
 
 
-def _shown(url: str) -> str:
-    """A broker URL as it may be printed: without its password."""
-    from kombu.utils.url import maybe_sanitize_url
-
-    return maybe_sanitize_url(url)
-
-
 def _propagation_state():
-    import redis
-
-    from watershed.propagation.run_state import RunState
+    from watershed.api.service.propagation_runs import BrokerUnreachableError, run_state
     from watershed.propagation.settings import PropagationSettings
 
     settings = PropagationSettings()
-    state = RunState.from_url(settings.broker_url(), settings.graph_name)
     try:
-        state.client.ping()
-    except redis.RedisError as exc:
-        raise NightlyError(
-            f"cannot reach the Celery Redis at {_shown(settings.broker_url())} ({exc})"
-        ) from None
-    return settings, state
+        return settings, run_state(settings)
+    except BrokerUnreachableError as exc:
+        raise NightlyError(str(exc)) from None
 
 
 def propagation_lock_holder() -> int | None:
@@ -262,73 +249,44 @@ def propagate(
 ) -> StepResult:
     """An incremental (or full) propagation run on the Celery workers (or in this process with `local`).
 
-    An interrupted run (a killed coordinator) is resumed. Another run holding the lock is waited
-    for up to `nightly_lock_wait_seconds`, then this step fails (a scheduler retries it).
+    An interrupted run (a killed coordinator) is resumed, then tonight's changes get a run of their
+    own. Another run holding the lock is waited for up to `nightly_lock_wait_seconds`, then this
+    step fails (a scheduler retries it).
     """
-    from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
-    from watershed.propagation.coordinator import (
-        Progress,
-        RunFailedError,
-        RunInterruptedError,
-        celery_runner,
-        local_runner,
-    )
-    from watershed.propagation.coordinator import propagate as run_propagation
-    from watershed.propagation.engine import StaleTokenError
-    from watershed.propagation.run_state import LockLostError, RunInProgressError
+    from watershed.api.service.propagation_runs import PropagationRunError, run, runner_for
+    from watershed.propagation.coordinator import Progress
 
     settings = settings or NightlySettings()
     check_date(day)
     propagation, state = _propagation_state()
     policy = _policy(f"propagate {day}: ")
-    if local:
-        runner = local_runner
-    else:
-        app = app_for(propagation)
-        if not workers_serving(app, PROPAGATION_QUEUE):
-            raise NightlyError(
-                f"propagate {day}: no Celery worker serves the propagation queue on {_shown(propagation.broker_url())}"
-            )
-        runner = celery_runner(propagation, policy, app=app)
-    store = _open_graph(settings)
-    deadline = time.monotonic() + settings.nightly_lock_wait_seconds
-    began = time.monotonic()
-
-    def one_run():
-        while True:
-            try:
-                return run_propagation(
-                    store,
-                    policy,
-                    state,
-                    runner,
-                    full=full,
-                    settings=propagation,
-                    progress=Progress(on_message=say),
-                )
-            except RunInProgressError as exc:
-                if time.monotonic() >= deadline:
-                    raise NightlyError(f"propagate {day}: {exc}") from None
-                time.sleep(1.0)
-            except (RunFailedError, RunInterruptedError, LockLostError, StaleTokenError) as exc:
-                raise NightlyError(f"propagate {day}: {exc}") from None
-
     try:
-        record = one_run()
-        resumed = record if record.resumed else None
-        if resumed is not None:
-            # A resumed run finishes an interrupted run's cone, from that run's start: what changed
-            # since (tonight's harvest) needs a run of its own.
-            record = one_run()
-    finally:
-        store.close()
+        runner = runner_for(propagation, policy, local=local)
+        store = _open_graph(settings)
+        try:
+            outcome = run(
+                store,
+                policy,
+                state,
+                runner,
+                propagation,
+                full=full,
+                wait=settings.nightly_lock_wait_seconds,
+                progress=Progress(on_message=say),
+                catch_up=True,
+            )
+        finally:
+            store.close()
+    except PropagationRunError as exc:
+        raise NightlyError(f"propagate {day}: {exc}") from None
+    record = outcome.record
     counts = {
         "mode": record.mode,
         "layers": len(record.layers),
         "nodes_processed": record.nodes_processed,
         "tags_changed": record.tags_changed,
         "cone": record.cone,
-        "resumed": resumed.run_id if resumed is not None else None,
+        "resumed": outcome.resumed.run_id if outcome.resumed is not None else None,
     }
     return save_result(
         settings,
@@ -337,7 +295,7 @@ def propagate(
             date=day,
             run_id=record.run_id,
             counts=counts,
-            seconds=round(time.monotonic() - began, 2),
+            seconds=round(outcome.seconds, 2),
         ),
     )
 

@@ -74,7 +74,9 @@ def test_bad_policy_file_names_the_key(cli_env, tmp_path):
 
 
 def test_propagate_without_workers_says_how_to_start_one(cli_env, monkeypatch):
-    monkeypatch.setattr("watershed.api.cli.propagate._workers_alive", lambda settings: 0)
+    monkeypatch.setattr(
+        "watershed.api.service.propagation_runs.workers_alive", lambda settings, app=None, timeout=2.0: 0
+    )
     result = invoke("propagate")
     assert result.exit_code == 1 and "watershed worker" in result.output
 
