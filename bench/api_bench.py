@@ -253,8 +253,8 @@ def build_queries(
     search: int,
     few: int,
 ) -> list[Query]:
-    from watershed.api.cli.tag import why_paths
     from watershed.api.http.routers.tables import COLUMN
+    from watershed.api.service.provenance import why_paths
     from watershed.propagation import queries as tag_queries
     from watershed.propagation.graph_store import GraphTagStore
     from watershed.propagation.policy import default_policy
