@@ -4,9 +4,12 @@
 `QueryResolver` in the resolver's strict mode (`ResolverEnv.decisions`: an output's sources are
 every base column that can decide its value, not only those it is computed from: a CASE/IF
 condition, a map or array subscript's key, a window's PARTITION BY/ORDER BY, what a scalar
-subquery's clauses read; each with `decides:<what>` on its path where it decides, so masking
-knows a function above it takes a chosen value) that also keeps, per SELECT, what permission
-checks need and lineage does not:
+subquery's clauses read, the columns of other reads a join condition compares a read with
+(`decides:join`, then `against:<column>` naming the read's own side), the array a `posexplode`
+position counts in; each with `decides:<what>` on its path where it decides, so masking
+knows a function above it takes a chosen value; a cast to another type than text is
+`cast:<type>`, and a UDF called without a column is a source of its own, `<name>()`) that also
+keeps, per SELECT, what permission checks need and lineage does not:
 the columns of column-versus-column comparisons (values can pass across them), and only the
 row filters that are sound. A row condition on a table read must hold for every row the query
 reads from it; where that is not certain the condition is dropped, so a cell may claim MORE
@@ -63,7 +66,9 @@ from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name
 from watershed.ingest.limits import checked_tokens
+from watershed.ingest.predicates import conjuncts
 from watershed.ingest.resolve import (
+    CONDITIONAL,
     DIRECT,
     EXPRESSION,
     KINDS,
@@ -246,7 +251,8 @@ class PointsResolver(QueryResolver):
     def _expand_star(self, sources, star, ctx, names, contribs, passthrough) -> None:
         sources = list(sources)
         for source in sources:
-            if source.relation is None and source.columns is not None and source.table is not None:
+            # a base table's read (one a join decides holds a relation as well)
+            if source.columns is not None and source.table is not None:
                 entry = self.env.catalog.get(source.table)
                 if entry is not None and not entry.columns_ordered:
                     # its columns are listed by name: positions (and so masks) would be wrong
@@ -282,6 +288,14 @@ class PointsResolver(QueryResolver):
     # ------------------------------------------------------- partial functions
 
     def _value_function(self, node, scope, ctx, kind, funcs, key, out) -> None:
+        if type(node) is exp.Anonymous and node.find(exp.Column) is None:
+            # a UDF called without a column: its result is a value of its own, named `<name>()`
+            # among the output's sources (masking tells a policy secret function: never returned)
+            name = function_name(node)
+            path = tuple(reversed(funcs))
+            if path and path[0] == name:
+                path = path[1:]  # its own name, put on its siblings' paths as a salt
+            out.append((f"{name}()", None, max(kind, EXPRESSION), path, None))
         partial = _partial_name(node)
         if partial is None:
             super()._value_function(node, scope, ctx, kind, funcs, key, out)
@@ -293,6 +307,195 @@ class PointsResolver(QueryResolver):
         path = (*funcs, partial)
         for child in node.iter_expressions():
             self.value(child, scope, ctx, inner_kind, path, None, out)
+
+    # --------------------------------------------------------- join decisions
+
+    def join_decisions(self, node: exp.Select, scope: Scope, ctx: ReadContext) -> None:
+        """A read's rows are chosen by what its join condition compares it with: the columns
+        of the OTHER reads in a conjunct of an ON, a USING or the WHERE that relates two reads
+        decide every column of this one (`decides:join`), through chains of joins. Each such
+        path ends with `against:<column>[ via <functions>]`, the read's own side of the
+        comparison, so masking can leave out a decision matched against a value no less
+        protected (`orders.phone = users.phone`)."""
+        if len(scope.sources) < 2:
+            return
+        #: (the decided read, the reads deciding it, their contributions, its `against:` marks)
+        edges: list[tuple[str, frozenset[str], list, tuple[str, ...]]] = []
+        deciding, scratch = self.deciding, ReadContext()
+        # the sides are valued again only to name their paths: their weak references are the
+        # condition's, recorded by `filters` already
+        self.deciding = dict(deciding)
+        try:
+            for conjunct in self._relating(node, scope, ctx):
+                owners = self._owners(conjunct, scope, ctx)
+                if len(owners) < 2:
+                    continue
+                for alias in owners:
+                    mine, other = self._sides(conjunct, alias, owners[alias], scope, ctx)
+                    own: list = []
+                    self.value(mine, scope, scratch, CONDITIONAL, (), None, own)
+                    theirs: list = []
+                    self.value(other, scope, scratch, CONDITIONAL, (), None, theirs)
+                    for contribution in (*own, *theirs):
+                        self.join_columns.setdefault(contribution[0], None)
+                    marks = tuple(
+                        dict.fromkeys(
+                            f"against:{c[0]}" + (f" via {','.join(c[3])}" if c[3] else "") for c in own
+                        )
+                    )
+                    edges.append((alias, frozenset(owners) - {alias}, theirs, marks))
+        finally:
+            self.deciding = deciding
+        decided: dict[str, dict[tuple, tuple[tuple, frozenset[str]]]] = {}
+        for alias, others, theirs, marks in edges:
+            found = decided.setdefault(alias, {})
+            for c in theirs:
+                path = (*c[3], "decides:join", *marks)
+                found.setdefault((c[0], path), ((c[0], None, CONDITIONAL, path, None), others))
+        # a chain: what decides a read that decides this one decides it too (never back to itself)
+        for _ in range(len(scope.sources)):
+            grew = False
+            for alias, others, _theirs, marks in edges:
+                found = decided.setdefault(alias, {})
+                for other in others:
+                    for contribution, origins in list(decided.get(other, {}).values()):
+                        if alias in origins:
+                            continue
+                        path = (*contribution[3], "decides:join", *marks)
+                        if (contribution[0], path) not in found:
+                            found[(contribution[0], path)] = (
+                                (contribution[0], None, CONDITIONAL, path, None),
+                                origins | {other},
+                            )
+                            grew = True
+            if not grew:
+                break
+        for alias, found in decided.items():
+            if found:
+                self._decided_source(scope, alias, [c for c, _ in found.values()], ctx)
+
+    def _relating(self, node: exp.Select, scope: Scope, ctx: ReadContext) -> list[exp.Expression]:
+        """The conjuncts of the SELECT's ON, USING and WHERE conditions (join groups included);
+        a USING column as `left.k = right.k`."""
+        found: list[exp.Expression] = []
+        from_ = node.args.get("from_")
+        joins: list[exp.Join] = []
+        stack = [from_.this] if from_ is not None else []
+        stack.extend(j.this for j in node.args.get("joins") or [])
+        joins.extend(node.args.get("joins") or [])
+        while stack:
+            item = stack.pop()
+            group = item.args.get("joins") if type(item) is exp.Subquery and not item.alias else None
+            if group:
+                joins.extend(group)
+                stack.extend(j.this for j in group)
+                stack.append(item.this)
+        for join in joins:
+            on = join.args.get("on")
+            if on is not None:
+                found.extend(conjuncts(on))
+            using = join.args.get("using")
+            if using:
+                right = [a for a, s in scope.sources.items() if _is_item_of(s, join)]
+                left = [a for a in scope.sources if a not in right]
+                for ident in using:
+                    name = ident.name.lower()
+                    sides = [self._first_with(name, left, scope), self._first_with(name, right, scope)]
+                    if None not in sides:
+                        found.append(
+                            exp.EQ(this=exp.column(name, sides[0]), expression=exp.column(name, sides[1]))
+                        )
+        where = node.args.get("where")
+        if where is not None:
+            found.extend(conjuncts(where.this))
+        return found
+
+    @staticmethod
+    def _first_with(name: str, aliases: list[str], scope: Scope) -> str | None:
+        for alias in aliases:
+            known = scope.sources[alias].known_columns()
+            if known is None or name in known:
+                return alias
+        return None
+
+    def _owner(self, column: exp.Column, scope: Scope, ctx: ReadContext) -> str | None:
+        """The alias of this SELECT's read a column of its condition belongs to (None: an
+        enclosing query's, a lambda's, a subquery's own, or not told)."""
+        if type(column.this) is exp.Star or column.args.get("db") is not None:
+            return None
+        qualifier = column.args.get("table")
+        if qualifier is not None:
+            alias = column.table.lower()
+            return alias if alias in scope.sources else None
+        found = self._find_unqualified(column.name.lower(), scope, ctx)
+        if isinstance(found, Source):
+            return next((a for a, s in scope.sources.items() if s is found), None)
+        return None
+
+    def _owners(self, conjunct: exp.Expression, scope: Scope, ctx: ReadContext) -> dict[str, list]:
+        owners: dict[str, list] = {}
+        stack = [conjunct]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, exp.Query | exp.Subquery):
+                continue  # a subquery's columns are its own (a correlated one is a row filter)
+            if type(node) is exp.Column:
+                alias = self._owner(node, scope, ctx)
+                if alias is not None:
+                    owners.setdefault(alias, []).append(node)
+                continue
+            stack.extend(node.iter_expressions())
+        return owners
+
+    def _sides(
+        self, conjunct: exp.Expression, alias: str, columns: list, scope: Scope, ctx: ReadContext
+    ) -> tuple[exp.Expression, exp.Expression]:
+        """(the read's own side, the others' side) of a conjunct: the two sides of a comparison
+        whose one side reads only `alias`, else the conjunct with the others' columns (then
+        the read's own) as NULL."""
+        if isinstance(conjunct, exp.Binary) and not isinstance(conjunct, exp.Connector):
+            left, right = conjunct.left, conjunct.right
+            ours = {id(c) for c in columns}
+            for mine, other in ((left, right), (right, left)):
+                inside = [c for c in mine.find_all(exp.Column) if id(c) in ours]
+                if (
+                    len(inside) == len(columns)
+                    and not any(id(c) in ours for c in other.find_all(exp.Column))
+                    and all(self._owner(c, scope, ctx) in (alias, None) for c in mine.find_all(exp.Column))
+                ):
+                    return mine, other
+
+        def nulled(keep: bool):
+            def swap(node: exp.Expression) -> exp.Expression:
+                if type(node) is exp.Column and node.find_ancestor(exp.Subquery, exp.Query) is None:
+                    owner = self._owner(node, scope, ctx)
+                    if owner is not None and (owner == alias) != keep:
+                        return exp.Null()
+                return node
+
+            return conjunct.transform(swap)
+
+        return nulled(True), nulled(False)
+
+    def _decided_source(self, scope: Scope, alias: str, decisions: list, ctx: ReadContext) -> None:
+        """The read under `alias`, each of its columns decided by `decisions` too."""
+        source = scope.sources[alias]
+        if source.relation is not None:
+            relation = Relation(
+                list(source.relation.names),
+                [[*column, *decisions] for column in source.relation.contribs],
+                list(source.relation.passthrough),
+            )
+        elif source.columns is not None:
+            relation = Relation(
+                list(source.columns), [[*source.base_column(n, ctx), *decisions] for n in source.columns]
+            )
+        else:
+            return  # a table the catalog does not know: the query is denied for it anyway
+        decided = Source(
+            alias, table=source.table, columns=source.columns, occurrence=source.occurrence, relation=relation
+        )
+        scope.add(alias, decided)
 
     # ---------------------------------------------------------------- filters
 
@@ -690,7 +893,8 @@ def query_points(
     else:
         rows = [{"table": r.table, "conditions": []} for r in lineage.reads]
         extra = [w.column for w in lineage.weak_references]
-        extra.extend(s.column for c in lineage.columns for s in c.sources)
+        # a UDF's own value (`<name>()`) is no column of a table
+        extra.extend(s.column for c in lineage.columns for s in c.sources if not s.column.endswith("()"))
         # the written table's own columns read (`SET a = b WHERE c = 1`): a read of it
         read = {r["table"] for r in rows}
         for table in dict.fromkeys(ids.parent(c) for c in [*extra, *resolver.join_columns]):

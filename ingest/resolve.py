@@ -437,6 +437,8 @@ class QueryResolver:
         where = args.get("where")
         if where is not None:
             self.filters(where.this, scope, ctx, "filter")
+        if self.env.decisions:
+            self.join_decisions(node, scope, ctx)
 
         relation = self._projections(node.expressions, scope, ctx)
 
@@ -995,7 +997,13 @@ class QueryResolver:
             self.value(function.this, scope, ctx, EXPRESSION, ("posexplode",), None, out)
             if not names:
                 names = ["pos", "col"]
-            contribs = [[] if position == 0 else list(out) for position in range(len(names))]
+            # strict: a position counts the elements before it, so what the array holds decides it
+            position = (
+                [(c[0], None, max(c[2], CONDITIONAL), (*c[3], "decides:position"), None) for c in out]
+                if self.env.decisions
+                else []
+            )
+            contribs = [position if n == 0 else list(out) for n in range(len(names))]
         else:
             out = []
             fname = function_name(function)
@@ -1005,6 +1013,11 @@ class QueryResolver:
                 names = ["col"]
             contribs = [list(out) for _ in names]
         scope.add(alias, Source(alias, relation=Relation(names, contribs)))
+
+    def join_decisions(self, node: exp.Select, scope: Scope, ctx: ReadContext) -> None:
+        """Strict mode (`ResolverEnv.decisions`), once a SELECT's joins and WHERE are read: the
+        gateway's resolver (ingest.points) makes the columns a join condition compares a read
+        with decide that read's columns. The lineage resolver records nothing more."""
 
     def _using_column(self, name: str, scope: Scope, ctx: ReadContext) -> None:
         for source in scope.sources.values():
@@ -1290,7 +1303,13 @@ class QueryResolver:
             self.value(child, scope, ctx, kind, funcs, key, out)
 
     def _value_cast(self, node, scope, ctx, kind, funcs, key, out) -> None:
-        self.value(node.args["this"], scope, ctx, kind, (*funcs, "cast"), key, out)
+        name = "cast"
+        to = node.args.get("to")
+        if self.env.decisions and isinstance(to, exp.DataType) and not to.is_type(*exp.DataType.TEXT_TYPES):
+            # strict: a cast to another type than text may lose part of the value (a leading
+            # zero, a format), so it is no whole-value pass: `cast:<type>`
+            name = f"cast:{to.this.value.lower()}"
+        self.value(node.args["this"], scope, ctx, kind, (*funcs, name), key, out)
 
     def _value_json(self, node, scope, ctx, kind, funcs, key, out) -> None:
         path_key = _key_from_json_path(node.expression)

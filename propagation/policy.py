@@ -87,7 +87,8 @@ HASH_FUNCTIONS = ["md5", "sha1", "sha2", "hash", "xxhash64", "crc32"]
 #: is reversed by hashing every candidate, so it keeps its level unless the hash is keyed
 ENUMERABLE_TYPES = ["phone", "ssn", "id_card", "bank_card"]
 #: functions that take their argument whole (the value is still all there after them): in the
-#: gateway's strict mode a drop or downgrade counts only after these (see `rules.derive`)
+#: gateway's strict mode a drop or downgrade counts only after these (see `rules.derive`); the
+#: strict resolver names a cast to another type than text `cast:<type>`, which is not one
 WHOLE_VALUE_FUNCTIONS = frozenset(
     {"cast", "trim", "ltrim", "rtrim", "upper", "lower", "concat", "concat_ws", "coalesce", "nvl"}
 )
@@ -330,6 +331,10 @@ class Policy(_Strict):
         if keyed and not strict:
             return False
         return not any(f in self.secret_functions for f in functions[:position])
+
+    def is_hash(self, function: str) -> bool:
+        """Whether `function` is a hash, plain or keyed."""
+        return function in HASH_FUNCTIONS or function in self.keyed_hashes
 
     def takes_whole(self, function: str) -> bool:
         """Whether `function` passes its argument on whole (a cast, a trim, a concatenation, or

@@ -2,8 +2,11 @@
 
 The rule: an output is protected when any protected value can decide it (its value, a map or
 array subscript's key, a CASE/IF/decode/COALESCE choice, a returned comparison, a lambda, a
-window's spec, a scalar subquery's clauses), unless the function-effect table says the value
-is destroyed. The points (`ingest.points`, the resolver's strict mode) list every such base
+window's spec, a scalar subquery's clauses, a join that looks a read's rows up by it, a
+position in an array it decides), unless the function-effect table says the value is
+destroyed. A join source counts only where the read's own side it was matched against is
+less protected than it (`_counts`); a policy secret function's result is never returned
+unless it only keys a hash of a protected column (`_secret_returned`). The points (`ingest.points`, the resolver's strict mode) list every such base
 column as a source; per output column, its tags are derived from those sources with the
 propagation rules in their strict mode (`propagation.rules.derive(strict=True)`: one
 `Incoming` per source carrying the base column's effective tags, the path's kind and
@@ -47,6 +50,80 @@ def _incoming(source, tags: Mapping[str, Mapping[str, TagValue]]) -> Incoming:
     )
 
 
+#: where a join condition decides a read's rows (ingest.points), followed by the read's own side
+_JOIN = "decides:join"
+_AGAINST = "against:"
+
+
+def _counts(source, tags: Mapping[str, Mapping[str, TagValue]], policy: Policy) -> bool:
+    """Whether a source deciding an output through joins counts: not when, at some join on its
+    path, the read's own side it was matched against is at least as protected as the value so
+    far (`orders.phone = users.phone` choosing `users.name`: the matched phone is no less
+    secret). A lookup keyed by it (`digits.k = substr(phone, 11, 1)`) counts."""
+    functions = list(source.functions)
+    for position, function in enumerate(functions):
+        if function != _JOIN:
+            continue
+        value = derive([_incoming_path(source.column, functions[:position], tags)], policy, strict=True)
+        matched: list[Incoming] = []
+        for mark in functions[position + 1 :]:
+            if not mark.startswith(_AGAINST):
+                break
+            column, _, via = mark[len(_AGAINST) :].partition(" via ")
+            matched.append(_incoming_path(column, via.split(",") if via else [], tags))
+        if _no_less_protected(derive(matched, policy, strict=True), value, policy):
+            return False
+    return True
+
+
+def _secret_returned(sources, tags: Mapping[str, Mapping[str, TagValue]], policy: Policy) -> str | None:
+    """The policy secret function whose result the output holds (a source `<name>()`, ingest.points),
+    unless it only keys a hash of a protected column: a hash follows it on its path, and a
+    source with a sensitivity tag reaches that hash with the function beside it, not through a
+    CASE/IF branch (whose other branch may be a candidate the asker wrote)."""
+    for source in sources:
+        name = source.column[:-2] if source.column.endswith("()") else ""
+        if name not in policy.secret_functions:
+            continue
+        if not any(policy.is_hash(f) for f in source.functions):
+            return name
+        keyed = [
+            other
+            for other in sources
+            if other.kind != "conditional-value"
+            and name in other.functions
+            and any(policy.is_hash(f) for f in other.functions[other.functions.index(name) :])
+            and any(key in policy.sensitivity for key in tags.get(other.column, {}))
+        ]
+        if not keyed:
+            return name
+    return None
+
+
+def _incoming_path(column: str, functions, tags: Mapping[str, Mapping[str, TagValue]]) -> Incoming:
+    return Incoming(
+        source=column,
+        source_tags=dict(tags.get(column, {})),
+        task=None,
+        kind="expression",
+        functions=tuple(functions),
+    )
+
+
+def _no_less_protected(
+    matched: Mapping[str, TagValue], value: Mapping[str, TagValue], policy: Policy
+) -> bool:
+    """Every sensitivity level of `value` is matched by one at least as high in `matched`."""
+    for key, family in policy.sensitivity.items():
+        tag = value.get(key)
+        if tag is None:
+            continue
+        other = matched.get(key)
+        if other is None or max(map(family.rank, other.values)) < max(map(family.rank, tag.values)):
+            return False
+    return True
+
+
 def mask_name(orc_mask: str) -> str:
     """The mask of a rule's ORC mask text (`redact,params` → `redact`); unknown ones nullify."""
     name = orc_mask.split(",", 1)[0].strip().lower()
@@ -85,8 +162,23 @@ def _mask(
     policy: Policy,
 ) -> dict:
     """The fields of `column`'s OutputMask."""
-    if any(tags.get(source.column) for source in column.sources):
-        incoming = [_incoming(source, tags) for source in column.sources]
+    sources = column.sources
+    secret = _secret_returned(sources, tags, policy)
+    if secret is not None:
+        # no grant unmasks a secret: it is the key that makes a keyed hash safe
+        return {
+            "position": column.position,
+            "name": column.name,
+            "masked": True,
+            "mask": "nullify",
+            "tags": {},
+            "why": f"returns the policy's secret function {secret}(), which may only key a hash of "
+            "a protected column",
+        }
+    if any(_JOIN in source.functions for source in sources):
+        sources = [source for source in sources if _counts(source, tags, policy)]
+    if any(tags.get(source.column) for source in sources):
+        incoming = [_incoming(source, tags) for source in sources]
         derived = plain_tags(derive(incoming, policy, strict=True))
     else:
         # most outputs read no tagged column: derive would give {}, which no rule matches, so
@@ -114,13 +206,13 @@ def _mask(
     # what each source carries on its own, through its path's functions
     alone = [
         (source, plain_tags(derive([edge], policy, strict=True)))
-        for source, edge in zip(column.sources, incoming, strict=True)
+        for source, edge in zip(sources, incoming, strict=True)
     ]
     carriers = [(source, t) for source, t in alone if rule.matches(t) is not None]
     if not carriers:
         # level and type from different sources: every source with a protected level, else all
         carriers = [(source, t) for source, t in alone if any(v in rule.levels for v in t.get(rule.tag, ()))]
-        carriers = carriers or [(s, {}) for s in column.sources]
+        carriers = carriers or [(s, {}) for s in sources]
     uncovered, unmasked_by = [], []
     for source, _ in carriers:
         reads = scopes.get(ids.parent(source.column)) or [[]]

@@ -14,12 +14,19 @@ from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy, default_policy
 
 DB = "default"
-#: the protected table (the issue's `ods.src_38`), a lookup table keyed by digit, and their tags
+#: the protected table (the issue's `ods.src_38`), a lookup table keyed by digit, a table of
+#: users keyed by their (protected) phone, and the tags of each
 TABLES = {
     "src_38": {"id": "int", "phone": "string", "ssn": "string", "email": "string"},
     "digits": {"k": "string", "v": "string"},
+    "users_38": {"phone": "string", "name": "string"},
 }
-TAGS = {"phone": ("L3", "phone"), "ssn": ("L4", "ssn"), "email": ("L3", "email")}
+TAGS = {
+    "src_38.phone": ("L3", "phone"),
+    "src_38.ssn": ("L4", "ssn"),
+    "src_38.email": ("L3", "email"),
+    "users_38.phone": ("L3", "phone"),
+}
 #: the policy's secret function: `sha2(concat(vault_salt(), phone))` is a keyed hash
 SECRET = "vault_salt"
 ADMIN = Me(name="root", role="admin")
@@ -52,8 +59,8 @@ def start(falkordb_server, graph_name: str):
     policy = gateway_policy()
     tags = GraphTagStore(graph, policy)
     for column, (level, kind) in TAGS.items():
-        tags.set_tag(f"{DB}.src_38.{column}", "pii", [level], by="steward")
-        tags.set_tag(f"{DB}.src_38.{column}", "pii_type", [kind], by="steward")
+        tags.set_tag(f"{DB}.{column}", "pii", [level], by="steward")
+        tags.set_tag(f"{DB}.{column}", "pii_type", [kind], by="steward")
     tags.raise_fence(1)
     propagate_full(tags, local_batches(tags, policy, "r1", 1), run_id="r1", token=1)
     service = AuthzService(graph, policy, default_database=DB)

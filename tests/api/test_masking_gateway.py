@@ -136,3 +136,90 @@ def test_a_row_filter_is_the_cells_business_not_masking(service):
     assert rewrite.decision.allowed and not rewrite.outputs[0].masked
     [cell] = rewrite.decision.points.cells
     assert [c.text for c in cell.conditions] == ["phone LIKE '1%'"]
+
+
+#: (query, the output a protected value decides through a join, a lateral view, a cast or a
+#: secret function): each came back unmasked before
+LOOKUPS = [
+    ("SELECT s.id, d.v FROM src_38 s JOIN digits d ON d.k = substr(s.phone, 11, 1)", "v"),
+    ("SELECT s.id, d.v FROM src_38 s LEFT JOIN digits d ON d.k = substr(s.phone, 11, 1)", "v"),
+    ("SELECT s.id, d.k FROM src_38 s FULL JOIN digits d ON d.k = substr(s.phone, 3, 1)", "k"),
+    ("SELECT s.id, d.k FROM src_38 s, digits d WHERE d.k = substr(s.phone, 3, 1)", "k"),
+    ("SELECT s.id, d.k FROM src_38 s JOIN digits d ON d.k < substr(s.phone, 3, 1)", "k"),
+    ("SELECT s.id, d.k FROM src_38 s JOIN digits d ON d.k = substr(s.phone, 3, 1) OR d.k = 'z'", "k"),
+    (
+        "SELECT s.id, count(d.k) AS n FROM src_38 s JOIN digits d ON d.k < substr(s.phone, 3, 1) GROUP BY s.id",
+        "n",
+    ),
+    (
+        "SELECT s.id, v.x FROM src_38 s JOIN (VALUES ('13', 'a'), ('15', 'b')) AS v(k, x) "
+        "ON substr(s.phone, 1, 2) = v.k",
+        "x",
+    ),
+    ("SELECT * FROM src_38 s JOIN digits d ON d.k = substr(s.phone, 3, 1)", "v"),
+    # a chain: the second lookup is keyed by what the first one chose
+    (
+        "SELECT s.id, e.v FROM src_38 s JOIN digits d ON d.k = substr(s.phone, 3, 1) "
+        "JOIN digits e ON e.k = d.v",
+        "v",
+    ),
+    ("SELECT t.v FROM (SELECT d.v FROM src_38 s JOIN digits d ON d.k = substr(s.phone, 2, 1)) t", "v"),
+    ("SELECT d.k FROM digits d LEFT SEMI JOIN src_38 s ON d.k = substr(s.phone, 3, 1)", "k"),
+    # a position in an array the phone decides (item 3)
+    (
+        "SELECT id, pos FROM src_38 LATERAL VIEW posexplode(filter(split(phone, ''), x -> x = '1')) e AS pos, c",
+        "pos",
+    ),
+    (
+        "SELECT id, pos FROM src_38 "
+        "LATERAL VIEW posexplode(array_repeat('x', cast(substr(phone, 2, 1) AS int))) e AS pos, c",
+        "pos",
+    ),
+    # a cast to a number drops a leading zero: no whole value for the length after it (item 5)
+    ("SELECT id, length(cast(phone AS bigint)) AS n FROM src_38", "n"),
+    ("SELECT id, count(cast(phone AS int)) AS n FROM src_38 GROUP BY id", "n"),
+    # the policy's secret function is never returned (item 4)
+    (f"SELECT {SECRET}() AS salt FROM src_38", "salt"),
+    (f"SELECT concat({SECRET}(), 'x') AS salt FROM src_38", "salt"),
+    (f"SELECT concat({SECRET}(), id) AS salt FROM src_38", "salt"),
+    (f"SELECT sha2(concat({SECRET}(), '13800001111'), 256) AS candidate FROM src_38", "candidate"),
+]
+#: joins that choose no less protected rows, or on no protected value at all
+PLAIN_JOINS = [
+    ("SELECT s.id, u.name FROM src_38 s JOIN users_38 u ON s.phone = u.phone", "name"),
+    ("SELECT s.id, u.name FROM src_38 s JOIN users_38 u ON upper(s.phone) = u.phone", "name"),
+    ("SELECT s.id, u.name FROM src_38 s, users_38 u WHERE u.phone = s.phone", "name"),
+    ("SELECT d.v, e.v AS w FROM digits d JOIN digits e ON e.k = d.v", "w"),
+    ("SELECT s.id, d.v FROM src_38 s JOIN digits d ON d.k = cast(s.id AS string)", "v"),
+    ("SELECT s.id, length(cast(s.id AS bigint)) AS n FROM src_38 s", "n"),
+    (f"SELECT id, sha2(concat({SECRET}(), phone), 256) AS h FROM src_38", "h"),
+]
+
+
+def named(service, sql: str, name: str):
+    rewrite = service.rewrite("masked", sql)
+    assert rewrite.decision.allowed, rewrite.decision
+    [out] = [o for o in rewrite.outputs if o.name == name]
+    return out
+
+
+@pytest.mark.parametrize(("sql", "name"), LOOKUPS)
+def test_a_value_a_protected_value_chooses_through_a_join_is_masked(service, sql, name):
+    out = named(service, sql, name)
+    assert out.masked, out.why
+
+
+@pytest.mark.parametrize(("sql", "name"), PLAIN_JOINS)
+def test_a_join_on_keys_no_less_protected_masks_nothing(service, sql, name):
+    out = named(service, sql, name)
+    assert not out.masked, out.why
+
+
+def test_the_other_side_of_a_plain_protected_join_stays_masked(service):
+    # the phone itself, and a user's phone chosen by the ssn (more protected than it)
+    rewrite = service.rewrite(
+        "masked", "SELECT s.phone, u.name FROM src_38 s JOIN users_38 u ON substr(s.ssn, 1, 11) = u.phone"
+    )
+    phone, name = rewrite.outputs
+    assert phone.masked and name.masked, (phone.why, name.why)
+    assert "decides:join" in name.why and "against:default.users_38.phone" in name.why
