@@ -350,7 +350,7 @@ class PointsResolver(QueryResolver):
         for alias, others, theirs, marks in edges:
             found = decided.setdefault(alias, {})
             for c in theirs:
-                path = (*c[3], "decides:join", *marks)
+                path = (*c[3], _JOIN, *marks)
                 found.setdefault((c[0], path), ((c[0], None, CONDITIONAL, path, None), others))
         # a chain: what decides a read that decides this one decides it too (never back to itself)
         for _ in range(len(scope.sources)):
@@ -361,7 +361,7 @@ class PointsResolver(QueryResolver):
                     for contribution, origins in list(decided.get(other, {}).values()):
                         if alias in origins:
                             continue
-                        path = (*contribution[3], "decides:join", *marks)
+                        path = (*contribution[3], _JOIN, *marks)
                         if (contribution[0], path) not in found:
                             found[(contribution[0], path)] = (
                                 (contribution[0], None, CONDITIONAL, path, None),
@@ -536,7 +536,20 @@ class PointsResolver(QueryResolver):
         self._join_keys(condition, scope, ctx)
 
     def _occurrences_of(self, column, scope, ctx, weak=None, role=""):
-        targets = super()._occurrences_of(column, scope, ctx, weak, role)
+        found, key = self.resolve_column(column, scope, ctx)
+        if key is None and any(_JOIN in c[3] for c in found):
+            # a column of a read a join decides (`join_decisions`): a filter on it is on its
+            # value, a bare copy of its base column beside the decisions
+            if weak is not None:
+                for contribution in found:
+                    weak[(contribution[0], role)] = None
+            values = [c for c in found if _JOIN not in c[3]]
+            bare = values and all(
+                c[4] is not None and c[1] is None and c[2] == DIRECT and not c[3] for c in values
+            )
+            targets = [(c[4], ids.name(c[0])) for c in values] if bare else []
+        else:
+            targets = super()._occurrences_of(column, scope, ctx, weak, role)
         allowed = self._allowed
         if allowed is None or not targets:
             return targets
@@ -587,6 +600,9 @@ class PointsResolver(QueryResolver):
         for contribution in out:
             self.join_columns[contribution[0]] = None
 
+
+#: where a join condition decides a read's columns (`join_decisions`)
+_JOIN = "decides:join"
 
 #: Hive's partial masks: they hide a few characters and show the rest
 _PARTIAL_MASKS = frozenset({"mask_first_n", "mask_last_n", "mask_show_first_n", "mask_show_last_n"})

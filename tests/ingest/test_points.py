@@ -158,6 +158,32 @@ def test_hive_names_unaliased_items_by_position():
     assert p.dialect == "hive"
 
 
+def test_a_join_decides_each_read_by_the_other_side_and_keeps_outer_filters():
+    # strict mode: each read's columns are decided by what its ON compares them with, through
+    # a derived table too; a filter outside on such a column is still a row condition of its read
+    p = points(
+        "SELECT t.email, t.amount FROM (SELECT u.email, o.amount FROM users u "
+        "JOIN orders o ON o.uid = upper(u.uid)) t WHERE t.amount > 5 AND t.email = 'a'"
+    )
+    assert outputs(p) == [
+        (
+            "email",
+            [
+                ("db.users.email", "direct", []),
+                ("db.orders.uid", "conditional-value", ["decides:join", "against:db.users.uid via upper"]),
+            ],
+        ),
+        (
+            "amount",
+            [
+                ("db.orders.amount", "direct", []),
+                ("db.users.uid", "conditional-value", ["upper", "decides:join", "against:db.orders.uid"]),
+            ],
+        ),
+    ]
+    assert rows(p) == [("db.users", ["email = 'a'"]), ("db.orders", ["amount > 5"])]
+
+
 def test_count_star_gives_a_cell_without_columns():
     p = points("SELECT count(*) FROM t1 WHERE dt = '2024-01-01'")
     assert outputs(p) == [("count(1)", [])]
