@@ -319,8 +319,9 @@ class PointsResolver(QueryResolver):
         protected (`orders.phone = users.phone`)."""
         if len(scope.sources) < 2:
             return
-        #: (the decided read, the reads deciding it, their contributions, its `against:` marks)
-        edges: list[tuple[str, frozenset[str], list, tuple[str, ...]]] = []
+        #: (the decided read, the reads deciding it, their contributions, its `against:` marks),
+        #: in a fixed order: the chains below keep the first way they reach a path
+        edges: list[tuple[str, tuple[str, ...], list, tuple[str, ...]]] = []
         deciding, scratch = self.deciding, ReadContext()
         # the sides are valued again only to name their paths: their weak references are the
         # condition's, recorded by `filters` already
@@ -343,7 +344,7 @@ class PointsResolver(QueryResolver):
                             f"against:{c[0]}" + (f" via {','.join(c[3])}" if c[3] else "") for c in own
                         )
                     )
-                    edges.append((alias, frozenset(owners) - {alias}, theirs, marks))
+                    edges.append((alias, tuple(sorted(set(owners) - {alias})), theirs, marks))
         finally:
             self.deciding = deciding
         decided: dict[str, dict[tuple, tuple[tuple, frozenset[str]]]] = {}
@@ -351,8 +352,9 @@ class PointsResolver(QueryResolver):
             found = decided.setdefault(alias, {})
             for c in theirs:
                 path = (*c[3], _JOIN, *marks)
-                found.setdefault((c[0], path), ((c[0], None, CONDITIONAL, path, None), others))
+                found.setdefault((c[0], path), ((c[0], None, CONDITIONAL, path, None), frozenset(others)))
         # a chain: what decides a read that decides this one decides it too (never back to itself)
+        total = sum(map(len, decided.values()))
         for _ in range(len(scope.sources)):
             grew = False
             for alias, others, _theirs, marks in edges:
@@ -368,6 +370,13 @@ class PointsResolver(QueryResolver):
                                 origins | {other},
                             )
                             grew = True
+                            total += 1
+                if total > _MAX_JOIN_DECISIONS:
+                    # many reads joined every way: refuse (a problem denies) rather than stall
+                    ctx.problem(
+                        f"joins too entangled to tell what decides each read (over {_MAX_JOIN_DECISIONS} paths)"
+                    )
+                    return
             if not grew:
                 break
         for alias, found in decided.items():
@@ -603,6 +612,8 @@ class PointsResolver(QueryResolver):
 
 #: where a join condition decides a read's columns (`join_decisions`)
 _JOIN = "decides:join"
+#: join decision paths a SELECT may hold (the most joined TPC-DS query holds under 2,000)
+_MAX_JOIN_DECISIONS = 20_000
 
 #: Hive's partial masks: they hide a few characters and show the rest
 _PARTIAL_MASKS = frozenset({"mask_first_n", "mask_last_n", "mask_show_first_n", "mask_show_last_n"})

@@ -808,3 +808,13 @@ def test_view_of_unknown_dialect_is_a_query_error():
     )
     with pytest.raises(QueryError, match=r"view db\.v: cannot parse its definition in dialect 'x1'"):
         points("SELECT uid FROM db.v", catalog)
+
+
+def test_reads_joined_every_way_are_refused_not_walked():
+    # every simple chain of joins between 12 reads: the join decisions stop at their bound
+    tables = {f"db.t{i}": {"columns": ["k", "v"]} for i in range(12)}
+    catalog = Catalog.from_dict({"default_database": "db", "tables": tables})
+    reads = ", ".join(f"t{i}" for i in range(12))
+    conditions = " AND ".join(f"t{i}.k = t{j}.v" for i in range(12) for j in range(12) if i != j)
+    p = points(f"SELECT t0.v FROM {reads} WHERE {conditions}", catalog)
+    assert any("joins too entangled" in problem for problem in p.problems)
