@@ -12,6 +12,7 @@ deadline that the extractor checks at each statement and each query scope it ent
 | `analysis_max_chars`              | 262144   | 413          |
 | `analysis_max_tokens`             | 50000    | 413          |
 | `analysis_max_depth`              | 100      | 422          |
+| `analysis_max_nesting`            | 250      | 422          |
 | `analysis_seconds` (a request)    | 10       | 422          |
 | `analysis_task_seconds` (a task)  | 600      | 422          |
 
@@ -41,9 +42,15 @@ class AnalysisLimits(WatershedSettings):
     #: tokens of one statement -- words, literals, operators, brackets: a bound on its
     #: expression nodes that is known before parsing (WATERSHED_ANALYSIS_MAX_TOKENS)
     analysis_max_tokens: Count = 50_000
-    #: brackets open at once in one statement (WATERSHED_ANALYSIS_MAX_DEPTH); sqlglot's parser
-    #: and the resolver recurse once or more per level
+    #: brackets open at once in one statement, with the CASEs, NOTs and prefix signs open
+    #: inside them (WATERSHED_ANALYSIS_MAX_DEPTH): sqlglot's parser recurses once or more per
+    #: level, and gives up near 500
     analysis_max_depth: Count = 100
+    #: expressions nested in one another as the resolver walks them, brackets or not (`a IS
+    #: NULL IS NULL …`, `a + b || c + d …`); a chain of one operator family is one level
+    #: (WATERSHED_ANALYSIS_MAX_NESTING). The resolver recurses about twice per level, and
+    #: Python's stack holds about 1000 calls
+    analysis_max_nesting: Count = 250
     #: the analysis of one HTTP request (/authz/*, /lineage/sql) (WATERSHED_ANALYSIS_SECONDS)
     analysis_seconds: Seconds = 10.0
     #: the analysis of one task: a harvested script, or `watershed lineage` of a file
@@ -133,28 +140,83 @@ def _check_length(length: int, where: str) -> None:
 
 _OPENING = frozenset({TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE})
 _CLOSING = frozenset({TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE})
+#: prefix operators: a run of them nests one level each (`- - - x`, `~ ~ x`)
+_PREFIX = frozenset(
+    {TokenType.DASH, TokenType.PLUS, TokenType.TILDE, TokenType.PIPE_SLASH, TokenType.DPIPE_SLASH}
+)
+#: tokens that end the operand of every NOT open in the current bracket: a NOT takes in a
+#: whole comparison, so `NOT a = NOT b = NOT c …` nests with no bracket at all
+_NOT_ENDS = frozenset(
+    {
+        TokenType.AND,
+        TokenType.OR,
+        TokenType.COMMA,
+        TokenType.SEMICOLON,
+        TokenType.WHEN,
+        TokenType.THEN,
+        TokenType.ELSE,
+        TokenType.END,
+        TokenType.SELECT,
+        TokenType.FROM,
+        TokenType.WHERE,
+        TokenType.ON,
+        TokenType.HAVING,
+        TokenType.GROUP_BY,
+        TokenType.ORDER_BY,
+        TokenType.QUALIFY,
+        TokenType.LIMIT,
+        TokenType.UNION,
+    }
+)
+
+
+def _check_depth(tokens: Sequence[Token], where: str) -> None:
+    """Refuse tokens that open more levels at once than sqlglot's parser can take: brackets,
+    and inside each the CASEs and NOTs not yet closed and the current run of prefix signs.
+    An upper bound from the tokens alone (a NOT ends at the next AND, comma, clause, ...)."""
+    limit = current_limits().analysis_max_depth
+    # per bracket open: [CASEs, NOTs] open inside it; a stray closing bracket lowers nothing
+    frames = [[0, 0]]
+    depth = run = 0
+    for token in tokens:
+        kind = token.token_type
+        run = run + 1 if kind in _PREFIX else 0
+        if kind in _OPENING:
+            frames.append([0, 0])
+            depth += 1
+        elif kind in _CLOSING:
+            if len(frames) > 1:
+                cases, nots = frames.pop()
+                depth -= 1 + cases + nots
+        elif kind is TokenType.CASE:
+            frames[-1][0] += 1
+            depth += 1
+        elif kind is TokenType.NOT:
+            frames[-1][1] += 1
+            depth += 1
+        elif kind in _NOT_ENDS:
+            frame = frames[-1]
+            depth -= frame[1]
+            frame[1] = 0
+            if kind is TokenType.END and frame[0]:
+                frame[0] -= 1
+                depth -= 1
+        if depth + run > limit:
+            raise AnalysisLimitError(
+                f"{where} nests brackets, CASEs, NOTs and signs more than {limit} deep "
+                "(setting analysis_max_depth)",
+                "analysis_max_depth",
+                limit,
+                422,
+            )
 
 
 def check_tokens(tokens: Sequence[Token], length: int, where: str = "the statement") -> None:
     """Refuse one statement's tokens (its text `length` characters long) beyond the limits:
-    its length, then how deep its brackets nest, then how many tokens it has."""
+    its length, then how deep it nests, then how many tokens it has."""
     _check_length(length, where)
+    _check_depth(tokens, where)
     limits = current_limits()
-    limit = limits.analysis_max_depth
-    depth = 0
-    for token in tokens:
-        kind = token.token_type
-        if kind in _OPENING:
-            depth += 1
-            if depth > limit:
-                raise AnalysisLimitError(
-                    f"{where} nests brackets more than {limit} deep (setting analysis_max_depth)",
-                    "analysis_max_depth",
-                    limit,
-                    422,
-                )
-        elif kind in _CLOSING:
-            depth -= 1
     if len(tokens) > limits.analysis_max_tokens:
         raise AnalysisLimitError(
             f"{where} has {len(tokens)} tokens, more than the limit of {limits.analysis_max_tokens} "
@@ -162,6 +224,19 @@ def check_tokens(tokens: Sequence[Token], length: int, where: str = "the stateme
             "analysis_max_tokens",
             limits.analysis_max_tokens,
             413,
+        )
+
+
+def check_nesting(level: int, where: str = "the statement") -> None:
+    """Refuse an expression the resolver reached `level` levels deep beyond analysis_max_nesting
+    (the resolver counts its levels as it walks; a chain of one operator family is one)."""
+    limit = current_limits().analysis_max_nesting
+    if level > limit:
+        raise AnalysisLimitError(
+            f"{where} nests expressions more than {limit} deep (setting analysis_max_nesting)",
+            "analysis_max_nesting",
+            limit,
+            422,
         )
 
 

@@ -29,7 +29,7 @@ from watershed.graph.lineage import Kind
 from watershed.ingest.dates import DayRange, hull
 from watershed.ingest.errors import StatementError
 from watershed.ingest.functions import function_name, spark_column_name
-from watershed.ingest.limits import check_deadline
+from watershed.ingest.limits import check_deadline, check_nesting, current_limits
 from watershed.ingest.predicates import RawPredicate, conjuncts, day_range, disjuncts, normalise, render_value
 
 DIRECT, EXPRESSION, CONDITIONAL, AGGREGATE, WINDOW, SCRIPT = range(6)
@@ -327,9 +327,16 @@ class QueryResolver:
         #: whether the text being resolved can hold a window at all (`may_hold_windows`): when
         #: not, no select item is searched for one (GROUP BY and ORDER BY ask for each name)
         self.windows_possible = True
+        #: levels open now (a `value` call one, a `query` call two), and how many may be
+        #: (analysis_max_nesting): the resolver recurses per level, so a statement nested past
+        #: it is refused by its named limit, not by a RecursionError
+        self._nesting = 0
+        self._max_nesting = current_limits().analysis_max_nesting
 
     def new_statement(self) -> None:
         self._cte_walks.clear()
+        # the limits in force where this statement is analysed (an `analysis_limits` block)
+        self._max_nesting = current_limits().analysis_max_nesting
 
     # ----------------------------------------------------------------- queries
 
@@ -342,7 +349,11 @@ class QueryResolver:
     ) -> Relation:
         check_deadline()
         self._depth += 1
+        # a query level takes about twice the stack of an expression level
+        self._nesting += 2
         try:
+            if self._nesting > self._max_nesting:
+                check_nesting(self._nesting)
             if self._depth > 200:
                 raise StatementError("query nesting deeper than 200 levels")
             with_ = node.args.get("with_")
@@ -362,6 +373,7 @@ class QueryResolver:
             return Relation([], [])
         finally:
             self._depth -= 1
+            self._nesting -= 2
 
     def _values(
         self, node: exp.Values, ctx: ReadContext, ctes: dict[str, exp.CTE], parent: Scope | None
@@ -1256,13 +1268,19 @@ class QueryResolver:
         if cls is exp.Column:
             self._value_column(node, scope, ctx, kind, funcs, key, out)
             return
-        handler = _HANDLERS.get(cls)
-        if handler is not None:
-            handler(self, node, scope, ctx, kind, funcs, key, out)
-        elif isinstance(node, exp.Query):
-            self._value_subquery(node, scope, ctx, kind, funcs, key, out)
-        else:
-            self._value_function(node, scope, ctx, kind, funcs, key, out)
+        self._nesting += 1
+        try:
+            if self._nesting > self._max_nesting:
+                check_nesting(self._nesting)
+            handler = _HANDLERS.get(cls)
+            if handler is not None:
+                handler(self, node, scope, ctx, kind, funcs, key, out)
+            elif isinstance(node, exp.Query):
+                self._value_subquery(node, scope, ctx, kind, funcs, key, out)
+            else:
+                self._value_function(node, scope, ctx, kind, funcs, key, out)
+        finally:
+            self._nesting -= 1
 
     def _value_leaf(self, node, scope, ctx, kind, funcs, key, out) -> None:
         return None
@@ -1461,8 +1479,9 @@ class QueryResolver:
 
     def _value_function(self, node, scope, ctx, kind, funcs, key, out) -> None:
         cls = type(node)
-        if cls in _CHAIN_OPERATORS and type(node.args.get("this")) is cls:
-            self._value_chain(node, scope, ctx, kind, funcs, out)
+        family = _CHAIN_FAMILIES.get(cls)
+        if family is not None and _CHAIN_FAMILIES.get(type(node.args.get("this"))) == family:
+            self._value_chain(node, family, scope, ctx, kind, funcs, out)
             return
         if isinstance(node, exp.AggFunc):
             inner_kind = kind if kind > AGGREGATE else AGGREGATE
@@ -1482,23 +1501,42 @@ class QueryResolver:
             if type(child) not in _LEAF_SET:
                 self.value(child, scope, ctx, inner_kind, path, None, out)
 
-    def _value_chain(self, node, scope, ctx, kind, funcs, out) -> None:
-        # `a + b + c + ...` parses left-deep: one level per term. Walking its left
-        # spine as a loop keeps a generated thousand-term sum from exhausting the
-        # stack. The chain is one n-ary application, so each operand gets the operator
-        # once: one per level made a term's path as long as the terms before it, the
-        # analysis quadratic in the terms (issue 35 item 7), and a function's effect
-        # (keep, drop, downgrade, retype) is the same applied once or many times.
-        cls = type(node)
+    def _value_chain(self, node, family, scope, ctx, kind, funcs, out) -> None:
+        # `a + b - c + ...` parses left-deep: one level per term. Walking its left spine as
+        # a loop keeps a generated thousand-term sum from exhausting the stack. The chain is
+        # one n-ary application of its family's operators, so each operand gets each operator
+        # above it once: one per level made a term's path as long as the terms before it, the
+        # analysis quadratic in the terms (issue 35 item 7), and a function's effect (keep,
+        # drop, downgrade, retype) is the same applied once or many times. A path changes only
+        # where an operator not yet above appears, so the work stays linear.
         inner_kind = kind if kind > EXPRESSION else EXPRESSION
-        path = (*funcs, function_name(node))
-        rights: list[exp.Expression] = []
-        while type(node) is cls:
-            rights.append(node.args.get("expression"))
+        levels: list[tuple[exp.Expression | None, str]] = []
+        while _CHAIN_FAMILIES.get(type(node)) == family:
+            levels.append((node.args.get("expression"), function_name(node)))
             node = node.args.get("this")
-        for child in [node, *reversed(rights)]:
+        salts: tuple[str, ...] = ()
+        if self.env.decisions:
+            # a column-free UDF among the operands is beside every other one, as in
+            # `_value_function`'s `concat(salt(), x)`
+            salts = tuple(
+                dict.fromkeys(
+                    function_name(operand)
+                    for operand in (node, *(right for right, _ in levels))
+                    if type(operand) is exp.Anonymous and operand.find(exp.Column) is None
+                )
+            )
+        operands: list[tuple[exp.Expression | None, tuple[str, ...]]] = []
+        names: tuple[str, ...] = ()
+        path = (*funcs, *salts)
+        for right, name in levels:
+            if name not in names:
+                names = (*names, name)
+                path = (*funcs, *names, *salts)
+            operands.append((right, path))
+        operands.append((node, path))
+        for child, child_path in reversed(operands):
             if child is not None and type(child) not in _LEAF_SET:
-                self.value(child, scope, ctx, inner_kind, path, None, out)
+                self.value(child, scope, ctx, inner_kind, child_path, None, out)
 
     def _compose(
         self,
@@ -1708,10 +1746,28 @@ _IMPLICIT_RECURSION_DIALECTS = frozenset({"tsql", "fabric", "oracle", "snowflake
 #: dialects whose engine names an unaliased select item after its text
 _SPARK_NAMING_DIALECTS = frozenset({"spark", "spark2", "databricks"})
 
-#: binary operators written as long chains in generated SQL (see `_value_chain`)
-_CHAIN_OPERATORS = frozenset(
-    {exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.DPipe, exp.And, exp.Or, exp.BitwiseAnd, exp.BitwiseOr}
-)
+#: binary operators written as long chains in generated SQL, by family (see `_value_chain`):
+#: a left-deep chain mixing the operators of one family is walked as one loop
+_CHAIN_FAMILIES: dict[type, int] = {
+    cls: family
+    for family, members in enumerate(
+        (
+            (exp.Add, exp.Sub),
+            (exp.Mul, exp.Div, exp.IntDiv, exp.Mod),
+            (exp.DPipe,),
+            (exp.And, exp.Or, exp.Xor),
+            (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ, exp.GT, exp.GTE, exp.LT, exp.LTE),
+            (
+                exp.BitwiseAnd,
+                exp.BitwiseOr,
+                exp.BitwiseXor,
+                exp.BitwiseLeftShift,
+                exp.BitwiseRightShift,
+            ),
+        )
+    )
+    for cls in members
+}
 
 _LEAVES = (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Var, exp.Identifier, exp.DataType)
 _LEAF_SET = frozenset(_LEAVES)
