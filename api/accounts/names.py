@@ -23,8 +23,10 @@ RULE = (
     "or digit, no '..'; case does not matter"
 )
 _ALPHABET = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._@-]{{0,{MAX_LENGTH - 1}}}")
-#: the rule as a JSON-schema pattern (ECMA-262: the lookahead keeps out "..")
-PATTERN = rf"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._@-]{{0,{MAX_LENGTH - 1}}}$"
+#: the rule as a JSON-schema pattern, with `maxLength` MAX_LENGTH beside it: a dot is followed
+#: by another character or ends the name, so no ".." (no lookaround: schema generators and
+#: pydantic's regex engine take none); tests/api/test_user_names.py checks it is the rule
+PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9_@-]|\.[A-Za-z0-9_@-])*\.?$"
 
 
 class InvalidUserNameError(WatershedError, ValueError):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from watershed.api.accounts.names import RULE as NAME_RULE
 from watershed.api.accounts.names import UserName
+from watershed.api.authz.errors import AuthzError
+from watershed.api.authz.grants import check_name
 from watershed.api.http.nodes import TABLE_ID
 from watershed.graph.model import TagMap
 from watershed.graph.protection import (
@@ -19,6 +22,67 @@ from watershed.graph.protection import (
     TableProtection,
 )
 from watershed.propagation.views import NodeTag
+
+# ------------------------------------------------------------------ names the schema states
+# Each rule below is checked by its own validator (the use case's, where it has one) and stated
+# as a schema pattern that takes exactly the texts the validator takes, so a client (or a
+# schema-driven test) knows in advance what is refused; tests/api/test_name_patterns.py
+# compares the two on generated names. The patterns have no lookaround (ECMA-262, Python's and
+# Rust's engines read them alike) and name their characters, as `\s` differs between engines.
+
+#: the characters `str.strip()` takes away (Python's whitespace), as the body of a regex class
+_SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: a data role's or a group's name (api.authz.grants.check_name): trimmed, 1-100 characters
+#: without a slash, a backslash, a tab, a line break or a space
+ROLE_PATTERN = (
+    rf"^[{_SPACE}]*(?:[^{_SPACE}/\\]|[^{_SPACE}/\\][^/\\\t\n\r ]{{0,98}}[^{_SPACE}/\\])[{_SPACE}]*$"
+)
+ROLE_RULE = "1-100 characters once trimmed, no spaces, tabs, line breaks or slashes"
+#: a database name in a user's scope or a grant: trimmed, not empty, no dots or backticks (any case)
+DATABASE_PATTERN = rf"^[{_SPACE}]*[^{_SPACE}.`][^.`]*$"
+DATABASE_RULE = "a database name: not blank, no dots or backticks"
+
+
+def _role_name(what: str):
+    def check(text: str) -> str:
+        try:
+            return check_name(text, what)
+        except AuthzError:
+            # a custom error type: pydantic would prefix a ValueError's message with "Value error, "
+            raise PydanticCustomError(
+                "name", "{what} name {name}: {rule}", {"what": what, "name": ascii(text), "rule": ROLE_RULE}
+            ) from None
+
+    return check
+
+
+def _database_name(text: str) -> str:
+    name = text.strip()
+    if not name or "." in name or "`" in name:
+        raise PydanticCustomError(
+            "database", "database {name}: {rule}", {"name": ascii(text), "rule": DATABASE_RULE}
+        )
+    return text
+
+
+def _stated(pattern: str, description: str, **extra) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "pattern": pattern, "description": description, **extra})
+
+
+#: a data role's name (a body field, a path or a query parameter); 422 naming it when it breaks the rule
+RoleName = Annotated[
+    str, AfterValidator(_role_name("role")), _stated(ROLE_PATTERN, f"A data role: {ROLE_RULE}.")
+]
+#: a group's name
+GroupName = Annotated[
+    str, AfterValidator(_role_name("group")), _stated(ROLE_PATTERN, f"A group: {ROLE_RULE}.")
+]
+#: a database name (stored in lower case, trimmed)
+DatabaseName = Annotated[str, AfterValidator(_database_name), _stated(DATABASE_PATTERN, f"{DATABASE_RULE}.")]
+#: a grant's id: `g` and 15 hex digits, the digest of what it grants (api.authz.grants.grant_id)
+GRANT_ID_PATTERN = r"^g[0-9a-f]{15}$"
+#: an API token's id: 16 hex digits, the `<id>` of `wst_<id>_<secret>` (api.accounts.tokens)
+TOKEN_ID_PATTERN = r"^[0-9a-f]{16}$"
 
 
 class Health(BaseModel):
@@ -228,10 +292,11 @@ class SqlLineageRequest(BaseModel):
 class UserCreate(BaseModel):
     name: UserName = Field(description=f"Stored in lower case; {NAME_RULE}.")
     role: Literal["viewer", "steward", "admin"]
-    databases: list[str] | None = None
+    #: a list limits the user to those databases (any case, stored in lower case); null gives all
+    databases: list[DatabaseName] | None = Field(default=None, min_length=1)
 
 
 class UserPatch(BaseModel):
     role: Literal["viewer", "steward", "admin"] | None = None
     #: a list limits the user to those databases; null gives all; leave out to keep it
-    databases: list[str] | None = Field(default=None)
+    databases: list[DatabaseName] | None = Field(default=None, min_length=1)

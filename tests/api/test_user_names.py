@@ -4,9 +4,14 @@ that keep working and are folded by `watershed users fold-names`, never merged o
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from watershed.api.accounts.names import MAX_LENGTH, PATTERN, InvalidUserNameError, user_name
 from watershed.api.accounts.store import AccountStore
 from watershed.api.cli import app
 
@@ -24,6 +29,48 @@ BAD_NAMES = [
     "x" * 65,
     "",
 ]
+
+
+def _validator_takes(name: str) -> bool:
+    try:
+        user_name(name)
+    except InvalidUserNameError:
+        return False
+    return True
+
+
+def _schema_takes(name: str) -> bool:
+    # fullmatch: ECMA-262's `$` (no multiline) ends the text, never before a last line break
+    return 1 <= len(name) <= MAX_LENGTH and re.fullmatch(PATTERN, name) is not None
+
+
+#: names near the rule's edges: its alphabet, dots, and characters just outside it
+_NEAR = st.text(st.sampled_from("aZ09._-@.. /%\né\u212a\n\x00"), max_size=70)
+
+
+@settings(max_examples=3000, deadline=None, database=None)
+@given(
+    st.one_of(
+        _NEAR,
+        # dense in the rule's own alphabet, so dots meet each other and the ends
+        st.text(st.sampled_from("a0.-_@"), max_size=70),
+        st.from_regex(PATTERN, fullmatch=True),
+        st.text(max_size=80),
+    )
+)
+def test_the_schema_pattern_takes_exactly_the_names_the_validator_takes(name):
+    """The schema states the rule (pattern and maxLength) the server checks with `user_name`:
+    schema-valid names are accepted and others refused (tests/api/test_schemathesis.py)."""
+    assert _schema_takes(name) == _validator_takes(name), ascii(name)
+
+
+def test_the_schema_pattern_has_no_lookaround():
+    # schema-driven generators and pydantic's regex engine take none
+    assert "(?" not in PATTERN.replace("(?:", "")
+    for name in ("a", "a.b", "a.", "a@b-c_d.e", "x" * 64):
+        assert _schema_takes(name) and _validator_takes(name)
+    for name in ("a..b", ".a", "a..", "-a", "x" * 65, "a\n"):
+        assert not _schema_takes(name) and not _validator_takes(name)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Response
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from watershed.api.accounts.names import (
@@ -26,6 +26,7 @@ from watershed.api.accounts.names import (
 from watershed.api.accounts.rights import Me
 from watershed.api.authz import DataRole
 from watershed.api.http.deps import Service, admin, caller, service
+from watershed.api.http.models import GRANT_ID_PATTERN, DatabaseName, GroupName, RoleName
 from watershed.api.http.problems import ApiProblem
 from watershed.graph.authz import Action, Decision, Grant, QueryPoints, Rewrite
 from watershed.ingest.limits import analysis_limits
@@ -47,7 +48,7 @@ class QueryRequest(BaseModel):
 
 
 class RoleCreate(BaseModel):
-    name: str
+    name: RoleName
 
 
 class MemberRequest(BaseModel):
@@ -67,9 +68,9 @@ class GroupMember(BaseModel):
 class GrantRequest(BaseModel):
     """One scope: `database`, or `table` (+ `columns`, `condition`), or `tag` (+ optional `database`)."""
 
-    role: str
+    role: RoleName
     actions: list[Action] = Field(min_length=1)
-    database: str | None = None
+    database: DatabaseName | None = None
     table: str | None = None
     columns: list[str] | None = None
     condition: str | None = Field(None, description="A row condition on the table, e.g. app = 'douyin'.")
@@ -138,7 +139,12 @@ def roles(_: Me = Depends(admin), svc: Service = Depends(service)) -> list[DataR
     return svc.authz.grants.roles()
 
 
-@router.post("/roles", response_model=Changed, status_code=201)
+@router.post(
+    "/roles",
+    response_model=Changed,
+    status_code=201,
+    responses={200: {"model": Changed, "description": "The role exists already: nothing changed."}},
+)
 def add_role(
     body: RoleCreate, response: Response, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Changed:
@@ -150,21 +156,21 @@ def add_role(
 
 
 @router.delete("/roles/{name}", response_model=list[Grant])
-def delete_role(name: str, me: Me = Depends(admin), svc: Service = Depends(service)) -> list[Grant]:
+def delete_role(name: RoleName, me: Me = Depends(admin), svc: Service = Depends(service)) -> list[Grant]:
     """Delete a data role with its grants and assignments; answers the grants it had."""
     return svc.authz.grants.delete_role(me, name)
 
 
 @router.post("/roles/{name}/members", response_model=Changed)
 def assign(
-    name: str, body: MemberRequest, me: Me = Depends(admin), svc: Service = Depends(service)
+    name: RoleName, body: MemberRequest, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Changed:
     return Changed(changed=svc.authz.grants.assign(me, name, body.kind, body.name))
 
 
 @router.delete("/roles/{name}/members/{kind}/{member}", status_code=204)
 def unassign(
-    name: str,
+    name: RoleName,
     kind: Literal["user", "group"],
     member: str,
     me: Me = Depends(admin),
@@ -183,14 +189,14 @@ def groups(_: Me = Depends(admin), svc: Service = Depends(service)) -> dict[str,
 
 @router.post("/groups/{group}/users", response_model=Changed)
 def add_to_group(
-    group: str, body: GroupMember, me: Me = Depends(admin), svc: Service = Depends(service)
+    group: GroupName, body: GroupMember, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Changed:
     return Changed(changed=svc.authz.grants.add_to_group(me, group, body.user))
 
 
 @router.delete("/groups/{group}/users/{user}", status_code=204)
 def remove_from_group(
-    group: str, user: UserName, me: Me = Depends(admin), svc: Service = Depends(service)
+    group: GroupName, user: UserName, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Response:
     svc.authz.grants.remove_from_group(me, group, user)
     return Response(status_code=204)
@@ -201,7 +207,7 @@ def remove_from_group(
 
 @router.get("/grants", response_model=GrantList)
 def grants(
-    role: str | None = Query(None, description="Only this data role's grants."),
+    role: RoleName | None = Query(None, description="Only this data role's grants."),
     user: UserName | None = Query(None, description="Every grant this user holds, through roles and groups."),
     me: Me = Depends(admin),
     svc: Service = Depends(service),
@@ -213,7 +219,12 @@ def grants(
     return GrantList(items=found[:MAX_GRANTS], truncated=len(found) > MAX_GRANTS)
 
 
-@router.post("/grants", response_model=Grant, status_code=201)
+@router.post(
+    "/grants",
+    response_model=Grant,
+    status_code=201,
+    responses={200: {"model": Grant, "description": "The same grant exists already: the stored one."}},
+)
 def add_grant(
     body: GrantRequest, response: Response, me: Me = Depends(admin), svc: Service = Depends(service)
 ) -> Grant:
@@ -225,6 +236,14 @@ def add_grant(
 
 
 @router.delete("/grants/{grant_id}", response_model=Grant)
-def revoke(grant_id: str, me: Me = Depends(admin), svc: Service = Depends(service)) -> Grant:
+def revoke(
+    grant_id: str = Path(
+        pattern=GRANT_ID_PATTERN,
+        description="A grant's id: `g` and 15 hex digits, the digest of what it grants.",
+        examples=["g0123456789abcde"],
+    ),
+    me: Me = Depends(admin),
+    svc: Service = Depends(service),
+) -> Grant:
     """Revoke a grant; answers what it granted."""
     return svc.authz.grants.revoke(me, grant_id)

@@ -35,8 +35,8 @@ def _protection(table_id: str, location, fmt, columns: list, svc: Service) -> tu
     """The table's protection from the tag policy and the graph's records (no file read), and its
     CREATE TABLE with the options the policy asks for."""
     from watershed.api.http.routers.protection import catalog_table, protection_policy, protection_state
-    from watershed.orc_crypto.ddl import create_statement
     from watershed.graph.errors import PolicyError
+    from watershed.orc_crypto.ddl import create_statement
 
     policy = protection_policy(svc)
     table = catalog_table(

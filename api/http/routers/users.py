@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Response
 
 from watershed.api.accounts.names import UserName
 from watershed.api.accounts.rights import Me
@@ -16,7 +16,7 @@ from watershed.api.accounts.store import (
 )
 from watershed.api.audit import AuditEntry, entries
 from watershed.api.http.deps import Service, admin, caller, service
-from watershed.api.http.models import UserCreate, UserPatch
+from watershed.api.http.models import TOKEN_ID_PATTERN, UserCreate, UserPatch
 from watershed.api.http.paging import Page, PageRequest, keyed_page, page_request
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 
@@ -123,7 +123,14 @@ def list_tokens(
 
 @router.delete("/users/{name}/tokens/{token_id}", status_code=204)
 def revoke_token(
-    name: UserName, token_id: str, me: Me = Depends(caller), svc: Service = Depends(service)
+    name: UserName,
+    token_id: str = Path(
+        pattern=TOKEN_ID_PATTERN,
+        description="A token's id: 16 hex digits, the `<id>` of `wst_<id>_<secret>`.",
+        examples=["0123456789abcdef"],
+    ),
+    me: Me = Depends(caller),
+    svc: Service = Depends(service),
 ) -> Response:
     _self_or_admin(me, svc, name)
     try:
