@@ -2,8 +2,10 @@
 
     .venv/bin/python bench/analysis_bench.py [--terms 1000,10000,100000] [--repeat 3]
 
-The statement is issue 35 item 7's: `SELECT uid || uid || ... FROM t` (a chain of `--terms`
-operands), timed on the two paths that analyse a statement:
+The statements are issue 35 item 7's, `SELECT uid || uid || ... FROM t` (a chain of `--terms`
+operands), and the same chain alternating two operators of one family, `uid + uid - uid + ...`
+(each term was one more level of recursion: a RecursionError from about 500 terms), timed on the
+two paths that analyse a statement:
   authz    what /authz/check runs before it reads grants and tags: `parse_query` (the limits,
            then sqlglot's parse), `catalog_for` (the tables named, fetched from an in-memory
            catalog here) and `query_points` (outputs traced to base columns, rows, cells);
@@ -15,7 +17,9 @@ machine is shared). The growth is linear when seconds(100k) / seconds(10k) <= 15
 quadratic: 2,500 terms 0.6 s, 10,000 terms 8.3 s, 20,000 terms 55 s at /authz/check).
 
 Then, under the default limits, the time each path takes to refuse: a statement of 1 MiB (the
-body limit), one of 60,000 tokens within the length limit, one nested 50,000 brackets deep.
+body limit), one of 60,000 tokens within the length limit, one nested 50,000 brackets deep, one
+nested 20,000 NOTs deep (analysis_max_depth, before the parser) and one nested 20,000 IS NULLs
+deep (analysis_max_nesting, in the resolver).
 Results: bench/results/analysis_bench.json.
 """
 
@@ -27,6 +31,7 @@ import json
 import subprocess
 import sys
 import time
+from itertools import product
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,11 +53,19 @@ def chain(terms: int) -> str:
     return " || ".join(["uid"] * terms)
 
 
+def alternating(terms: int) -> str:
+    return "uid" + "".join(" + uid" if i % 2 else " - uid" for i in range(1, terms))
+
+
+#: the chains timed, by the name their rows print
+CHAINS = {"||": chain, "+ -": alternating}
+
+
 def authz_path(sql: str) -> None:
     statement = parse_query(sql, dialect="spark")
     catalog = catalog_for(statement, lambda wanted: {t: CATALOG.get(t) for t in wanted if CATALOG.get(t)})
     points = query_points(statement, catalog, dialect="spark")
-    assert [s.column for s in points.columns[0].sources] == ["default.t.uid"]
+    assert {s.column for s in points.columns[0].sources} == {"default.t.uid"}
 
 
 def lineage_path(sql: str) -> None:
@@ -61,8 +74,8 @@ def lineage_path(sql: str) -> None:
 
 
 PATHS = {
-    "authz": (authz_path, lambda terms: f"SELECT {chain(terms)} AS x FROM t"),
-    "lineage": (lineage_path, lambda terms: f"INSERT INTO o SELECT {chain(terms)} AS x FROM t"),
+    "authz": (authz_path, lambda expression: f"SELECT {expression} AS x FROM t"),
+    "lineage": (lineage_path, lambda expression: f"INSERT INTO o SELECT {expression} AS x FROM t"),
 }
 
 
@@ -83,6 +96,8 @@ def refusals(repeat: int) -> dict[str, dict[str, float | str]]:
         "1 MiB": "SELECT uid FROM t WHERE a = '" + "x" * (1 << 20) + "'",
         "60,000 tokens": "SELECT uid || " + "||".join(["1"] * 30_000) + " FROM t",
         "50,000 brackets deep": "SELECT " + "(" * 50_000 + "uid" + ")" * 50_000 + " FROM t",
+        "20,000 NOTs deep": "SELECT " + "NOT " * 20_000 + "uid FROM t",
+        "20,000 IS NULLs deep": "SELECT uid" + " IS NULL" * 20_000 + " FROM t",
     }
     answers: dict[str, dict[str, float | str]] = {}
     for name, sql in oversized.items():
@@ -112,15 +127,16 @@ def main() -> None:
     sizes = [int(t) for t in args.terms.split(",")]
 
     growth: dict[str, dict] = {}
-    for path, (run, statement) in PATHS.items():
-        run(statement(10))  # warm: the dialect's tokenizer and parser
-        seconds = {terms: best_of(args.repeat, run, statement(terms)) for terms in sizes}
-        growth[path] = {"seconds": {str(t): round(s, 4) for t, s in seconds.items()}}
-        print(f"{path:8s}" + "".join(f"  {t:>7,} terms {s:8.4f} s" for t, s in seconds.items()))
+    for (path, (run, statement)), (name, expression) in product(PATHS.items(), CHAINS.items()):
+        row = f"{path} {name}"
+        run(statement(expression(10)))  # warm: the dialect's tokenizer and parser
+        seconds = {terms: best_of(args.repeat, run, statement(expression(terms))) for terms in sizes}
+        growth[row] = {"seconds": {str(t): round(s, 4) for t, s in seconds.items()}}
+        print(f"{row:12s}" + "".join(f"  {t:>7,} terms {s:8.4f} s" for t, s in seconds.items()))
         if 10_000 in seconds and 100_000 in seconds:
             ratio = seconds[100_000] / seconds[10_000]
-            growth[path]["ratio_100k_10k"] = round(ratio, 2)
-            print(f"{'':8s}  100k / 10k = {ratio:.2f} (target <= 15: linear)")
+            growth[row]["ratio_100k_10k"] = round(ratio, 2)
+            print(f"{'':12s}  100k / 10k = {ratio:.2f} (target <= 15: linear)")
 
     refused = refusals(args.repeat)
     for name, answer in refused.items():
@@ -134,7 +150,10 @@ def main() -> None:
         json.dumps(
             {
                 "commit": commit,
-                "statement": "SELECT uid || uid || ... FROM t",
+                "statements": {
+                    "||": "SELECT uid || uid || ... FROM t",
+                    "+ -": "SELECT uid + uid - uid + ... FROM t",
+                },
                 "repeat": args.repeat,
                 "growth": growth,
                 "target_ratio_100k_10k": 15,
