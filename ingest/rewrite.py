@@ -158,7 +158,12 @@ def masked_query(
         outer.set("with_", with_)
     holder = holder.copy()
     holder.set("expression", outer)
-    return holder.sql(dialect)
+    try:
+        return holder.sql(dialect)
+    except RecursionError:
+        # sqlglot's generator recurses once per level of a left-deep operator chain: a statement
+        # the analysis took can still be too deep to render; refused, never sent unmasked
+        raise RewriteError("the statement is nested too deeply to render its masked form") from None
 
 
 def _parse(sql: str, dialect: str) -> exp.Expression:

@@ -307,3 +307,21 @@ def test_aggregates_over_a_rewritten_query_match_the_raw_ones(tables):
     rewritten = masked_query(sql, outputs, {0: "sha256"})
     totals = "SELECT count(*), count(DISTINCT email), sum(amount) FROM ({}) t"
     assert spark.sql(totals.format(rewritten)).first() == spark.sql(totals.format(sql)).first()
+
+
+def test_an_insert_too_deep_to_render_is_refused_not_a_crash():
+    # a 20,000-term `+ -` chain the analysis takes (its limits raised) is still too deep for
+    # sqlglot's generator, which renders an INSERT's masked form: a RewriteError, never a 500
+    from watershed.graph.catalog import Catalog
+    from watershed.ingest.limits import AnalysisLimits, analysis_limits
+    from watershed.ingest.points import parse_query, query_points
+
+    terms = " ".join("+ uid" if i % 2 else "- uid" for i in range(20_000))
+    sql = f"INSERT INTO t.o SELECT uid {terms} AS x FROM t.s"
+    catalog = Catalog.from_dict({"tables": {"t.s": {"columns": ["uid"]}, "t.o": {"columns": ["x"]}}})
+    raised = AnalysisLimits(analysis_max_tokens=10**6, analysis_max_chars=10**8, analysis_max_nesting=10**6)
+    with analysis_limits(raised):
+        statement = parse_query(sql, dialect="spark")
+        points = query_points(statement, catalog, dialect="spark")
+        with pytest.raises(RewriteError, match="nested too deeply"):
+            masked_query(sql, points.columns, {0: "nullify"}, statement=statement)
