@@ -59,7 +59,7 @@ import cramjam
 from pydantic import BaseModel
 
 from watershed.graph.catalog import Catalog, CatalogError
-from watershed.graph.errors import GraphUnavailableError, WatershedError
+from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import SqlTask, StatementProblem, TaskLineage
 from watershed.graph.store import GraphStore
 from watershed.ingest.limits import current_limits
@@ -734,28 +734,12 @@ def spark_session(master: str | None = None, app_name: str = "watershed-harvest"
 
 def open_graph(settings) -> GraphStore:
     """The configured graph (`settings.backend`), reachable and with its schema; HarvestError naming it if not."""
-    from watershed.graph.backends import open_store
+    from watershed.graph.backends import UnreachableGraphError, open_answering
 
-    where = (
-        settings.neo4j_uri
-        if settings.backend == "neo4j"
-        else f"{settings.falkordb_host}:{settings.falkordb_port}"
-    )
     try:
-        store = open_store(settings)
-        store.ping()
-        store.ensure_schema()
-    except GraphUnavailableError as exc:
-        # the store names the server; the harvest says which setting pointed there
-        raise HarvestError(
-            f"cannot reach the {settings.backend} graph on {where} ({exc.reason or 'no answer'})"
-        ) from None
-    except WatershedError:
-        raise
-    except Exception as exc:
-        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise HarvestError(f"cannot reach the {settings.backend} graph on {where} ({first_line})") from None
-    return store
+        return open_answering(settings, schema=True)
+    except UnreachableGraphError as exc:
+        raise HarvestError(str(exc)) from None
 
 
 def _run_date_argument(text: str) -> str:

@@ -21,24 +21,15 @@ app = typer.Typer(help="Query the lineage graph (FalkorDB by default).", no_args
 
 def open_store():
     """The configured graph, checked to answer; an unreachable one is an error saying how to start it."""
-    from watershed.graph.backends import UnknownBackendError
-    from watershed.graph.backends import open_store as open_backend
-    from watershed.graph.settings import GraphSettings
+    from watershed.graph.backends import UnreachableGraphError, open_answering
+    from watershed.graph.errors import WatershedError
 
-    settings = GraphSettings()
     try:
-        store = open_backend(settings)
-        store.ping()
-    except UnknownBackendError as exc:
+        return open_answering()
+    except UnreachableGraphError as exc:
+        fail(f"{exc}; run `watershed services up`")
+    except WatershedError as exc:
         fail(str(exc))
-    except Exception as exc:
-        where = (
-            settings.neo4j_uri
-            if settings.backend == "neo4j"
-            else f"FalkorDB on {settings.falkordb_host}:{settings.falkordb_port}"
-        )
-        fail(f"cannot reach {where} ({exc}); run `watershed services up`")
-    return store
 
 
 def lineage_tree(view: LineageView) -> Tree:

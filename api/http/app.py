@@ -94,10 +94,9 @@ def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = N
     """The app; `graph` defaults to the configured store (its schema ensured once here)."""
     settings = settings or ApiSettings()
     if graph is None:
-        from watershed.graph.backends import open_store
+        from watershed.graph.backends import open_answering
 
-        graph = open_store(settings)
-        graph.ensure_schema()
+        graph = open_answering(settings, schema=True)
     app = FastAPI(
         title="Watershed steward service",
         version="1",
