@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from watershed.graph.errors import WatershedError
+
 #: what happens to an encrypted column whose tag no longer asks for protection (its level
 #: dropped, or the tag went): `keep` leaves it encrypted and reports it; `decrypt` writes it back
 #: in plaintext
@@ -70,6 +72,42 @@ class ProtectionPolicy(_Strict):
         """A short fingerprint of the section: a plan says which policy it was made under."""
         text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ which KMS
+
+#: the scheme of a Hadoop KMS provider URI (kms://http@HOST:PORT/kms); any other provider path
+#: (jceks://file/...) is a keystore file the DDL may name, not a service to ask for keys
+KMS_SCHEME = "kms://"
+
+
+class KmsUriError(WatershedError, ValueError):
+    """A KMS URI given explicitly is not a kms:// provider URI; the message names where it was given."""
+
+
+def kms_uri(given: str | None, provider_path: str | None, *, given_as: str = "--kms") -> str | None:
+    """The Hadoop KMS a protection plan, apply or rewrap talks to: the one rule of every face.
+
+    1. `given`, the URI its caller was given for this (the CLI's --kms, the service's
+       WATERSHED_PROTECT_KMS, the nightly chain's WATERSHED_NIGHTLY_KMS), named `given_as` in the
+       KmsUriError raised when it is not a kms:// URI;
+    2. else `provider_path` (the policy's key_provider_path, or a plan's, which was made from it)
+       when it names a KMS;
+    3. else None: no KMS is configured.
+    """
+    if given:
+        if not given.startswith(KMS_SCHEME):
+            raise KmsUriError(f"{given_as} {given}: expected a kms://http@HOST:PORT/kms provider URI")
+        return given
+    if provider_path and provider_path.startswith(KMS_SCHEME):
+        return provider_path
+    return None
+
+
+def ddl_provider_path(given: str | None, provider_path: str | None, *, given_as: str = "--kms") -> str | None:
+    """The `hadoop.security.key.provider.path` the DDL sets: the KMS `kms_uri` chooses, else the
+    policy's provider path whatever it names (a JCEKS keystore the engines read keys from)."""
+    return kms_uri(given, provider_path, given_as=given_as) or provider_path
 
 
 # ------------------------------------------------------------------ the plan

@@ -10,8 +10,8 @@ from pathlib import Path
 import typer
 
 from watershed.api.cli.output import OutputFormat, console, fail, format_option, styled, write_model
-from watershed.api.cli.policy_option import POLICY_HELP, command_policy
-from watershed.api.cli.protect_apply import apply_command, rewrap_command
+from watershed.api.cli.policy_option import POLICY_HELP
+from watershed.api.cli.protect_apply import apply_command, protection_policy, rewrap_command
 
 app = typer.Typer(help="Protect sensitive columns: table DDL and ORC file encryption.", no_args_is_help=True)
 
@@ -19,31 +19,6 @@ KMS_HELP = (
     "Hadoop KMS provider URI (kms://http@HOST:PORT/kms): every key the policy names must exist there, and "
     "it is the provider path the DDL sets (default: the policy's key_provider_path)."
 )
-
-
-def protection_policy(policy_file: Path | None):
-    """The protection section of the tag policy (loaded as `watershed propagate` loads it)."""
-    policy = command_policy(policy_file)
-    if policy.protection is None or not policy.protection.rules:
-        fail(
-            "the tag policy has no protection rules: add a `protection:` section with rules "
-            "(see docs/protection.md), or give --policy"
-        )
-    return policy.protection
-
-
-def key_provider(uri: str | None):
-    from watershed.orc_crypto.keys.base import KeyProviderError
-    from watershed.orc_crypto.keys.kms_client import KmsClient
-
-    if not uri:
-        return None
-    if not uri.startswith("kms://"):
-        fail(f"--kms {uri}: expected a kms://http@HOST:PORT/kms provider URI")
-    try:
-        return KmsClient(uri)
-    except (KeyProviderError, ValueError) as exc:
-        fail(f"{uri}: {exc}")
 
 
 def _print_plan(plan) -> None:
@@ -87,31 +62,27 @@ def plan_command(
     """What protecting the sensitive columns would change: per table the columns (action, tag, key
     and mask, why), the DDL for future writes, and the ORC files to rewrite."""
     from watershed.api.cli.graph import open_store
+    from watershed.api.service.protection_runs import plan
     from watershed.graph.errors import WatershedError
     from watershed.orc_crypto.files import write_atomically
-    from watershed.orc_crypto.protect.plan import plan_protection
 
     policy = protection_policy(policy_file)
-    uri = kms or (policy.key_provider_path if (policy.key_provider_path or "").startswith("kms://") else None)
-    provider = key_provider(uri)
     store = open_store()
     try:
-        plan = plan_protection(
-            store, policy, tables=table or None, provider=provider, create=create, key_provider_path=kms
-        )
+        planned = plan(store, policy, kms=kms, tables=table or None, create=create)
     except WatershedError as exc:
         fail(str(exc))
     finally:
         store.close()
     if out is not None:
         try:
-            write_atomically(out, plan.model_dump_json(indent=2).encode())
+            write_atomically(out, planned.model_dump_json(indent=2).encode())
         except (OSError, WatershedError) as exc:
             fail(f"cannot write {out}: {exc}")
     if fmt == OutputFormat.json:
-        write_model(plan)
+        write_model(planned)
     else:
-        _print_plan(plan)
+        _print_plan(planned)
 
 
 app.command("plan")(plan_command)

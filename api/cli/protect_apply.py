@@ -1,7 +1,7 @@
-"""`watershed protect apply`: run a protection plan, the DDL through Spark SQL and the ORC file
-rewrites on Spark executors, recording each file and table in the graph (see
-orc_crypto/protect/spark_apply.py). Registered under `watershed protect` by
-api/cli/protect.py."""
+"""`watershed protect apply` and `rewrap`: run a protection plan, the DDL through Spark SQL and the
+ORC file rewrites on Spark executors, recording each file and table in the graph (the use case is
+api/service/protection_runs.py; the Spark job orc_crypto/protect/spark_apply.py). Registered under
+`watershed protect` by api/cli/protect.py, which takes the policy's protection section from here."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from watershed.api.cli.output import (
     styled,
     write_model,
 )
-from watershed.api.cli.propagate import POLICY_HELP
+from watershed.api.cli.policy_option import POLICY_HELP, command_policy
 
 KMS_HELP = (
     "Hadoop KMS provider URI (kms://http@HOST:PORT/kms) the executors unwrap file keys with "
@@ -42,13 +42,17 @@ def _read_plan(path: Path):
         fail(f"plan {path} is not a protection plan: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}")
 
 
-def _plan_now(store, policy_file: Path | None, tables: list[str] | None, kms: str | None):
-    from watershed.api.cli.protect import key_provider, protection_policy
-    from watershed.orc_crypto.protect.plan import plan_protection
+def protection_policy(policy_file: Path | None):
+    """The protection section of the tag policy (loaded as `watershed propagate` loads it)."""
+    from watershed.api.service.protection_runs import protection_section
 
-    policy = protection_policy(policy_file)
-    uri = kms or (policy.key_provider_path if (policy.key_provider_path or "").startswith("kms://") else None)
-    return plan_protection(store, policy, tables=tables, provider=key_provider(uri), key_provider_path=kms)
+    protection = protection_section(command_policy(policy_file))
+    if protection is None:
+        fail(
+            "the tag policy has no protection rules: add a `protection:` section with rules "
+            "(see docs/protection.md), or give --policy"
+        )
+    return protection
 
 
 def _spark_session(master: str, kms: str | None, hive: bool):
@@ -99,20 +103,10 @@ def _run_and_report(action: str, fmt: OutputFormat, work) -> None:
 
 def _audit(store, action: str, run) -> None:
     """The audit entry of a run made here; the actor is the OS user (`cli:NAME`), as for
-    `watershed tag`. Counts only: no KMS address, token or key material."""
-    from watershed.api.audit import record
+    `watershed tag`."""
+    from watershed.api.service.protection_runs import audit_run
 
-    after = {
-        "run": run.id,
-        "status": run.status,
-        "tables": run.tables,
-        "files_done": run.files_done,
-        "files_unchanged": run.files_unchanged,
-        "files_skipped": len(run.skipped),
-        "files_failed": len(run.errors),
-        "bytes_rewritten": run.bytes_rewritten,
-    }
-    record(store, f"cli:{getpass.getuser()}", action, f"protection-run:{run.id}", None, after)
+    audit_run(store, f"cli:{getpass.getuser()}", action, run, run=run.id)
 
 
 def _print_run(run) -> None:
@@ -179,18 +173,25 @@ def apply_command(
     """Apply a protection plan: set each table's ORC options for future writes (Spark SQL) and
     encrypt its existing files in place on Spark executors. Safe to re-run: finished files are
     left alone, and a killed apply resumes where it stopped. Exit 1 when a file or a DDL failed."""
-    from watershed.orc_crypto.protect.spark_apply import apply_plan
+    from watershed.api.service.protection_runs import apply, plan
+    from watershed.graph.protection import KmsUriError, kms_uri
 
-    if kms is not None and not kms.startswith("kms://"):
-        fail(f"--kms {kms}: expected a kms://http@HOST:PORT/kms provider URI")
+    try:
+        kms_uri(kms, None)
+    except KmsUriError as exc:
+        fail(str(exc))
 
     def work(store):
-        plan = _read_plan(plan_file) if plan_file else _plan_now(store, policy_file, table or None, kms)
-        if not plan.tables:
+        if plan_file:
+            planned = _read_plan(plan_file)
+        else:
+            planned = plan(store, protection_policy(policy_file), kms=kms, tables=table or None)
+        if not planned.tables:
             err_console.print("nothing to apply: every table is as the policy asks")
-        uri = kms or plan.key_provider_path
-        with _spark(master, uri, hive, wanted=not local and bool(plan.tables)) as spark:
-            return apply_plan(plan, store, spark=spark, kms=uri, progress=_progress(fmt))
+        # the session's own reads and the tables' future writes use the KMS the apply uses
+        uri = kms_uri(kms, planned.key_provider_path)
+        with _spark(master, uri, hive, wanted=not local and bool(planned.tables)) as spark:
+            return apply(store, planned, kms=kms, spark=spark, progress=_progress(fmt))
 
     _run_and_report("protect.apply", fmt, work)
 
@@ -213,18 +214,16 @@ def rewrap_command(
     found encrypted under a protected table's location) to its master keys' current versions.
     Only the encrypted bytes and the tail are rewritten, in place; files already current are
     left alone."""
-    from watershed.api.cli.protect import protection_policy
-    from watershed.orc_crypto.protect.spark_apply import rewrap_files
+    from watershed.api.service.protection_runs import ProtectionRunError, rewrap, rewrap_kms
+    from watershed.graph.errors import WatershedError
 
-    if kms is None:
-        kms = protection_policy(policy_file).key_provider_path
-    if not kms or not kms.startswith("kms://"):
-        fail(
-            "rewrap needs the KMS: give --kms kms://http@HOST:PORT/kms (or set the policy's key_provider_path)"
-        )
+    try:
+        uri = rewrap_kms(None if kms else protection_policy(policy_file), kms)
+    except (ProtectionRunError, WatershedError) as exc:
+        fail(str(exc))
 
     def work(store):
-        with _spark(master, kms, hive=False, wanted=not local) as spark:
-            return rewrap_files(store, tables=table or None, spark=spark, kms=kms, progress=_progress(fmt))
+        with _spark(master, uri, hive=False, wanted=not local) as spark:
+            return rewrap(store, uri, tables=table or None, spark=spark, progress=_progress(fmt))
 
     _run_and_report("protect.rewrap", fmt, work)

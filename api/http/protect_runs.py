@@ -24,13 +24,17 @@ from fastapi import Request
 
 from watershed.api.http.models import ProtectRunView
 from watershed.api.http.problems import ApiProblem
-from watershed.graph.protection import FileProblem, ProtectionPolicy, ProtectionRun
+from watershed.api.service import protection_runs
+from watershed.api.service.protection_runs import ProtectionRunError, kms_client
+from watershed.graph.protection import FileProblem, KmsUriError, ProtectionPolicy, ProtectionRun, kms_uri
 from watershed.orc_crypto.protect import records
 
 log = logging.getLogger("watershed.api.protect")
 
 #: runs whose progress this process remembers (the graph keeps every record)
 REMEMBERED = 50
+#: the setting that gives the service its KMS (ApiSettings.protect_kms), as errors name it
+KMS_SETTING = "WATERSHED_PROTECT_KMS"
 
 
 @dataclass
@@ -41,19 +45,13 @@ class _Progress:
 
 
 def kms_provider(svc, policy: ProtectionPolicy):
-    """A client of the service's KMS (WATERSHED_PROTECT_KMS, else the policy's kms:// provider
-    path); None when neither is set."""
-    from watershed.api.http.routers.protection import kms_uri
-    from watershed.orc_crypto.keys.base import KeyProviderError
-    from watershed.orc_crypto.keys.kms_client import KmsClient
-
-    uri = kms_uri(svc, policy)
-    if uri is None:
-        return None
+    """A client of the service's KMS (the one rule: WATERSHED_PROTECT_KMS, else the policy's kms://
+    provider path); None when neither is set, 503 naming it when it cannot be one."""
     try:
-        return KmsClient(uri, token_file=svc.settings.protect_token_file)
-    except (KeyProviderError, ValueError) as exc:
-        raise ApiProblem(503, f"KMS {uri}: {exc}") from None
+        uri = kms_uri(svc.settings.protect_kms, policy.key_provider_path, given_as=KMS_SETTING)
+        return kms_client(uri, token_file=svc.settings.protect_token_file)
+    except (KmsUriError, ProtectionRunError) as exc:
+        raise ApiProblem(503, str(exc)) from None
 
 
 class ProtectRunner:
@@ -126,9 +124,7 @@ class ProtectRunner:
             self._progress.popitem(last=False)
 
     def _run(self, run: ProtectionRun, policy: ProtectionPolicy, tables, provider) -> None:
-        from watershed.api.http.routers.protection import kms_uri
-        from watershed.orc_crypto.protect.plan import now, plan_protection
-        from watershed.orc_crypto.protect.spark_apply import apply_plan
+        from watershed.orc_crypto.protect.plan import now
 
         progress = self._progress[run.id]
 
@@ -136,10 +132,22 @@ class ProtectRunner:
             progress.finished, progress.planned = finished, planned
 
         store = self.svc.graph
+        kms = self.svc.settings.protect_kms
         try:
-            plan = plan_protection(store, policy, tables=tables, key_provider_path=kms_uri(self.svc, policy))
-            progress.planned = plan.files
-            apply_plan(plan, store, provider=provider, progress=moved, run_id=run.id)
+            # the keys were checked through this client when the run started
+            planned = protection_runs.plan(
+                store, policy, kms=kms, given_as=KMS_SETTING, tables=tables, provider=provider
+            )
+            progress.planned = planned.files
+            protection_runs.apply(
+                store,
+                planned,
+                kms=kms,
+                given_as=KMS_SETTING,
+                provider=provider,
+                progress=moved,
+                run_id=run.id,
+            )
         except BaseException as exc:  # the thread's end: the run record says why
             log.warning("protection run %s failed: %s", run.id, type(exc).__name__)
             failed = records.run(store, run.id) or run

@@ -29,21 +29,23 @@ from watershed.api.http.nodes import TableId, missing, parse
 from watershed.api.http.paging import Page, PageRequest, decode, encode_cursor, page_request
 from watershed.api.http.params import RunId
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
-from watershed.api.http.protect_runs import ProtectRunner, kms_provider, protect_runner
+from watershed.api.http.protect_runs import KMS_SETTING, ProtectRunner, kms_provider, protect_runner
+from watershed.api.service import protection_runs
+from watershed.api.service.protection_runs import protection_section
 from watershed.graph import ids
 from watershed.graph.model import tag_values
 from watershed.graph.protection import (
     ColumnKey,
     ProtectedFile,
-    ProtectionPlan,
     ProtectionPolicy,
     TablePlan,
     TableProtection,
+    ddl_provider_path,
 )
 from watershed.graph.store import GraphStore
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.checks import ProtectionError, normal_mask
-from watershed.orc_crypto.protect.plan import CatalogColumn, CatalogTable, plan_protection, plan_table
+from watershed.orc_crypto.protect.plan import CatalogColumn, CatalogTable, plan_table
 
 router = APIRouter(tags=["protection"])
 
@@ -65,8 +67,7 @@ MAX_FILES = 1000
 
 def protection_policy(svc: Service) -> ProtectionPolicy | None:
     """The tag policy's protection section; None when it has no rules."""
-    protection = svc.policy.protection
-    return protection if protection is not None and protection.rules else None
+    return protection_section(svc.policy)
 
 
 def needs_policy(svc: Service) -> ProtectionPolicy:
@@ -80,12 +81,12 @@ def needs_policy(svc: Service) -> ProtectionPolicy:
     return policy
 
 
-def kms_uri(svc: Service, policy: ProtectionPolicy) -> str | None:
-    """The KMS the service uses: WATERSHED_PROTECT_KMS, else the policy's kms:// provider path."""
-    if svc.settings.protect_kms:
-        return svc.settings.protect_kms
-    path = policy.key_provider_path or ""
-    return path if path.startswith("kms://") else None
+def provider_path(svc: Service, policy: ProtectionPolicy | None) -> str | None:
+    """The provider path the service's DDL sets (graph/protection's rule: WATERSHED_PROTECT_KMS,
+    else the policy's key_provider_path)."""
+    return ddl_provider_path(
+        svc.settings.protect_kms, policy.key_provider_path if policy else None, given_as=KMS_SETTING
+    )
 
 
 def catalog_table(table_id: str, location, fmt, columns) -> CatalogTable:
@@ -219,14 +220,20 @@ def table_protection(
     plan = None
     if policy is not None and files:
         try:
-            whole = plan_protection(
-                svc.graph, policy, tables=[table.id], key_provider_path=svc.settings.protect_kms
+            # the files' state only: the keys are checked by a plan over the catalog and an apply
+            whole = protection_runs.plan(
+                svc.graph,
+                policy,
+                kms=svc.settings.protect_kms,
+                given_as=KMS_SETTING,
+                tables=[table.id],
+                keys=False,
             )
         except ProtectionError as exc:
             raise _planning_failed(exc) from None
         plan = whole.tables[0] if whole.tables else None
     protection, table_record, plan = protection_state(
-        svc.graph, table, policy, svc.settings.protect_kms, plan
+        svc.graph, table, policy, provider_path(svc, policy), plan
     )
     total = len(plan.files) if plan else 0
     if plan is not None and total > limit:
@@ -258,20 +265,19 @@ def protect_plan(
     more = body.tables is None and len(tables) > body.limit
     tables = tables[: body.limit] if body.tables is None else tables
     if not tables:
-        plan = ProtectionPlan(
-            created_at=_now(), policy_digest=policy.digest(), key_provider_path=kms_uri(svc, policy)
-        )
+        plan = protection_runs.empty_plan(policy, kms=svc.settings.protect_kms, given_as=KMS_SETTING)
     else:
         # with a KMS configured, a key the policy names that the KMS lacks fails the plan here
         provider = kms_provider(svc, policy)
         try:
-            plan = plan_protection(
+            plan = protection_runs.plan(
                 svc.graph,
                 policy,
+                kms=svc.settings.protect_kms,
+                given_as=KMS_SETTING,
                 tables=tables,
                 provider=provider,
                 read_files=body.files,
-                key_provider_path=svc.settings.protect_kms,
             )
         except ProtectionError as exc:
             raise _planning_failed(exc) from None
@@ -294,12 +300,6 @@ def protect_plan(
         next_cursor=encode_cursor({"after": tables[-1]}) if more else None,
         files_truncated=truncated,
     )
-
-
-def _now() -> str:
-    from watershed.orc_crypto.protect.plan import now
-
-    return now()
 
 
 @router.post("/protect/apply", response_model=ProtectRunView, status_code=202, responses=CONFLICT_RESPONSES)

@@ -34,7 +34,12 @@ COLUMN = (
 def _protection(table_id: str, location, fmt, columns: list, svc: Service) -> tuple[Protection, str | None]:
     """The table's protection from the tag policy and the graph's records (no file read), and its
     CREATE TABLE with the options the policy asks for."""
-    from watershed.api.http.routers.protection import catalog_table, protection_policy, protection_state
+    from watershed.api.http.routers.protection import (
+        catalog_table,
+        protection_policy,
+        protection_state,
+        provider_path,
+    )
     from watershed.graph.errors import PolicyError
     from watershed.orc_crypto.ddl import create_statement
 
@@ -42,11 +47,12 @@ def _protection(table_id: str, location, fmt, columns: list, svc: Service) -> tu
     table = catalog_table(
         table_id, location, fmt, [(c_id, c_type, c_tags) for c_id, c_type, c_tags, _ in columns]
     )
-    protection, _, _ = protection_state(svc.graph, table, policy, svc.settings.protect_kms)
+    # the provider path the protection router's plan and the CLI's DDL set (graph/protection's rule)
+    path = provider_path(svc, policy)
+    protection, _, _ = protection_state(svc.graph, table, policy, path)
     wanted = {c.name: c.want for c in protection.columns if c.want is not None}
-    provider_path = svc.settings.protect_kms or (policy.key_provider_path if policy else None)
     try:
-        ddl = create_statement(table_id, [(c.name, c.type) for c in table.columns], wanted, provider_path)
+        ddl = create_statement(table_id, [(c.name, c.type) for c in table.columns], wanted, path)
     except PolicyError:
         ddl = None  # a column without a (Spark) type: no CREATE TABLE can be written for it
     return protection, ddl
