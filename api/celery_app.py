@@ -11,7 +11,9 @@ app knows every task, whichever queues it serves.
 
 The tasks are plain functions in their packages (`watershed.propagation.tasks`,
 `watershed.ttl_advisor.tasks`); this module registers them, since nothing below
-`api` may import it. The broker and result backend are the Redis that `watershed
+`api` may import it. The nightly chain's task is the exception: it runs the chain, whose
+propagate step sends batches through this app, so the app only names its module for the
+workers to import (`include`) and reads its schedule as data (api/nightly/schedule.py). The broker and result backend are the Redis that `watershed
 services up` starts, or WATERSHED_CELERY_BROKER. Tasks are idempotent, so they
 are acknowledged late: a task whose worker dies is handed to another worker.
 """
@@ -24,7 +26,8 @@ from collections.abc import Sequence
 from celery import Celery
 from kombu import Queue
 
-from watershed.api.nightly import beat as nightly
+from watershed.api.nightly import schedule as nightly
+from watershed.api.nightly.errors import NightlyError
 from watershed.propagation import tasks as propagation_tasks
 from watershed.propagation.settings import PropagationSettings
 from watershed.ttl_advisor import tasks as ttl_tasks
@@ -34,6 +37,8 @@ TTL_QUEUE = "ttl"
 NIGHTLY_QUEUE = "nightly"
 #: every queue of the app; a worker given none serves them all
 QUEUES = (PROPAGATION_QUEUE, TTL_QUEUE, NIGHTLY_QUEUE)
+#: the module of the nightly chain's task (see make_app)
+NIGHTLY_TASK_MODULE = "watershed.api.nightly.beat"
 
 #: task name -> its queue (the tasks register under these names)
 ROUTES = {
@@ -44,8 +49,15 @@ ROUTES = {
 
 
 def make_app(broker_url: str, visibility_seconds: float) -> Celery:
-    """The app on `broker_url` (broker and result backend): both tasks, their queues and routes."""
-    celery = Celery("watershed", broker=broker_url, backend=broker_url, set_as_current=False)
+    """The app on `broker_url` (broker and result backend): its tasks, their queues and routes."""
+    celery = Celery(
+        "watershed",
+        broker=broker_url,
+        backend=broker_url,
+        set_as_current=False,
+        # what a worker imports at start: the nightly task, which registers itself on the app
+        include=[NIGHTLY_TASK_MODULE],
+    )
     celery.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -61,15 +73,11 @@ def make_app(broker_url: str, visibility_seconds: float) -> Celery:
     )
     celery.task(name=propagation_tasks.TASK_NAME)(propagation_tasks.compute_batch_task)
     celery.task(name=ttl_tasks.TASK_NAME)(ttl_tasks.advise_and_store)
-    # Acknowledged when taken, unlike the batches: a chain outlives the visibility timeout, and a
-    # late ack would hand it to a second worker while the first still runs it. A chain lost with
-    # its worker is run again by the next night's schedule (or by hand), each step idempotent.
-    celery.task(name=nightly.TASK_NAME, acks_late=False)(nightly.run_nightly_task)
     # Only a worker started with --beat runs the schedule. A bad cron line leaves it empty here, so
     # that every other use of the app still works; `watershed worker --beat` refuses to start on it.
     try:
         celery.conf.beat_schedule = nightly.beat_schedule()
-    except nightly.NightlyError:
+    except NightlyError:
         celery.conf.beat_schedule = {}
     return celery
 

@@ -20,8 +20,9 @@ def serve_command(
     import uvicorn
 
     from watershed.api.http.app import create_app
-    from watershed.api.http.settings import ApiSettings
-    from watershed.graph.backends import open_store
+    from watershed.api.service.settings import ApiSettings
+    from watershed.graph.backends import open_answering
+    from watershed.graph.errors import WatershedError
 
     overrides = {k: v for k, v in (("api_host", host), ("api_port", port)) if v is not None}
     settings = ApiSettings(**overrides)
@@ -30,11 +31,9 @@ def serve_command(
             f"port {settings.api_host}:{settings.api_port} is taken by another process (set WATERSHED_API_PORT or --port)"
         )
     try:
-        graph = open_store(settings)
-        graph.ping()
-        graph.ensure_schema()
-    except Exception as exc:
-        fail(f"cannot reach the graph ({type(exc).__name__}: {exc}); run `watershed services up`")
+        graph = open_answering(settings, schema=True)
+    except WatershedError as exc:
+        fail(f"{exc}; run `watershed services up`")
     try:
         app = create_app(settings, graph)
     except Exception as exc:  # a bad policy file, say: one line naming it

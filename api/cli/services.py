@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
+from watershed.api.celery_app import worker_argv
 from watershed.api.cli.output import OutputFormat, console, fail, format_option, write_model
+from watershed.api.service.settings import ApiSettings
+from watershed.graph.background import BackgroundProcess
 from watershed.graph.model import ServicesStatus, ServiceState
 from watershed.graph.server import ServerError
 from watershed.graph.services import down, status, up
@@ -25,11 +29,38 @@ def _kms(settings: GraphSettings):
     return KmsService.from_settings(settings.data_dir)
 
 
-def _background(settings: GraphSettings) -> list:
-    """The API server and a propagation worker (`up` starts them after the servers and the KMS)."""
-    from watershed.api.http.background import api_service, worker_service
-    from watershed.api.http.settings import ApiSettings
+def api_service(settings: ApiSettings) -> BackgroundProcess:
+    """`watershed serve` on the configured host and port, under DATA_DIR/api."""
+    return BackgroundProcess(
+        "api",
+        [
+            sys.executable,
+            "-m",
+            "watershed.api.cli",
+            "serve",
+            "--host",
+            settings.api_host,
+            "--port",
+            str(settings.api_port),
+        ],
+        settings.data_dir / "api",
+        settings.api_host,
+        settings.api_port,
+    )
 
+
+def worker_service(settings: ApiSettings, concurrency: int = 2) -> BackgroundProcess:
+    """One Celery worker for propagation batches, under DATA_DIR/worker."""
+    return BackgroundProcess(
+        "worker",
+        worker_argv(concurrency, name=f"watershed-{settings.api_port}@%h"),
+        settings.data_dir / "worker",
+    )
+
+
+def _background(settings: GraphSettings) -> list[BackgroundProcess]:
+    """The API server and a propagation worker (`up` starts them after the servers and the KMS), as
+    recorded processes (graph/background.py: a reused pid is never signalled)."""
     api_settings = ApiSettings()
     return [api_service(api_settings), worker_service(api_settings)]
 

@@ -1,46 +1,29 @@
-"""The nightly chain as a Celery task, and the Celery beat schedule that triggers it.
+"""The nightly chain as a Celery task; its schedule is api/nightly/schedule.py.
 
 `watershed worker --beat` runs the beat scheduler inside a worker; the task goes to the `nightly`
 queue. Its propagate step sends batches to the `propagation` queue and waits for them, so the
 worker that takes the nightly task must leave a process free for batches: serve `nightly` from a
 worker of its own, or from one with two or more processes (`services up` starts one with two).
+
+The Celery app names this module among the ones its workers import (`include`), and the task
+registers itself on every app of the process (Celery's shared task): the app never imports the
+chain, whose propagate step imports the app.
 """
 
 from __future__ import annotations
 
-from celery.schedules import crontab
+from celery import shared_task
 
-from watershed.api.nightly.settings import NightlySettings
-from watershed.api.nightly.steps import NightlyError
+from watershed.api.nightly.chain import run_nightly
+from watershed.api.nightly.schedule import SCHEDULE_NAME, TASK_NAME, beat_schedule, nightly_crontab
 
-TASK_NAME = "nightly.run"
-SCHEDULE_NAME = "watershed-nightly"
+__all__ = ["SCHEDULE_NAME", "TASK_NAME", "beat_schedule", "nightly_crontab", "run_nightly_task"]
 
 
+# Acknowledged when taken, unlike the batches: a chain outlives the visibility timeout, and a late
+# ack would hand it to a second worker while the first still runs it. A chain lost with its worker
+# is run again by the next night's schedule (or by hand), each step idempotent.
+@shared_task(name=TASK_NAME, acks_late=False)
 def run_nightly_task(day: str | None = None, full: bool = False, apply_protection: bool = False) -> dict:
     """The whole chain for `day` (default: yesterday) on this worker; the night's summary as a dict."""
-    from watershed.api.nightly.chain import run_nightly
-
     return run_nightly(day, full=full, apply_protection=apply_protection).model_dump()
-
-
-def nightly_crontab(line: str) -> crontab:
-    """The schedule of a cron line `minute hour day-of-month month day-of-week`."""
-    fields = line.split()
-    if len(fields) != 5:
-        raise NightlyError(
-            f"WATERSHED_NIGHTLY_CRON={line!r}: expected five fields (minute hour day-of-month month day-of-week)"
-        )
-    minute, hour, day_of_month, month, day_of_week = fields
-    try:
-        return crontab(
-            minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month, day_of_week=day_of_week
-        )
-    except ValueError as exc:
-        raise NightlyError(f"WATERSHED_NIGHTLY_CRON={line!r}: {exc}") from None
-
-
-def beat_schedule(settings: NightlySettings | None = None) -> dict:
-    """Celery's `beat_schedule`: the nightly task at WATERSHED_NIGHTLY_CRON (default 02:00 UTC)."""
-    settings = settings or NightlySettings()
-    return {SCHEDULE_NAME: {"task": TASK_NAME, "schedule": nightly_crontab(settings.nightly_cron)}}

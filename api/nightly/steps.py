@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from watershed.api.nightly.errors import NightlyError
 from watershed.api.nightly.settings import NightlySettings
 from watershed.graph.errors import WatershedError
 
@@ -30,12 +31,10 @@ from watershed.graph.errors import WatershedError
 STEPS = ("harvest", "propagate", "ttl", "protection_plan", "protection_apply")
 #: who the audit log names for what the nightly chain changes
 ACTOR = "nightly"
+#: the setting that gives the protection steps their KMS (NightlySettings.nightly_kms)
+KMS_SETTING = "WATERSHED_NIGHTLY_KMS"
 
 Say = Callable[[str], None]
-
-
-class NightlyError(WatershedError, RuntimeError):
-    """A step could not do its work: the message names the step, the date and what to fix."""
 
 
 class StepResult(BaseModel):
@@ -111,11 +110,11 @@ def _policy(context: str):
 
 
 def _open_graph(settings: NightlySettings):
-    from watershed.ingest.harvest import HarvestError, open_graph
+    from watershed.graph.backends import UnreachableGraphError, open_answering
 
     try:
-        return open_graph(settings)
-    except HarvestError as exc:
+        return open_answering(settings, schema=True)
+    except UnreachableGraphError as exc:
         raise NightlyError(str(exc)) from None
 
 
@@ -331,16 +330,16 @@ def plan_path(settings: NightlySettings, day: str) -> Path:
 
 def _protection_policy(day: str):
     """The policy's protection section, or None when it has no rules."""
-    policy = _policy(f"protection plan {day}: ")
-    return policy.protection if policy.protection is not None and policy.protection.rules else None
+    from watershed.api.service.protection_runs import protection_section
+
+    return protection_section(_policy(f"protection plan {day}: "))
 
 
 def protection_plan(day: str, settings: NightlySettings | None = None) -> StepResult:
     """What protecting the sensitive columns would change, written to the night's plan file."""
+    from watershed.api.service.protection_runs import plan as plan_protection
     from watershed.orc_crypto.files import write_atomically
     from watershed.orc_crypto.keys.base import KeyProviderError
-    from watershed.orc_crypto.keys.kms_client import KmsClient
-    from watershed.orc_crypto.protect.plan import plan_protection
 
     settings = settings or NightlySettings()
     check_date(day)
@@ -356,12 +355,9 @@ def protection_plan(day: str, settings: NightlySettings | None = None) -> StepRe
                 message="the tag policy has no protection rules (docs/protection.md)",
             ),
         )
-    uri = settings.nightly_kms or policy.key_provider_path
-    uri = uri if uri and uri.startswith("kms://") else None
     store = _open_graph(settings)
     try:
-        provider = KmsClient(uri) if uri else None
-        plan = plan_protection(store, policy, provider=provider, key_provider_path=settings.nightly_kms)
+        plan = plan_protection(store, policy, kms=settings.nightly_kms, given_as=KMS_SETTING)
     except (KeyProviderError, WatershedError) as exc:
         raise NightlyError(f"protection plan {day}: {exc}") from None
     finally:
@@ -429,9 +425,11 @@ def protection_apply_job_args(day: str, settings: NightlySettings | None = None)
     plan = _read_plan(settings, check_date(day))
     if not plan.tables:
         return None
+    from watershed.graph.protection import kms_uri
+
     args = ["--plan", str(plan_path(settings, day)), "--run-id", apply_run_id(day)]
-    kms = settings.nightly_kms or plan.key_provider_path or ""
-    return [*args, "--kms", kms] if kms.startswith("kms://") else args
+    kms = kms_uri(settings.nightly_kms, plan.key_provider_path, given_as=KMS_SETTING)
+    return args if kms is None else [*args, "--kms", kms]
 
 
 def protection_apply(
@@ -439,9 +437,10 @@ def protection_apply(
 ) -> StepResult:
     """Apply the night's plan: DDL through Spark SQL and file rewrites on Spark's executors (`spark`,
     else the session the harvest step opens: without one the DDL would not run and the step fail)."""
+    from watershed.api.service.protection_runs import apply
     from watershed.ingest.harvest import spark_session
     from watershed.ingest.settings import IngestSettings
-    from watershed.orc_crypto.protect.spark_apply import ApplyError, apply_plan
+    from watershed.orc_crypto.protect.spark_apply import ApplyError
 
     settings = settings or NightlySettings()
     plan = _read_plan(settings, check_date(day))
@@ -451,11 +450,12 @@ def protection_apply(
     try:
         try:
             session = spark or spark_session(IngestSettings().spark_master)
-            run = apply_plan(
-                plan,
+            run = apply(
                 store,
+                plan,
                 spark=session,
                 kms=settings.nightly_kms,
+                given_as=KMS_SETTING,
                 run_id=apply_run_id(day),
                 # the executors read the KMS delegation token from the file the driver was given
                 # (on a local master they inherit it; on YARN or Kubernetes they do not)
@@ -484,18 +484,10 @@ def protection_apply_result(day: str, settings: NightlySettings | None = None) -
 
 
 def _apply_result(day: str, settings: NightlySettings, run, store) -> StepResult:
-    from watershed.api.audit import record
+    from watershed.api.service.protection_runs import audit_run, run_counts
 
-    counts = {
-        "status": run.status,
-        "tables": run.tables,
-        "files_done": run.files_done,
-        "files_unchanged": run.files_unchanged,
-        "files_failed": len(run.errors),
-        "files_skipped": len(run.skipped),
-        "bytes_rewritten": run.bytes_rewritten,
-    }
-    record(store, ACTOR, "protect.apply", f"protection-run:{run.id}", None, {"date": day, **counts})
+    counts = run_counts(run)
+    audit_run(store, ACTOR, "protect.apply", run, date=day)
     if run.status != "done" or run.errors or run.skipped:
         raise NightlyError(
             f"protection apply {day}: run {run.id} is {run.status}: {len(run.errors)} files failed, "
