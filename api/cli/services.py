@@ -8,7 +8,6 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from watershed.api.celery_app import worker_argv
 from watershed.api.cli.output import OutputFormat, console, fail, format_option, write_model
 from watershed.api.service.settings import ApiSettings
 from watershed.graph.background import BackgroundProcess
@@ -51,6 +50,10 @@ def api_service(settings: ApiSettings) -> BackgroundProcess:
 
 def worker_service(settings: ApiSettings, concurrency: int = 2) -> BackgroundProcess:
     """One Celery worker for propagation batches, under DATA_DIR/worker."""
+    # the Celery app reads the settings when it is imported: imported here, a bad setting is the
+    # command's one-line error, not a traceback while the CLI loads
+    from watershed.api.celery_app import worker_argv
+
     return BackgroundProcess(
         "worker",
         worker_argv(concurrency, name=f"watershed-{settings.api_port}@%h"),
