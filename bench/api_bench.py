@@ -335,7 +335,7 @@ def measure(queries: list[Query], client) -> None:
 
 def fixed_cost_queries(graph: FalkorDBStore, token: str, samples: int, warmup: int) -> list[Query]:
     """What every request pays: /health (no auth, no graph; direct: nothing) and /me (direct: the token lookup)."""
-    from watershed.api.accounts.store import AccountStore
+    from watershed.api.service.accounts.store import AccountStore
 
     accounts = AccountStore(graph)
     count = warmup + samples
@@ -448,7 +448,7 @@ def main() -> None:
 
     import httpx
 
-    from watershed.api.accounts.store import AccountStore
+    from watershed.api.service.accounts.store import AccountStore
     from watershed.propagation.graph_store import GraphTagStore
     from watershed.propagation.policy import default_policy
 

@@ -80,8 +80,8 @@ class GraphReadSampler(threading.Thread):
     def run(self) -> None:
         import random
 
-        from watershed.api.accounts.store import AUTH_TOKEN
         from watershed.api.http.routers.tables import COLUMN
+        from watershed.api.service.accounts.store import AUTH_TOKEN
         from watershed.graph.falkordb_store import FalkorDBStore
 
         graph = FalkorDBStore("127.0.0.1", self.port, graph=self.graph_name)
@@ -243,7 +243,7 @@ def main() -> None:
 
     from bench.api_bench import GRAPH, start_api, stop_api
     from bench.propagation_bench import start_workers
-    from watershed.api.accounts import tokens as token_format
+    from watershed.api.service.accounts import tokens as token_format
     from watershed.graph.catalog import Catalog
     from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.graph.server import start, stop

@@ -24,7 +24,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from watershed.api.accounts.store import AccountStore  # noqa: E402
+from watershed.api.service.accounts.store import AccountStore  # noqa: E402
 from watershed.graph.falkordb_store import FalkorDBStore  # noqa: E402
 from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
 

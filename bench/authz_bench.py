@@ -166,8 +166,8 @@ BENCH_USER = "bench_analyst"
 def authz_service(graph: FalkorDBStore, policy, catalog: Catalog, reuse_seconds: float):
     """AuthzService with a user holding select on every database and unmask on pii<=L2."""
     try:
-        from watershed.api.accounts.rights import Me
-        from watershed.api.authz import AuthzService
+        from watershed.api.service.accounts.rights import Me
+        from watershed.api.service.authz import AuthzService
         from watershed.graph.authz import Grant
     except ImportError:
         return None

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from watershed.api.celery_app import app_for, worker_argv  # noqa: E402
+from watershed.api.service.celery_app import app_for, worker_argv  # noqa: E402
 from watershed.graph.catalog import Catalog  # noqa: E402
 from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
 from watershed.graph.store import GraphStore  # noqa: E402

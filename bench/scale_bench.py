@@ -192,7 +192,7 @@ def stage_harvest(config: dict) -> dict:
 
 
 def stage_propagate(config: dict) -> dict:
-    from watershed.api.celery_app import app_for
+    from watershed.api.service.celery_app import app_for
     from watershed.propagation.coordinator import celery_runner, propagate
     from watershed.propagation.policy import default_policy
     from watershed.propagation.run_state import RunState
@@ -409,7 +409,7 @@ def stop_workers(workers: list) -> None:
 
 def wait_for_workers(config: dict, count: int, timeout: float = 60.0) -> None:
     """Until `count` Celery workers of the stages' broker answer a ping (at most `timeout` s)."""
-    from watershed.api.celery_app import app_for
+    from watershed.api.service.celery_app import app_for
     from watershed.propagation.settings import PropagationSettings
 
     app = app_for(
@@ -424,7 +424,7 @@ def wait_for_workers(config: dict, count: int, timeout: float = 60.0) -> None:
 
 def bench_admin_token(graph) -> str:
     """A new admin `bench` and its API token, for the column page samplers."""
-    from watershed.api.accounts.store import AccountStore
+    from watershed.api.service.accounts.store import AccountStore
 
     accounts = AccountStore(graph)
     accounts.add("bench", "admin", None, actor="bench")

@@ -8,7 +8,7 @@ print(os.path.dirname(watershed.dags.__file__))"`), or import `dag` from `waters
 - The two Spark steps are spark-submit jobs through the Apache Spark provider: the master comes
   from the Airflow connection `watershed_spark` (conn type `spark`, host `local[2]`, `yarn`,
   `k8s://…`), and Spark conf from its extra `{"conf": {...}}`.
-- The other steps are Python tasks calling `watershed.api.nightly.steps`, the same functions
+- The other steps are Python tasks calling `watershed.api.service.nightly.steps`, the same functions
   `watershed nightly` and the Celery beat task run; each is idempotent for its logical date and
   returns its result (run id, counts) through XCom.
 - Before propagating, a reschedule-mode sensor waits for a previous run still holding the
@@ -42,7 +42,7 @@ STEP_DEFAULTS = {
 
 
 def _settings():
-    from watershed.api.nightly import NightlySettings
+    from watershed.api.service.nightly import NightlySettings
 
     return NightlySettings()
 
@@ -77,8 +77,8 @@ def spark_conf() -> dict[str, str]:
 @task
 def prepare() -> dict:
     """The night's date and everything the spark-submit steps need (computed at run time, not parse time)."""
-    from watershed.api.nightly import yesterday
-    from watershed.api.nightly.steps import check_date, harvest_job_args
+    from watershed.api.service.nightly import yesterday
+    from watershed.api.service.nightly.steps import check_date, harvest_job_args
     from watershed.ingest import harvest as harvest_job
     from watershed.orc_crypto.protect import spark_apply
 
@@ -95,7 +95,7 @@ def prepare() -> dict:
 
 @task
 def harvested(prepared: dict) -> dict:
-    from watershed.api.nightly.steps import harvest_result
+    from watershed.api.service.nightly.steps import harvest_result
 
     return harvest_result(prepared["date"], _settings()).model_dump()
 
@@ -105,7 +105,7 @@ def harvested(prepared: dict) -> dict:
 )
 def propagation_lock_free() -> PokeReturnValue:
     """Done when no propagation run holds the lock (a killed run's lock expires by itself)."""
-    from watershed.api.nightly.steps import propagation_lock_holder
+    from watershed.api.service.nightly.steps import propagation_lock_holder
 
     holder = propagation_lock_holder()
     return PokeReturnValue(is_done=holder is None, xcom_value=holder)
@@ -113,7 +113,7 @@ def propagation_lock_free() -> PokeReturnValue:
 
 @task(**STEP_DEFAULTS)
 def propagate(prepared: dict) -> dict:
-    from watershed.api.nightly import steps
+    from watershed.api.service.nightly import steps
 
     full = bool(get_current_context()["params"]["full"])
     return steps.propagate(prepared["date"], _settings(), full=full).model_dump()
@@ -121,14 +121,14 @@ def propagate(prepared: dict) -> dict:
 
 @task(**STEP_DEFAULTS)
 def ttl_advice(prepared: dict) -> dict:
-    from watershed.api.nightly import steps
+    from watershed.api.service.nightly import steps
 
     return steps.ttl(prepared["date"], _settings()).model_dump()
 
 
 @task(**STEP_DEFAULTS)
 def protection_plan(prepared: dict) -> dict:
-    from watershed.api.nightly import steps
+    from watershed.api.service.nightly import steps
 
     settings = _settings()
     result = steps.protection_plan(prepared["date"], settings).model_dump()
@@ -146,7 +146,7 @@ def apply_or_skip(plan: dict) -> str:
 
 @task
 def apply_skipped(prepared: dict, plan: dict) -> dict:
-    from watershed.api.nightly import steps
+    from watershed.api.service.nightly import steps
 
     params = get_current_context()["params"]
     if not params["apply_protection"]:
@@ -160,7 +160,7 @@ def apply_skipped(prepared: dict, plan: dict) -> dict:
 
 @task
 def applied(prepared: dict) -> dict:
-    from watershed.api.nightly.steps import protection_apply_result
+    from watershed.api.service.nightly.steps import protection_apply_result
 
     return protection_apply_result(prepared["date"], _settings()).model_dump()
 
@@ -168,7 +168,7 @@ def applied(prepared: dict) -> dict:
 @task(trigger_rule="all_done")
 def summary(prepared: dict) -> dict:
     """Always runs: the night's summary and audit entry, then fails the DAG run when a step did not finish."""
-    from watershed.api.nightly import NightlyError, steps
+    from watershed.api.service.nightly import NightlyError, steps
 
     began = get_current_context()["dag_run"].start_date
     result = steps.summary(prepared["date"], _settings(), since=began)

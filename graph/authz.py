@@ -1,7 +1,7 @@
 """Query-time authorization, the shared model: a query's permission points and cells, grants,
 decisions and masked rewrites.
 
-`ingest.points` fills `QueryPoints` from a query's SQL (the lineage resolver), `api.authz`
+`ingest.points` fills `QueryPoints` from a query's SQL (the lineage resolver), `api.service.authz`
 checks them against the grants and rewrites the query; the CLI and the HTTP API return
 these models as they are.
 

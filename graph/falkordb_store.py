@@ -101,7 +101,7 @@ INDEXES = [
     "CREATE INDEX FOR (n:Tag) ON (n.id)",
     "CREATE INDEX FOR (n:PropagationFence) ON (n.id)",
     "CREATE INDEX FOR (n:PropagationRun) ON (n.id)",
-    # accounts and audit of the steward service (api/accounts, api/audit.py)
+    # accounts and audit of the steward service (api/service/accounts, api/service/audit.py)
     "CREATE INDEX FOR (n:User) ON (n.name)",
     "CREATE INDEX FOR (n:ApiToken) ON (n.id)",
     "CREATE INDEX FOR (n:ApiToken) ON (n.user)",
@@ -109,7 +109,7 @@ INDEXES = [
     "CREATE INDEX FOR (n:Session) ON (n.user)",
     "CREATE INDEX FOR (n:Session) ON (n.token)",
     "CREATE INDEX FOR (n:AuditEntry) ON (n.id)",
-    # data roles, groups and grants of query-time authorization (api/authz/grants.py)
+    # data roles, groups and grants of query-time authorization (api/service/authz/grants.py)
     "CREATE INDEX FOR (n:DataRole) ON (n.name)",
     "CREATE INDEX FOR (n:DataRoleMember) ON (n.name)",
     "CREATE INDEX FOR (n:DataRoleMember) ON (n.role)",

@@ -16,7 +16,7 @@ Two stamps are kept this way:
   with stamps (FalkorDB), and only `record` and `queue_record` leave it (a decision's audit entry,
   tokens and sessions: nothing kept under it reads them), so a write path nobody thought of
   still moves it;
-- `api.accounts.store.ACCOUNTS_STAMP`: moved by account changes only, so token and session
+- `api.service.accounts.store.ACCOUNTS_STAMP`: moved by account changes only, so token and session
   rows stay kept while a propagation writes.
 """
 

@@ -25,7 +25,7 @@ CONSTRAINTS = [
     "CREATE CONSTRAINT watershed_fence_id IF NOT EXISTS FOR (n:PropagationFence) REQUIRE n.id IS UNIQUE",
     "CREATE CONSTRAINT watershed_propagation_run_id IF NOT EXISTS FOR (n:PropagationRun) REQUIRE n.id IS UNIQUE",
     "CREATE INDEX watershed_flows_task IF NOT EXISTS FOR ()-[r:FLOWS_TO]-() ON (r.task)",
-    # accounts and audit of the steward service (api/accounts, api/audit.py); the same lookups as
+    # accounts and audit of the steward service (api/service/accounts, api/service/audit.py); the same lookups as
     # graph.falkordb_store.INDEXES, unique where the service creates one node per key
     "CREATE CONSTRAINT watershed_user_name IF NOT EXISTS FOR (n:User) REQUIRE n.name IS UNIQUE",
     "CREATE CONSTRAINT watershed_api_token_id IF NOT EXISTS FOR (n:ApiToken) REQUIRE n.id IS UNIQUE",

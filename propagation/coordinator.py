@@ -122,7 +122,7 @@ def celery_runner(
 ) -> RunnerFactory:
     """Batches fan out to Celery workers; a layer's batches still missing after a stall are sent again.
 
-    `app` is the Celery app the caller runs on (`watershed.api.celery_app.app_for(settings)`):
+    `app` is the Celery app the caller runs on (`watershed.api.service.celery_app.app_for(settings)`):
     it knows the broker, the result backend and the queue `TASK_NAME` is routed to.
     """
     from celery.exceptions import TimeoutError as CeleryTimeout

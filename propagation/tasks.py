@@ -1,6 +1,6 @@
 """Propagation's Celery task, as a plain function: recompute a batch of nodes.
 
-The one Celery app (`watershed.api.celery_app`) registers it under `TASK_NAME`
+The one Celery app (`watershed.api.service.celery_app`) registers it under `TASK_NAME`
 and routes it to the `propagation` queue; nothing here knows the app, so the
 coordinator and the workers share one app and one set of queues.
 

@@ -1,6 +1,6 @@
 """One Celery app, one queue per kind of work: a worker of one queue never takes (and drops) the other's tasks.
 
-Real worker processes of `watershed.api.celery_app` on a Redis of this module's
+Real worker processes of `watershed.api.service.celery_app` on a Redis of this module's
 own (so the session's propagation workers cannot take a message), against the
 session's FalkorDB. Worker logs are at INFO, which names every task a worker
 received: what each worker ran is read from its own log.
@@ -22,7 +22,7 @@ import redis
 
 from tests.propagation.conftest import Workers
 from tests.propagation.test_celery_rules import POLICY, load, run
-from watershed.api.celery_app import (
+from watershed.api.service.celery_app import (
     NIGHTLY_QUEUE,
     PROPAGATION_QUEUE,
     QUEUES,
@@ -30,7 +30,7 @@ from watershed.api.celery_app import (
     TTL_QUEUE,
     workers_serving,
 )
-from watershed.api.nightly.beat import TASK_NAME as NIGHTLY_TASK
+from watershed.api.service.nightly.beat import TASK_NAME as NIGHTLY_TASK
 from watershed.graph.server import ServerSpec, free_port, start, stop
 from watershed.propagation.settings import PropagationSettings
 from watershed.propagation.tasks import TASK_NAME as BATCH_TASK
@@ -77,7 +77,7 @@ def _probe_batch(app, graph_store) -> object:
 
 
 def test_every_task_of_the_app_has_its_own_queue():
-    from watershed.api.celery_app import app_for
+    from watershed.api.service.celery_app import app_for
 
     app = app_for(PropagationSettings(celery_broker="redis://127.0.0.1:1/0"))
     ours = sorted(name for name in app.tasks if not name.startswith("celery."))

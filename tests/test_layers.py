@@ -3,8 +3,9 @@
 The floors, top to bottom:
 
 - the faces: `api/cli` (the `watershed` command), `api/http` (the FastAPI app), `api/web` (the UI);
-- the use cases: every other module of `api/` (`api/service/`, accounts, authz, audit, search,
-  pages, the nightly chain, the Celery app);
+- the use cases: `api/service/` (propagation, tag-change, protection and harvest runs, accounts,
+  authz, audit, search, pages, the nightly chain, the Celery app); `api/` holds nothing else but
+  the faces and this floor;
 - the features: ingest, propagation, ttl_advisor, orc_crypto;
 - graph.
 
@@ -44,8 +45,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: each product folder and its rank: a module may import its own layer and lower ranks only
 RANKS = {"graph": 0, "ingest": 1, "propagation": 1, "ttl_advisor": 1, "orc_crypto": 1, "api": 2}
-#: the folders of api/ that are faces, one floor above the rest of api/ (the use cases)
+#: the folders of api/ that are faces, one floor above the use cases
 FACES = ("cli", "http", "web")
+#: the folder of api/ that is the use-case floor: every module of api/ that is not a face is in it
+USE_CASES = "service"
+#: what api/ may hold beside its folders
+API_FILES = {"__init__.py", "py.typed"}
 #: folders of the repo that are not shipped: the product never imports them
 NOT_SHIPPED = {"bench", "tests"}
 #: shipped as watershed.dags for Airflow to load, above every layer: nothing in the product imports it
@@ -387,6 +392,19 @@ def test_no_module_imports_against_the_floors():
     assert not found, "imports against the floors:\n" + "\n".join(map(str, found))
 
 
+def test_api_holds_the_faces_and_the_use_case_floor_only():
+    # A module beside the faces would be a use case a newcomer does not find in api/service/.
+    api = REPO / "api"
+    strays = sorted(
+        entry.name
+        for entry in api.iterdir()
+        if not entry.name.startswith(".")
+        and entry.name != "__pycache__"
+        and (entry.name not in (*FACES, USE_CASES) if entry.is_dir() else entry.name not in API_FILES)
+    )
+    assert not strays, f"api/ holds {strays}: a use case belongs in api/{USE_CASES}/, a face beside it"
+
+
 def test_no_circle_of_imports():
     circles = import_cycles(_product_sources())
     assert not circles, "circles of imports:\n" + "\n".join(circles)
@@ -412,7 +430,7 @@ def test_the_allowed_exceptions_are_still_used():
         ("api/x.py", "import bench.propagation_bench", "never imports bench/"),
         ("api/x.py", "from watershed.dags.watershed_nightly import dag", "never imports the DAG"),
         ("api/x.py", "import dags.watershed_nightly", "never imports dags/"),
-        ("propagation/x.py", 'ARGV = ["-A", "watershed.api.celery_app"]', "propagation is below api"),
+        ("propagation/x.py", 'ARGV = ["-A", "watershed.api.service.celery_app"]', "propagation is below api"),
         ("graph/sub/x.py", "from ...ingest import extract", "relative import leaves its layer"),
         # the floors inside api/
         (
@@ -420,9 +438,13 @@ def test_the_allowed_exceptions_are_still_used():
             "def f():\n    from watershed.api.cli.output import console\n",
             "never imports a face",
         ),
-        ("api/nightly/x.py", "from watershed.api.http import problems", "never imports a face (api/http)"),
-        ("api/audit.py", "from watershed.api import web", "never imports a face (api/web)"),
-        ("api/celery_app.py", 'ARGV = ["-m", "watershed.api.cli"]', "never imports a face (api/cli)"),
+        (
+            "api/service/nightly/x.py",
+            "from watershed.api.http import problems",
+            "never imports a face (api/http)",
+        ),
+        ("api/service/audit.py", "from watershed.api import web", "never imports a face (api/web)"),
+        ("api/service/celery_app.py", 'ARGV = ["-m", "watershed.api.cli"]', "never imports a face (api/cli)"),
         ("api/http/x.py", "from watershed.api.cli.tag import app", "faces never import each other"),
         ("api/cli/x.py", "import watershed.api.http.app", "faces never import each other"),
         (
@@ -458,17 +480,20 @@ def test_each_kind_of_violation_is_found(path, source, why):
         ("api/x.py", "from watershed.propagation.coordinator import propagate"),
         ("ingest/x.py", "from watershed.graph.catalog import Catalog"),
         ("propagation/x.py", "from . import engine\nfrom .engine import compute_batch"),
-        ("propagation/x.py", '"""Registered by `watershed.api.celery_app`."""'),
+        ("propagation/x.py", '"""Registered by `watershed.api.service.celery_app`."""'),
         ("graph/x.py", "import celery, redis"),
         # the floors inside api/
         ("api/cli/x.py", "from watershed.api.service.propagation_runs import run"),
         ("api/http/routers/x.py", "from watershed.api.http.problems import ApiProblem"),
-        ("api/http/x.py", "from watershed.api.accounts.rights import Me\nfrom watershed.api import audit"),
-        ("api/service/x.py", "from watershed.api.accounts.store import AccountStore"),
-        ("api/nightly/x.py", "from watershed.api.service import propagation_runs"),
+        (
+            "api/http/x.py",
+            "from watershed.api.service.accounts.rights import Me\nfrom watershed.api import audit",
+        ),
+        ("api/service/x.py", "from watershed.api.service.accounts.store import AccountStore"),
+        ("api/service/nightly/x.py", "from watershed.api.service import propagation_runs"),
         ("api/cli/serve.py", "def serve():\n    from watershed.api.http.app import create_app\n"),
         ("api/http/x.py", 'log = logging.getLogger("watershed.api.runs")'),
-        ("dags/x.py", "def step():\n    from watershed.api.nightly import steps\n"),
+        ("dags/x.py", "def step():\n    from watershed.api.service.nightly import steps\n"),
         # underscore names inside what owns them, and dunder names
         ("orc_crypto/masking/sha256.py", "from watershed.orc_crypto.masking._sha256_fallback import d"),
         ("orc_crypto/masking/sha256.py", "from ._sha256_fallback import digest_values"),
@@ -489,15 +514,15 @@ def test_what_the_floors_allow_passes(path, source):
         ),
         (
             {
-                "api/celery_app.py": "from watershed.api.nightly.beat import crontab",
-                "api/nightly/__init__.py": "",
-                "api/nightly/beat.py": "\nfrom .steps import run",
-                "api/nightly/steps.py": "def f():\n    from watershed.api.celery_app import app\n",
+                "api/service/celery_app.py": "from watershed.api.service.nightly.beat import crontab",
+                "api/service/nightly/__init__.py": "",
+                "api/service/nightly/beat.py": "\nfrom .steps import run",
+                "api/service/nightly/steps.py": "def f():\n    from watershed.api.service.celery_app import app\n",
             },
             [
-                "watershed.api.celery_app (api/celery_app.py:1) -> watershed.api.nightly.beat "
-                "(api/nightly/beat.py:2) -> watershed.api.nightly.steps (api/nightly/steps.py:2) "
-                "-> watershed.api.celery_app"
+                "watershed.api.service.celery_app (api/service/celery_app.py:1) -> watershed.api.service.nightly.beat "
+                "(api/service/nightly/beat.py:2) -> watershed.api.service.nightly.steps (api/service/nightly/steps.py:2) "
+                "-> watershed.api.service.celery_app"
             ],
         ),
         (

@@ -2,7 +2,7 @@
 
 The graph is read, advised and stored one batch of tables at a time (`ttl_advisor.batches`).
 
-The one Celery app (`watershed.api.celery_app`) registers it under `TASK_NAME`
+The one Celery app (`watershed.api.service.celery_app`) registers it under `TASK_NAME`
 and routes it to the `ttl` queue (`watershed ttl run` queues it). The graph is
 the configured one (WATERSHED_BACKEND and the rest of the graph settings, read
 by the worker), like every other entry point's.

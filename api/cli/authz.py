@@ -48,15 +48,15 @@ DEFAULT_DB_HELP = "The database of unqualified table names."
 
 
 def _me():
-    from watershed.api.accounts.rights import Me
+    from watershed.api.service.accounts.rights import Me
 
     return Me(name=f"cli:{getpass.getuser()}", role="admin")
 
 
 def _service(policy_file: Path | None = None, default_database: str = "default"):
-    from watershed.api.authz import AuthzService
     from watershed.api.cli.graph import open_store
     from watershed.api.cli.policy_option import command_policy
+    from watershed.api.service.authz import AuthzService
 
     store = open_store()
     store.ensure_schema()
@@ -163,7 +163,7 @@ def check_command(
     A denial lists the missing cells and the grant to request for each. Every decision is
     audited (user, query hash, decision, missing cells; never the SQL text).
     """
-    from watershed.api.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.names import InvalidUserNameError
 
     try:
         decision = _service(policy_file, default_database).check(
@@ -193,7 +193,7 @@ def rewrite_command(
     The SQL goes to standard output, the table of outputs (why each is or is not masked) to
     standard error; denied, nothing is printed to run.
     """
-    from watershed.api.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.names import InvalidUserNameError
 
     try:
         rewrite = _service(policy_file, default_database).rewrite(
@@ -221,8 +221,8 @@ def rewrite_command(
 
 
 def _changed(call, done: str, unchanged: str) -> None:
-    from watershed.api.accounts.rights import ForbiddenError
-    from watershed.api.authz import AuthzError, UnknownGrantError
+    from watershed.api.service.accounts.rights import ForbiddenError
+    from watershed.api.service.authz import AuthzError, UnknownGrantError
 
     try:
         changed = call()
@@ -371,7 +371,7 @@ def grant_command(
 
     Granting the same thing twice changes nothing and prints the same id.
     """
-    from watershed.api.authz import AuthzError, parse_actions
+    from watershed.api.service.authz import AuthzError, parse_actions
     from watershed.graph.authz import Grant
 
     if table is None and (columns is not None or where is not None):

@@ -123,7 +123,7 @@ def full_demo(tasks: int) -> None:
 
 def demo_admin_token(store) -> str:
     """A fresh token of the `demo-admin` user (created on the first run); its earlier tokens are revoked."""
-    from watershed.api.accounts.store import AccountStore, UnknownUserError
+    from watershed.api.service.accounts.store import AccountStore, UnknownUserError
 
     accounts = AccountStore(store)
     actor = "demo"

@@ -120,8 +120,8 @@ def search_command(
 ) -> None:
     """Find tables and columns by id prefix, then substring, filtered by tags (GET /api/v1/search)."""
     from watershed.api.cli.policy_option import command_policy
-    from watershed.api.pages import CursorError
-    from watershed.api.search import SearchError, search_nodes
+    from watershed.api.service.pages import CursorError
+    from watershed.api.service.search import SearchError, search_nodes
 
     if kind not in (None, "table", "column"):
         usage_error(f"--kind {kind}: expected table or column")

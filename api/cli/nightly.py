@@ -59,8 +59,8 @@ def nightly_command(
     catalog WATERSHED_NIGHTLY_CATALOG; each step's result is kept in DATA_DIR/nightly/DATE/.
     Exit 1 when a step fails (the steps after it do not run).
     """
-    from watershed.api.nightly import NightlyError, NightlySettings, run_nightly, yesterday
-    from watershed.api.nightly.steps import STEPS, check_date, results_of
+    from watershed.api.service.nightly import NightlyError, NightlySettings, run_nightly, yesterday
+    from watershed.api.service.nightly.steps import STEPS, check_date, results_of
 
     chosen = {"nightly_tasks": tasks, "nightly_catalog": catalog}
     settings = NightlySettings(**{name: value for name, value in chosen.items() if value is not None})

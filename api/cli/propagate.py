@@ -151,8 +151,8 @@ def worker_command(
     ),
 ) -> None:
     """Start a Celery worker of the one Watershed app on the configured Redis broker (propagation and ttl by default)."""
-    from watershed.api.celery_app import parse_queues, worker_argv
     from watershed.api.cli.output import usage_error
+    from watershed.api.service.celery_app import parse_queues, worker_argv
     from watershed.api.service.propagation_runs import shown_broker
     from watershed.propagation.settings import PropagationSettings
 
@@ -163,10 +163,10 @@ def worker_command(
     settings = PropagationSettings()
     schedule_file = None
     if beat:
-        from watershed.api.celery_app import NIGHTLY_QUEUE
-        from watershed.api.nightly.beat import nightly_crontab
-        from watershed.api.nightly.settings import NightlySettings
-        from watershed.api.nightly.steps import NightlyError
+        from watershed.api.service.celery_app import NIGHTLY_QUEUE
+        from watershed.api.service.nightly.beat import nightly_crontab
+        from watershed.api.service.nightly.settings import NightlySettings
+        from watershed.api.service.nightly.steps import NightlyError
 
         nightly = NightlySettings()
         try:

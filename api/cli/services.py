@@ -52,7 +52,7 @@ def worker_service(settings: ApiSettings, concurrency: int = 2) -> BackgroundPro
     """One Celery worker for propagation batches, under DATA_DIR/worker."""
     # the Celery app reads the settings when it is imported: imported here, a bad setting is the
     # command's one-line error, not a traceback while the CLI loads
-    from watershed.api.celery_app import worker_argv
+    from watershed.api.service.celery_app import worker_argv
 
     return BackgroundProcess(
         "worker",

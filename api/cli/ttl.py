@@ -146,7 +146,7 @@ def run_command(
     from kombu.exceptions import OperationalError
     from kombu.utils.url import maybe_sanitize_url
 
-    from watershed.api.celery_app import TTL_QUEUE, app_for, workers_serving
+    from watershed.api.service.celery_app import TTL_QUEUE, app_for, workers_serving
     from watershed.propagation.settings import PropagationSettings
     from watershed.ttl_advisor.tasks import TASK_NAME, TtlRunSummary, new_run_id
 

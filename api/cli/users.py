@@ -33,8 +33,8 @@ def _actor() -> str:
 
 
 def _accounts():
-    from watershed.api.accounts.store import AccountStore
     from watershed.api.cli.graph import open_store
+    from watershed.api.service.accounts.store import AccountStore
 
     store = open_store()
     store.ensure_schema()
@@ -54,8 +54,8 @@ def add_command(
     databases: list[str] = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Add a user and print their first API token (once)."""
-    from watershed.api.accounts.names import InvalidUserNameError
-    from watershed.api.accounts.store import AccountError
+    from watershed.api.service.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.store import AccountError
 
     accounts = _accounts()
     try:
@@ -101,8 +101,8 @@ def grant_command(
     all_databases: bool = typer.Option(False, "--all-databases", help="Lift the database limit."),
 ) -> None:
     """Change a user's role or databases."""
-    from watershed.api.accounts.names import InvalidUserNameError
-    from watershed.api.accounts.store import AccountError, UnknownUserError
+    from watershed.api.service.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.store import AccountError, UnknownUserError
 
     if databases and all_databases:
         fail("give --db or --all-databases, not both")
@@ -119,8 +119,8 @@ def grant_command(
 @users_app.command("delete")
 def delete_command(name: str = typer.Argument(..., help="The user's name.")) -> None:
     """Delete a user: their tokens and sessions stop working at once."""
-    from watershed.api.accounts.names import InvalidUserNameError
-    from watershed.api.accounts.store import UnknownUserError
+    from watershed.api.service.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.store import UnknownUserError
 
     try:
         user = _accounts().delete(name, _actor())
@@ -139,7 +139,7 @@ def fold_names_command(
 ) -> None:
     """Once, after upgrading: give accounts stored before user names were case-insensitive their
     lower-case name (tokens, sessions and data-role memberships follow). Exit 1 when some are left."""
-    from watershed.api.accounts.names import RULE
+    from watershed.api.service.accounts.names import RULE
 
     report = _accounts().fold_names(_actor(), parse_assignments(renames or [], "--rename"))
     for old, new in report.renamed.items():
@@ -155,8 +155,8 @@ def fold_names_command(
 @tokens_app.command("create")
 def create_token_command(name: str = typer.Argument(..., help="The user the token is for.")) -> None:
     """Create another API token for a user (printed once)."""
-    from watershed.api.accounts.names import InvalidUserNameError
-    from watershed.api.accounts.store import UnknownUserError
+    from watershed.api.service.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.store import UnknownUserError
 
     try:
         _print_token(_accounts().create_token(name, _actor()))
@@ -170,8 +170,8 @@ def list_tokens_command(
     output: OutputFormat = format_option("Output format: a table, or JSON (a list of TokenInfo)."),
 ) -> None:
     """A user's tokens: ids, created, last used (never the secrets)."""
-    from watershed.api.accounts.names import InvalidUserNameError
-    from watershed.api.accounts.store import UnknownUserError
+    from watershed.api.service.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.store import UnknownUserError
 
     try:
         found = _accounts().tokens(name, "", 500)
@@ -194,8 +194,8 @@ def revoke_token_command(
     token_id: str = typer.Argument(..., help="The token's id (see `tokens list`)."),
 ) -> None:
     """Revoke a token (and the browser sessions opened with it)."""
-    from watershed.api.accounts.names import InvalidUserNameError
-    from watershed.api.accounts.store import UnknownTokenError
+    from watershed.api.service.accounts.names import InvalidUserNameError
+    from watershed.api.service.accounts.store import UnknownTokenError
 
     try:
         _accounts().revoke_token(name, token_id, _actor())

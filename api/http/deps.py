@@ -10,10 +10,10 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from watershed.api.accounts.rights import Me, Right
-from watershed.api.accounts.store import AccountStore
 from watershed.api.http.problems import ApiProblem, unauthorized
 from watershed.api.http.settings import ApiSettings
+from watershed.api.service.accounts.rights import Me, Right
+from watershed.api.service.accounts.store import AccountStore
 from watershed.graph.errors import first_line
 from watershed.graph.store import GraphStore
 
@@ -43,8 +43,8 @@ class Service:
 
     @cached_property
     def authz(self):
-        """Query-time authorization (api.authz.AuthzService), keeping its reads under the data stamp."""
-        from watershed.api.authz import AuthzService
+        """Query-time authorization (api.service.authz.AuthzService), keeping its reads under the data stamp."""
+        from watershed.api.service.authz import AuthzService
 
         return AuthzService(self.graph, self.policy, reuse_seconds=self.settings.authz_reuse_seconds)
 

@@ -7,11 +7,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from watershed.api.accounts.names import RULE as NAME_RULE
-from watershed.api.accounts.names import UserName
-from watershed.api.authz.errors import AuthzError
-from watershed.api.authz.grants import check_name
 from watershed.api.http.nodes import TABLE_ID
+from watershed.api.service.accounts.names import RULE as NAME_RULE
+from watershed.api.service.accounts.names import UserName
+from watershed.api.service.authz.errors import AuthzError
+from watershed.api.service.authz.grants import check_name
 from watershed.graph.model import TagMap
 from watershed.graph.protection import (
     ColumnAction,
@@ -32,7 +32,7 @@ from watershed.propagation.views import NodeTag
 
 #: the characters `str.strip()` takes away (Python's whitespace), as the body of a regex class
 _SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-#: a data role's or a group's name (api.authz.grants.check_name): trimmed, 1-100 characters
+#: a data role's or a group's name (api.service.authz.grants.check_name): trimmed, 1-100 characters
 #: without a slash, a backslash, a tab, a line break or a space
 ROLE_PATTERN = (
     rf"^[{_SPACE}]*(?:[^{_SPACE}/\\]|[^{_SPACE}/\\][^/\\\t\n\r ]{{0,98}}[^{_SPACE}/\\])[{_SPACE}]*$"
@@ -79,9 +79,9 @@ GroupName = Annotated[
 ]
 #: a database name (stored in lower case, trimmed)
 DatabaseName = Annotated[str, AfterValidator(_database_name), _stated(DATABASE_PATTERN, f"{DATABASE_RULE}.")]
-#: a grant's id: `g` and 15 hex digits, the digest of what it grants (api.authz.grants.grant_id)
+#: a grant's id: `g` and 15 hex digits, the digest of what it grants (api.service.authz.grants.grant_id)
 GRANT_ID_PATTERN = r"^g[0-9a-f]{15}$"
-#: an API token's id: 16 hex digits, the `<id>` of `wst_<id>_<secret>` (api.accounts.tokens)
+#: an API token's id: 16 hex digits, the `<id>` of `wst_<id>_<secret>` (api.service.accounts.tokens)
 TOKEN_ID_PATTERN = r"^[0-9a-f]{16}$"
 
 

@@ -8,7 +8,7 @@ from fastapi import Query
 from pydantic import BaseModel
 
 from watershed.api.http.problems import ApiProblem
-from watershed.api.pages import CursorError, Page, decode_cursor, encode_cursor
+from watershed.api.service.pages import CursorError, Page, decode_cursor, encode_cursor
 
 __all__ = ["Page", "PageRequest", "decode", "encode_cursor", "keyed_page", "page_request"]
 

@@ -17,8 +17,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from watershed.api.accounts.rights import ForbiddenError
-from watershed.api.authz.errors import AuthzError, UnknownGrantError
+from watershed.api.service.accounts.rights import ForbiddenError
+from watershed.api.service.authz.errors import AuthzError, UnknownGrantError
 from watershed.graph.errors import GraphUnavailableError, WatershedError
 from watershed.graph.ids import InvalidIdError
 from watershed.ingest.limits import AnalysisLimitError

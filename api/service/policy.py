@@ -1,7 +1,7 @@
 """Which tag policy a command or a run works with: one rule for every face.
 
 Called by the CLI commands that take `--policy` (api/cli/policy_option.py renders its error) and
-by the nightly chain (api/nightly/steps.py). The HTTP app reads the same setting from its own
+by the nightly chain (api/service/nightly/steps.py). The HTTP app reads the same setting from its own
 settings object (api/http/deps.py).
 """
 

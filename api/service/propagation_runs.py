@@ -2,7 +2,7 @@
 lock, resuming, and the coordinator's failures as one-line errors. Written once here.
 
 Called by `watershed propagate` (api/cli/propagate.py), the nightly chain's propagate step
-(api/nightly/steps.py and the Airflow DAG through it), `watershed demo` (api/cli/demo.py) and the
+(api/service/nightly/steps.py and the Airflow DAG through it), `watershed demo` (api/cli/demo.py) and the
 HTTP launcher (api/http/runs.py, which runs it in a thread and adds cancelling). Each face adds its
 own advice to the errors (which command to run); the broker is always named without its password.
 """
@@ -17,7 +17,7 @@ from celery import Celery
 from kombu.utils.url import maybe_sanitize_url
 from pydantic import BaseModel
 
-from watershed.api.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
+from watershed.api.service.celery_app import PROPAGATION_QUEUE, app_for, workers_serving
 from watershed.graph.errors import WatershedError
 from watershed.graph.store import GraphStore
 from watershed.propagation.coordinator import (

@@ -2,7 +2,7 @@
 
 Called by `watershed protect plan|apply|rewrap` (api/cli/protect.py, api/cli/protect_apply.py),
 the service's plan and background apply (api/http/routers/protection.py, api/http/protect_runs.py)
-and the nightly chain's protection steps (api/nightly/steps.py). Which KMS each of them talks to is
+and the nightly chain's protection steps (api/service/nightly/steps.py). Which KMS each of them talks to is
 the one rule of graph/protection.py (`kms_uri`): the URI the face was given (its --kms option or its
 setting, named `given_as` in errors), else the policy's (or the plan's) kms:// provider path.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from watershed.api.audit import record
+from watershed.api.service.audit import record
 from watershed.graph.errors import WatershedError
 from watershed.graph.protection import (
     ProtectionPlan,

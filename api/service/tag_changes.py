@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
-from watershed.api.audit import statement
+from watershed.api.service.audit import statement
 from watershed.graph.model import node_label
 from watershed.propagation import queries
 from watershed.propagation.graph_store import GraphTagStore

@@ -111,8 +111,8 @@ def make_settings(falkordb_server, celery_redis, graph_name: str, data_dir: Path
 @pytest.fixture(scope="module")
 def api(falkordb_server, celery_redis, tmp_path_factory):  # noqa: F811
     """The service on the propagated sample warehouse, with a user and token per entry of USERS."""
-    from watershed.api.accounts.store import AccountStore
     from watershed.api.http.app import create_app
+    from watershed.api.service.accounts.store import AccountStore
     from watershed.graph.falkordb_store import FalkorDBStore
 
     name = f"api_{next(_graphs)}"

@@ -5,8 +5,8 @@ propagated as a steward would, and a user `masked` who may select everything and
 
 from __future__ import annotations
 
-from watershed.api.accounts.rights import Me
-from watershed.api.authz import AuthzService
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.authz import AuthzService
 from watershed.graph.authz import Grant
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.propagation.engine import local_batches, propagate_full

@@ -62,7 +62,7 @@ def test_a_tokens_last_use_is_recorded(api):
 
 
 def test_the_user_list_pages_through_names_of_any_case_and_script(api):
-    from watershed.api.accounts.store import AccountStore
+    from watershed.api.service.accounts.store import AccountStore
 
     accounts = AccountStore(api.graph)
     # as an earlier version stored them: names are now folded and ASCII (test_user_names.py), but
@@ -218,7 +218,7 @@ def test_two_api_processes_agree_on_users_at_once(api, two_processes):
 
 def test_a_change_by_the_cli_is_seen_by_a_running_api_at_once(api):
     """The CLI's account changes go through the same store as the API's: they move the stamp too."""
-    from watershed.api.accounts.store import AccountStore
+    from watershed.api.service.accounts.store import AccountStore
 
     cli = AccountStore(api.graph)
     cli.add("dave", "viewer", None, actor="admin")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from watershed.api.authz.conditions import implies, parse_condition
-from watershed.api.authz.errors import AuthzError
+from watershed.api.service.authz.conditions import implies, parse_condition
+from watershed.api.service.authz.errors import AuthzError
 from watershed.graph.authz import RowCondition
 
 

@@ -11,8 +11,8 @@ from importlib import resources
 
 import pytest
 
-from watershed.api.authz.decide import decide, parse_grants
-from watershed.api.authz.masking import output_masks
+from watershed.api.service.authz.decide import decide, parse_grants
+from watershed.api.service.authz.masking import output_masks
 from watershed.graph.authz import Cell, Grant, QueryPoints, RowCondition
 from watershed.graph.catalog import Catalog
 from watershed.ingest.points import query_points
@@ -183,9 +183,9 @@ def sample_graph(graph_store):
 
 
 def test_service_end_to_end(sample_graph):
-    from watershed.api.accounts.rights import ForbiddenError, Me
-    from watershed.api.audit import entries
-    from watershed.api.authz import AuthzService
+    from watershed.api.service.accounts.rights import ForbiddenError, Me
+    from watershed.api.service.audit import entries
+    from watershed.api.service.authz import AuthzService
 
     service = AuthzService(sample_graph, POLICY)
     admin = Me(name="root", role="admin")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.api.conftest import load_sample_warehouse
-from watershed.api.accounts.rights import ForbiddenError, Me
-from watershed.api.audit import entries
-from watershed.api.authz import AuthzError, GrantStore, UnknownGrantError, parse_actions
+from watershed.api.service.accounts.rights import ForbiddenError, Me
+from watershed.api.service.audit import entries
+from watershed.api.service.authz import AuthzError, GrantStore, UnknownGrantError, parse_actions
 from watershed.graph.authz import Grant
 from watershed.propagation.policy import default_policy
 
@@ -145,7 +145,7 @@ def test_statements_are_neo4j_5_cypher():
     import re
 
     from tests.graph.test_neo4j_cypher import lint
-    from watershed.api.authz import grants
+    from watershed.api.service.authz import grants
 
     statements = [v for k, v in vars(grants).items() if k.isupper() and isinstance(v, str) and "MATCH" in v]
     assert len(statements) >= 20

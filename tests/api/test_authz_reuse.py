@@ -13,10 +13,10 @@ from collections import Counter
 import pytest
 from redis.exceptions import ResponseError
 
-from watershed.api.accounts.rights import Me
-from watershed.api.audit import entries
-from watershed.api.authz import AuthzService
-from watershed.api.authz.grants import ADMINS, GRANTS_OF_USER
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.audit import entries
+from watershed.api.service.authz import AuthzService
+from watershed.api.service.authz.grants import ADMINS, GRANTS_OF_USER
 from watershed.graph import queries as graph_queries
 from watershed.graph.authz import Grant
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
@@ -158,8 +158,8 @@ def test_a_graph_nothing_wrote_yet_reads_as_empty_and_read_only(falkordb_server,
 
 
 def test_tokens_and_sessions_leave_the_data_stamp(graph_store):
-    from watershed.api.accounts.rights import Me
-    from watershed.api.accounts.store import ACCOUNTS_STAMP, AccountStore
+    from watershed.api.service.accounts.rights import Me
+    from watershed.api.service.accounts.store import ACCOUNTS_STAMP, AccountStore
 
     accounts = AccountStore(graph_store)
     accounts.add("erin", "viewer", None, actor="test")
@@ -222,7 +222,7 @@ def test_without_reuse_every_check_reads_the_graph(graph, monkeypatch, why):
 
 
 def test_a_table_wider_than_what_may_be_kept_is_read_every_time(graph, monkeypatch):
-    from watershed.api.authz import service as service_module
+    from watershed.api.service.authz import service as service_module
 
     wide = CatalogTable(name="ods.wide", columns=[CatalogColumn(name=f"c{i}") for i in range(50)])
     graph.upsert_catalog(Catalog(tables={"ods.wide": wide}))
@@ -240,7 +240,7 @@ def test_checks_of_a_process_killed_right_after_them_are_all_audited(falkordb_se
     # read yet, and what follows a write still running)
     child = f"""
 import os, signal
-from watershed.api.authz import AuthzService
+from watershed.api.service.authz import AuthzService
 from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.propagation.policy import default_policy
 store = FalkorDBStore({falkordb_server.host!r}, {falkordb_server.port}, graph={graph_store.graph_name!r})

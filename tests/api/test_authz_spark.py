@@ -22,9 +22,9 @@ from tests.api.authz_queries import (
     sensitive_values,
     user_rows,
 )
-from watershed.api.accounts.rights import Me
-from watershed.api.authz import AuthzService
-from watershed.api.authz.spark import QueryDeniedError, guarded
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.authz import AuthzService
+from watershed.api.service.authz.spark import QueryDeniedError, guarded
 from watershed.graph.authz import Grant
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.ingest.points import query_points

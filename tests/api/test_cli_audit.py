@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api.conftest import load_sample_warehouse
-from watershed.api.audit import entries
 from watershed.api.cli import app
+from watershed.api.service.audit import entries
 
 
 @pytest.fixture

@@ -32,9 +32,9 @@ def kill(spec: ServerSpec) -> None:
 @pytest.fixture(scope="module")
 def doomed(tmp_path_factory):
     """(service url, admin token, graph server, broker server), the servers to be killed by the tests."""
-    from watershed.api.accounts.store import AccountStore
     from watershed.api.http.app import create_app
     from watershed.api.http.settings import ApiSettings
+    from watershed.api.service.accounts.store import AccountStore
     from watershed.graph.falkordb_store import FalkorDBStore
 
     data = tmp_path_factory.mktemp("graph-down")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from watershed.api.accounts.store import AccountStore
+from watershed.api.service.accounts.store import AccountStore
 
 ODS_SQL = "SELECT user_id, city FROM ods.user_profile"
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.api.conftest import api  # noqa: F401 - the service fixture
-from watershed.api.authz.errors import AuthzError
-from watershed.api.authz.grants import check_name
 from watershed.api.http.models import DATABASE_PATTERN, ROLE_PATTERN
+from watershed.api.service.authz.errors import AuthzError
+from watershed.api.service.authz.grants import check_name
 
 #: characters near the rules' edges: Python's whitespace (what `strip` takes), the separators
 #: the rules refuse, and ordinary ones

@@ -29,7 +29,7 @@ from tests.orc_crypto.warehouse import PROTECTED, expected_protection, nightly_i
 from tests.processes import stop_group
 from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
-from watershed.api.nightly import yesterday
+from watershed.api.service.nightly import yesterday
 from watershed.graph.falkordb_store import FalkorDBStore
 
 pytestmark = [pytest.mark.spark, pytest.mark.services]

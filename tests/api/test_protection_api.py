@@ -59,8 +59,8 @@ def catalog(root) -> dict:
 @pytest.fixture(scope="module")
 def protect_api(falkordb_server, celery_redis, kms_server, tmp_path_factory):  # noqa: F811
     """The service on a two-table warehouse of real ORC files, its KMS the test KMS."""
-    from watershed.api.accounts.store import AccountStore
     from watershed.api.http.app import create_app
+    from watershed.api.service.accounts.store import AccountStore
     from watershed.graph.catalog import Catalog
     from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.graph.lineage import SqlTask

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from watershed.api.search import search_nodes
+from watershed.api.service.search import search_nodes
 from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.graph.server import free_port
 from watershed.propagation.policy import default_policy

@@ -22,8 +22,8 @@ def dead_graph(monkeypatch):
 
 def test_every_face_says_the_same_line_for_a_graph_that_does_not_answer(dead_graph, tmp_path, monkeypatch):
     from watershed.api.cli import app
-    from watershed.api.nightly import NightlyError, NightlySettings
-    from watershed.api.nightly.steps import protection_apply_result
+    from watershed.api.service.nightly import NightlyError, NightlySettings
+    from watershed.api.service.nightly.steps import protection_apply_result
     from watershed.graph.backends import UnreachableGraphError, open_answering
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.harvest import HarvestError, open_graph

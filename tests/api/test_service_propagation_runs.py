@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
-from watershed.api.nightly import steps
-from watershed.api.nightly.settings import NightlySettings
+from watershed.api.service.nightly import steps
+from watershed.api.service.nightly.settings import NightlySettings
 from watershed.graph.server import free_port
 from watershed.propagation.run_state import RunState
 from watershed.propagation.settings import PropagationSettings

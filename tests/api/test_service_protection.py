@@ -99,8 +99,8 @@ def _cli_plan(monkeypatch, store, policy_file, kms: str | None, tables: list[str
 
 
 def _api_plan(falkordb_server, celery_redis, store, policy_file, kms, tables, tmp_path) -> dict:  # noqa: F811
-    from watershed.api.accounts.store import AccountStore
     from watershed.api.http.app import create_app
+    from watershed.api.service.accounts.store import AccountStore
 
     settings = make_settings(falkordb_server, celery_redis, store.graph_name, tmp_path / "api")
     settings = settings.model_copy(update={"policy_file": policy_file, "protect_kms": kms})

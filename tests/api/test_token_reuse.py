@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from watershed.api.accounts import store as account_store
-from watershed.api.accounts.store import (
+from watershed.api.service.accounts import store as account_store
+from watershed.api.service.accounts.store import (
     ACCOUNTS_STAMP,
     AUTH_SESSION,
     AUTH_TOKEN,

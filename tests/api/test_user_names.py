@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from watershed.api.accounts.names import MAX_LENGTH, PATTERN, InvalidUserNameError, user_name
-from watershed.api.accounts.store import AccountStore
 from watershed.api.cli import app
+from watershed.api.service.accounts.names import MAX_LENGTH, PATTERN, InvalidUserNameError, user_name
+from watershed.api.service.accounts.store import AccountStore
 
 SQL = "SELECT user_id FROM ods.user_profile"
 #: one of each way to break the rule

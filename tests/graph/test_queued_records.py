@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from watershed.api.audit import QUEUED_ENTRIES, audit_params, entries
+from watershed.api.service.audit import QUEUED_ENTRIES, audit_params, entries
 from watershed.graph import falkordb_store
 from watershed.graph.falkordb_store import QueuedRecordError
 from watershed.graph.kept import DATA_STAMP

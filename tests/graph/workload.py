@@ -120,9 +120,9 @@ def run_protection_records(store: FalkorDBStore, policy, table: str) -> None:
 
 def call_every_route(store: FalkorDBStore, redis_port: int, data_dir: Path) -> None:
     """Each route of the steward service once (as admin), on the loaded and propagated graph."""
-    from watershed.api.accounts.store import AccountStore
     from watershed.api.http.app import create_app
     from watershed.api.http.settings import ApiSettings
+    from watershed.api.service.accounts.store import AccountStore
 
     settings = ApiSettings(
         falkordb_port=store.client.connection.connection_pool.connection_kwargs["port"],

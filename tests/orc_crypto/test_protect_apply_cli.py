@@ -16,8 +16,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from watershed.api.audit import entries
 from watershed.api.cli.protect_apply import apply_command, rewrap_command
+from watershed.api.service.audit import entries
 from watershed.graph.protection import ColumnKey, FilePlan, ProtectionPlan, ProtectionRun, TablePlan
 from watershed.orc_crypto.protect import records
 

@@ -13,7 +13,7 @@ import pytest
 import redis
 from kombu.exceptions import OperationalError
 
-from watershed.api.celery_app import app_for, worker_argv
+from watershed.api.service.celery_app import app_for, worker_argv
 from watershed.graph.server import ServerSpec, free_port, start, stop
 from watershed.propagation.settings import PropagationSettings
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from watershed.api.celery_app import app_for
+from watershed.api.service.celery_app import app_for
 from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
 from watershed.propagation.coordinator import celery_runner, propagate

@@ -6,8 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
-from watershed.api.pages import Page
-from watershed.api.search import SearchHit
+from watershed.api.service.pages import Page
+from watershed.api.service.search import SearchHit
 from watershed.graph.model import GraphStats, LineageView
 from watershed.propagation.run_state import RunRecord
 from watershed.propagation.views import NodeTags, WhyPaths

@@ -12,7 +12,7 @@ import pytest
 
 from bench.propagation_bench import load_generated
 from tests.propagation.conftest import REPO
-from watershed.api.celery_app import app_for
+from watershed.api.service.celery_app import app_for
 from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.ingest.generator import generate_warehouse, seed_apps
 from watershed.propagation.coordinator import celery_runner, local_runner, propagate

@@ -136,7 +136,7 @@ def _wait_healthy(base_url: str, process: subprocess.Popen, log: Path, timeout: 
 
 @pytest.fixture(scope="session")
 def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa: F811
-    from watershed.api.accounts.store import AccountStore
+    from watershed.api.service.accounts.store import AccountStore
     from watershed.graph.falkordb_store import FalkorDBStore
 
     graph = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph="web_ui")

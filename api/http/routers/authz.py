@@ -16,18 +16,18 @@ from typing import Literal
 from fastapi import APIRouter, Depends, Path, Query, Response
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from watershed.api.accounts.names import (
+from watershed.api.http.deps import Service, admin, caller, service
+from watershed.api.http.models import GRANT_ID_PATTERN, DatabaseName, GroupName, RoleName
+from watershed.api.http.problems import ApiProblem
+from watershed.api.service.accounts.names import (
     RULE,
     InvalidUserNameError,
     UserName,
     user_name,
     validated_user_name,
 )
-from watershed.api.accounts.rights import Me
-from watershed.api.authz import DataRole
-from watershed.api.http.deps import Service, admin, caller, service
-from watershed.api.http.models import GRANT_ID_PATTERN, DatabaseName, GroupName, RoleName
-from watershed.api.http.problems import ApiProblem
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.authz import DataRole
 from watershed.graph.authz import Action, Decision, Grant, QueryPoints, Rewrite
 from watershed.ingest.limits import analysis_limits
 

@@ -6,11 +6,11 @@ from typing import Literal
 
 from fastapi import APIRouter, Depends, Query
 
-from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import EdgeDetail, SqlLineageRequest, TaskInfo
 from watershed.api.http.nodes import NODE_ID, NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
+from watershed.api.service.accounts.rights import Me
 from watershed.graph import ids
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import LineageView

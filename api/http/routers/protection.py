@@ -13,8 +13,6 @@ from collections import Counter
 
 from fastapi import APIRouter, Depends, Query
 
-from watershed.api.accounts.rights import Me
-from watershed.api.audit import record
 from watershed.api.http.deps import Service, admin, service, viewer
 from watershed.api.http.models import (
     ColumnProtection,
@@ -31,6 +29,8 @@ from watershed.api.http.params import RunId
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 from watershed.api.http.protect_runs import KMS_SETTING, ProtectRunner, kms_provider, protect_runner
 from watershed.api.service import protection_runs
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.audit import record
 from watershed.api.service.protection_runs import protection_section
 from watershed.graph import ids
 from watershed.graph.model import tag_values
@@ -53,7 +53,7 @@ TABLE = (
     "MATCH (t:Table {id: $id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.location, t.format, collect([c.id, c.type, c.tags])"
 )
-#: the cursor compared as a plain string, as the other pages do (api/search.py): FalkorDB's indexed
+#: the cursor compared as a plain string, as the other pages do (api/service/search.py): FalkorDB's indexed
 #: `t.id > $after` orders non-ASCII ids and case twins (`path:` tables) unlike ORDER BY, so pages
 #: skipped or repeated tables
 TABLE_PAGE = "MATCH (t:Table) WHERE toString(t.id) > $after RETURN t.id ORDER BY t.id LIMIT $n"

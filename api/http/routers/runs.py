@@ -7,13 +7,13 @@ import re
 
 from fastapi import APIRouter, Depends
 
-from watershed.api.accounts.rights import Me
-from watershed.api.audit import record
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import HarvestProblem, RunStart
 from watershed.api.http.paging import Page, PageRequest, encode_cursor, keyed_page, page_request
 from watershed.api.http.params import RunId
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.audit import record
 from watershed.graph.model import HarvestRun
 from watershed.propagation.run_state import RunRecord
 

@@ -1,4 +1,4 @@
-"""GET /search: the steward service's search (watershed.api.search has the stages and their cost)."""
+"""GET /search: the steward service's search (watershed.api.service.search has the stages and their cost)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from urllib.parse import unquote_plus
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.paging import Page, PageRequest, page_request
 from watershed.api.http.problems import ApiProblem
-from watershed.api.pages import CursorError
-from watershed.api.search import SearchError, SearchHit, search_nodes
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.pages import CursorError
+from watershed.api.service.search import SearchError, SearchHit, search_nodes
 
 router = APIRouter(tags=["search"])
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import SESSION_COOKIE, Service, caller, service
 from watershed.api.http.models import Health, Login
 from watershed.api.http.problems import ApiProblem, unauthorized
+from watershed.api.service.accounts.rights import Me
 
 router = APIRouter(tags=["session"])
 

@@ -10,11 +10,11 @@ import json
 
 from fastapi import APIRouter, Depends
 
-from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import ColumnView, Ddl, Protection, TableColumn, TableView, TtlView
 from watershed.api.http.nodes import ColumnId, TableId, missing, node_tags, parse
 from watershed.api.http.problems import ApiProblem
+from watershed.api.service.accounts.rights import Me
 from watershed.graph import ids
 from watershed.graph.model import tag_values
 

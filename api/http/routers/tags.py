@@ -11,12 +11,12 @@ from contextlib import contextmanager
 
 from fastapi import APIRouter, Depends, Query
 
-from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import TagValues
 from watershed.api.http.nodes import NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service import tag_changes
+from watershed.api.service.accounts.rights import Me
 from watershed.api.service.provenance import NoTagError, why_paths
 from watershed.propagation import queries
 from watershed.propagation.graph_store import GraphTagStore, UnknownNodeError

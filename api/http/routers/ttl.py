@@ -11,11 +11,11 @@ import json
 
 from fastapi import APIRouter, Depends, Query
 
-from watershed.api.accounts.rights import Me
 from watershed.api.http.deps import Service, service, viewer
 from watershed.api.http.models import TtlAdvice
 from watershed.api.http.nodes import TABLE_ID, missing, parse
 from watershed.api.http.paging import Page, PageRequest, encode_cursor, page_request
+from watershed.api.service.accounts.rights import Me
 
 router = APIRouter(tags=["ttl"])
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 
-from watershed.api.accounts.names import UserName
-from watershed.api.accounts.rights import Me
-from watershed.api.accounts.store import (
+from watershed.api.http.deps import Service, admin, caller, service
+from watershed.api.http.models import TOKEN_ID_PATTERN, UserCreate, UserPatch
+from watershed.api.http.paging import Page, PageRequest, keyed_page, page_request
+from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
+from watershed.api.service.accounts.names import UserName
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.accounts.store import (
     AccountError,
     CreatedToken,
     TokenInfo,
@@ -14,11 +18,7 @@ from watershed.api.accounts.store import (
     UnknownUserError,
     User,
 )
-from watershed.api.audit import AuditEntry, entries
-from watershed.api.http.deps import Service, admin, caller, service
-from watershed.api.http.models import TOKEN_ID_PATTERN, UserCreate, UserPatch
-from watershed.api.http.paging import Page, PageRequest, keyed_page, page_request
-from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
+from watershed.api.service.audit import AuditEntry, entries
 
 router = APIRouter(tags=["users"])
 

@@ -2,7 +2,7 @@
 schedule from WATERSHED_NIGHTLY_CRON.
 
 Below the chain on purpose: the Celery app reads its schedule from here and names the task, while
-the task itself (api/nightly/beat.py) runs the chain, whose propagate step sends batches through
+the task itself (api/service/nightly/beat.py) runs the chain, whose propagate step sends batches through
 the app. The app importing the task would close that circle.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from celery.schedules import crontab
 
-from watershed.api.nightly.errors import NightlyError
-from watershed.api.nightly.settings import NightlySettings
+from watershed.api.service.nightly.errors import NightlyError
+from watershed.api.service.nightly.settings import NightlySettings
 
 TASK_NAME = "nightly.run"
 SCHEDULE_NAME = "watershed-nightly"

@@ -1,6 +1,6 @@
 """The one Celery app of Watershed: its broker, its queues, which task goes where, and its workers.
 
-    celery -A watershed.api.celery_app worker -Q propagation,ttl    (or `watershed worker`)
+    celery -A watershed.api.service.celery_app worker -Q propagation,ttl    (or `watershed worker`)
 
 Every kind of work has its own queue and an explicit route to it: propagation
 batches go to `propagation`, the nightly TTL advice to `ttl`, the nightly chain (triggered by the
@@ -13,7 +13,7 @@ The tasks are plain functions in their packages (`watershed.propagation.tasks`,
 `watershed.ttl_advisor.tasks`); this module registers them, since nothing below
 `api` may import it. The nightly chain's task is the exception: it runs the chain, whose
 propagate step sends batches through this app, so the app only names its module for the
-workers to import (`include`) and reads its schedule as data (api/nightly/schedule.py). The broker and result backend are the Redis that `watershed
+workers to import (`include`) and reads its schedule as data (api/service/nightly/schedule.py). The broker and result backend are the Redis that `watershed
 services up` starts, or WATERSHED_CELERY_BROKER. Tasks are idempotent, so they
 are acknowledged late: a task whose worker dies is handed to another worker.
 """
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from celery import Celery
 from kombu import Queue
 
-from watershed.api.nightly import schedule as nightly
-from watershed.api.nightly.errors import NightlyError
+from watershed.api.service.nightly import schedule as nightly
+from watershed.api.service.nightly.errors import NightlyError
 from watershed.propagation import tasks as propagation_tasks
 from watershed.propagation.settings import PropagationSettings
 from watershed.ttl_advisor import tasks as ttl_tasks
@@ -38,7 +38,7 @@ NIGHTLY_QUEUE = "nightly"
 #: every queue of the app; a worker given none serves them all
 QUEUES = (PROPAGATION_QUEUE, TTL_QUEUE, NIGHTLY_QUEUE)
 #: the module of the nightly chain's task (see make_app)
-NIGHTLY_TASK_MODULE = "watershed.api.nightly.beat"
+NIGHTLY_TASK_MODULE = "watershed.api.service.nightly.beat"
 
 #: task name -> its queue (the tasks register under these names)
 ROUTES = {
@@ -147,5 +147,5 @@ def worker_argv(
     return argv
 
 
-# What `celery -A watershed.api.celery_app worker` loads: the broker from this process's settings.
+# What `celery -A watershed.api.service.celery_app worker` loads: the broker from this process's settings.
 app = app_for()

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from watershed.api.authz.errors import AuthzError
+from watershed.api.service.authz.errors import AuthzError
 from watershed.propagation.policy import Policy, UnknownTagError
 
 _EXPRESSION = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|<|=)\s*([^<>=]+?)\s*$")

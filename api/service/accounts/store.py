@@ -23,10 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from watershed.api.accounts import tokens
-from watershed.api.accounts.names import InvalidUserNameError, user_name
-from watershed.api.accounts.rights import Me, Role, check_role, fold_databases
-from watershed.api.audit import CREATE_ENTRY, audit_params
+from watershed.api.service.accounts import tokens
+from watershed.api.service.accounts.names import InvalidUserNameError, user_name
+from watershed.api.service.accounts.rights import Me, Role, check_role, fold_databases
+from watershed.api.service.audit import CREATE_ENTRY, audit_params
 from watershed.graph.errors import WatershedError
 from watershed.graph.kept import KeptReads
 from watershed.graph.store import GraphStore
@@ -34,7 +34,7 @@ from watershed.graph.store import GraphStore
 #: last_used is written at most this often per token (a write per request would be wasteful)
 LAST_USED_RESOLUTION_MS = 60_000
 
-log = logging.getLogger("watershed.api.accounts")
+log = logging.getLogger("watershed.api.service.accounts")
 
 #: the change stamp (GraphStore.change_stamp) every change to users and tokens, and every logout, moves
 ACCOUNTS_STAMP = "accounts"

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import TypeAdapter
 
-from watershed.api.authz.decide import ParsedGrant, Tags, covers
+from watershed.api.service.authz.decide import ParsedGrant, Tags, covers
 from watershed.graph import ids
 from watershed.graph.authz import OutputColumn, OutputMask, QueryPoints
 from watershed.ingest.rewrite import MASKS

@@ -18,12 +18,12 @@ import time
 from collections.abc import Callable
 from typing import TypeAlias, TypeVar
 
-from watershed.api.accounts.names import user_name
-from watershed.api.accounts.rights import ForbiddenError, Me
-from watershed.api.accounts.store import AccountStore, UnknownUserError
-from watershed.api.authz.decide import decide, parse_grants
-from watershed.api.authz.grants import GrantStore, grant_databases, record_decision
-from watershed.api.authz.masking import output_masks, plain_tags
+from watershed.api.service.accounts.names import user_name
+from watershed.api.service.accounts.rights import ForbiddenError, Me
+from watershed.api.service.accounts.store import AccountStore, UnknownUserError
+from watershed.api.service.authz.decide import decide, parse_grants
+from watershed.api.service.authz.grants import GrantStore, grant_databases, record_decision
+from watershed.api.service.authz.masking import output_masks, plain_tags
 from watershed.graph.authz import Decision, OutputMask, QueryPoints, Rewrite
 from watershed.graph.catalog import CatalogTable
 from watershed.graph.kept import DATA_STAMP, KeptReads

@@ -1,7 +1,7 @@
 """The nightly chain in one process: what `watershed nightly` and the Celery beat task run.
 
 harvest → propagate → TTL advice → protection plan → protection apply (only when asked) → summary,
-each step as `watershed.api.nightly.steps` implements it for every trigger. A step that fails
+each step as `watershed.api.service.nightly.steps` implements it for every trigger. A step that fails
 stops the chain (the later steps would work on a half-done night); running the chain again for
 the same date redoes every step, each idempotent, and converges.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from watershed.api.nightly import steps
-from watershed.api.nightly.settings import NightlySettings
-from watershed.api.nightly.steps import NightlySummary, Say, StepResult
+from watershed.api.service.nightly import steps
+from watershed.api.service.nightly.settings import NightlySettings
+from watershed.api.service.nightly.steps import NightlySummary, Say, StepResult
 
 
 def yesterday() -> str:

@@ -4,9 +4,9 @@ One implementation of the steps (`steps`), three ways to trigger them: `watershe
 (cron), the Celery beat task (`watershed worker --beat`), and the Airflow DAG in `dags/`.
 """
 
-from watershed.api.nightly.chain import run_nightly, yesterday
-from watershed.api.nightly.settings import NightlySettings
-from watershed.api.nightly.steps import STEPS, NightlyError, NightlySummary, StepResult
+from watershed.api.service.nightly.chain import run_nightly, yesterday
+from watershed.api.service.nightly.settings import NightlySettings
+from watershed.api.service.nightly.steps import STEPS, NightlyError, NightlySummary, StepResult
 
 __all__ = [
     "STEPS",

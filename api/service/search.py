@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from watershed.api.pages import Page, decode_cursor, encode_cursor
+from watershed.api.service.pages import Page, decode_cursor, encode_cursor
 from watershed.graph import ids
 from watershed.graph.errors import WatershedError
 from watershed.graph.model import TagMap, tag_values

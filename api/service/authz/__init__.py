@@ -4,12 +4,12 @@ The public surface: `AuthzService` (points, check, rewrite; `.grants` is the `Gr
 data roles, groups and grants), the condition and tag-scope parsers, and the errors.
 """
 
-from watershed.api.authz.conditions import implies, parse_condition
-from watershed.api.authz.decide import decide
-from watershed.api.authz.errors import AuthzError, UnknownGrantError
-from watershed.api.authz.grants import DataRole, GrantStore, parse_actions
-from watershed.api.authz.service import AuthzService
-from watershed.api.authz.tag_scope import parse_tag
+from watershed.api.service.authz.conditions import implies, parse_condition
+from watershed.api.service.authz.decide import decide
+from watershed.api.service.authz.errors import AuthzError, UnknownGrantError
+from watershed.api.service.authz.grants import DataRole, GrantStore, parse_actions
+from watershed.api.service.authz.service import AuthzService
+from watershed.api.service.authz.tag_scope import parse_tag
 
 __all__ = [
     "AuthzError",

@@ -5,7 +5,7 @@
     session.explain("SELECT ...")    # the Rewrite: decision, SQL to run, why each output is masked
 
 pyspark is an optional extra: nothing here imports it, the session is only called (`spark.sql`),
-so importing `watershed.api.authz` never needs Spark.
+so importing `watershed.api.service.authz` never needs Spark.
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from watershed.api.authz.conditions import implies, parse_condition
-from watershed.api.authz.errors import AuthzError
-from watershed.api.authz.tag_scope import TagScope, matches, parse_tag
+from watershed.api.service.authz.conditions import implies, parse_condition
+from watershed.api.service.authz.errors import AuthzError
+from watershed.api.service.authz.tag_scope import TagScope, matches, parse_tag
 from watershed.graph import ids
 from watershed.graph.authz import (
     Action,

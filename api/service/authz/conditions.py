@@ -45,7 +45,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from watershed.api.authz.errors import AuthzError
+from watershed.api.service.authz.errors import AuthzError
 from watershed.graph.authz import RowCondition
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

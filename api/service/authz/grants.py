@@ -13,9 +13,9 @@ roles, data roles to users and groups, users into groups. Nodes:
 
 A grant's id is a digest of what it grants, so granting the same thing twice gives the same
 id and no second node. Every change is one statement carrying its audit entry
-(`api.audit.CREATE_ENTRY`), or, for a role's deletion, one `write_all`.
+(`api.service.audit.CREATE_ENTRY`), or, for a role's deletion, one `write_all`.
 
-Who may change what (delegated administration, `api.accounts.rights`): a grant on a database,
+Who may change what (delegated administration, `api.service.accounts.rights`): a grant on a database,
 table or columns needs the admin right on that database; a tag grant without a database needs
 an admin of every database. Assigning a role (to a user or group), putting a user into a group
 and deleting a role hand on or take away every grant behind them, so they need the admin
@@ -31,12 +31,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from watershed.api.accounts.names import InvalidUserNameError, user_name
-from watershed.api.accounts.rights import Me
-from watershed.api.audit import CREATE_ENTRY, audit_params, queue
-from watershed.api.authz.conditions import parse_condition
-from watershed.api.authz.errors import AuthzError, UnknownGrantError
-from watershed.api.authz.tag_scope import parse_tag
+from watershed.api.service.accounts.names import InvalidUserNameError, user_name
+from watershed.api.service.accounts.rights import Me
+from watershed.api.service.audit import CREATE_ENTRY, audit_params, queue
+from watershed.api.service.authz.conditions import parse_condition
+from watershed.api.service.authz.errors import AuthzError, UnknownGrantError
+from watershed.api.service.authz.tag_scope import parse_tag
 from watershed.graph import ids
 from watershed.graph.authz import ACTIONS, Action, Grant
 from watershed.graph.ids import InvalidIdError
@@ -124,7 +124,7 @@ def check_name(name: str, what: str) -> str:
 
 
 def member_name(kind: str, name: str) -> str:
-    """A member's name as stored: a user's folded to lower case (api.accounts.names), a group's as given."""
+    """A member's name as stored: a user's folded to lower case (api.service.accounts.names), a group's as given."""
     if kind != "user":
         return check_name(name, kind)
     try:

@@ -1,4 +1,4 @@
-"""The nightly chain as a Celery task; its schedule is api/nightly/schedule.py.
+"""The nightly chain as a Celery task; its schedule is api/service/nightly/schedule.py.
 
 `watershed worker --beat` runs the beat scheduler inside a worker; the task goes to the `nightly`
 queue. Its propagate step sends batches to the `propagation` queue and waits for them, so the
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from watershed.api.nightly.chain import run_nightly
-from watershed.api.nightly.schedule import SCHEDULE_NAME, TASK_NAME, beat_schedule, nightly_crontab
+from watershed.api.service.nightly.chain import run_nightly
+from watershed.api.service.nightly.schedule import SCHEDULE_NAME, TASK_NAME, beat_schedule, nightly_crontab
 
 __all__ = ["SCHEDULE_NAME", "TASK_NAME", "beat_schedule", "nightly_crontab", "run_nightly_task"]
 

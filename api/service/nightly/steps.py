@@ -23,8 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from watershed.api.nightly.errors import NightlyError
-from watershed.api.nightly.settings import NightlySettings
+from watershed.api.service.nightly.errors import NightlyError
+from watershed.api.service.nightly.settings import NightlySettings
 from watershed.graph.errors import WatershedError
 
 #: the steps in the order they run
@@ -507,7 +507,7 @@ def summary(
     With `since` (when this run of the chain began), a result of an earlier run of the same date
     counts as missing: a step that failed this time is not hidden by last time's success.
     """
-    from watershed.api.audit import record
+    from watershed.api.service.audit import record
     from watershed.orc_crypto.files import write_atomically
 
     settings = settings or NightlySettings()
