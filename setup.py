@@ -12,7 +12,7 @@ from setuptools.command.build_ext import build_ext
 
 #: the repo's product folders, bottom layer first, then dags/ (the Airflow DAG, above them all);
 #: bench/ and tests/ are not shipped
-LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "api", "dags")
+LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "discovery", "api", "dags")
 
 
 def _packages() -> tuple[list[str], dict[str, str]]:

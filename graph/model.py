@@ -150,3 +150,39 @@ class LineageView(BaseModel):
     edges: list[LineageEdge] = Field(default_factory=list)
     #: the node limit cut the walk: there is more lineage than shown
     truncated: bool = False
+
+
+ProposalStatus = Literal["open", "accepted", "rejected"]
+
+
+class ProposalEvidence(BaseModel):
+    """What a discovery proposal rests on, revealing no value: counts and masked examples."""
+
+    #: detector name -> how many sampled values it validated (only detectors that validated one)
+    detectors: dict[str, int] = Field(default_factory=dict)
+    #: at most two values of the winning detector, masked (`138****5678`), never a raw value
+    examples: list[str] = Field(default_factory=list)
+    #: the pii_type the policy's column-name rules give the column, if any (one more signal)
+    name_rule: str | None = None
+
+
+class ColumnProposal(BaseModel):
+    """A tag discovery proposes for a column (`DiscoveryProposal` node, id = the column id)."""
+
+    column: str
+    table: str
+    #: the tags accepting it sets, e.g. {"pii": "L3", "pii_type": "phone"}
+    tags: dict[str, str]
+    #: the share of non-null sampled values the winning detector validated
+    confidence: float
+    #: how many non-null values were sampled
+    sampled: int
+    evidence: ProposalEvidence = Field(default_factory=ProposalEvidence)
+    #: the detectors' verdict (which kinds of value the column holds), hashed: a rejected proposal
+    #: comes back only when this changes
+    content: str
+    status: ProposalStatus = "open"
+    #: when it was proposed or last decided, and by whom (decisions only)
+    at: str
+    by: str | None = None
+    run: str | None = None

@@ -178,3 +178,35 @@ RECORD_RUN = (
     "MERGE (h:HarvestRun {id: $id}) SET h.started_at = $started_at, h.inputs = $inputs, h.tasks = $tasks, "
     "h.errors = $errors, h.loaded = $loaded, h.unchanged = $unchanged, h.seconds = $seconds"
 )
+
+# Discovery (discovery/, api/service/discovery.py): a DiscoveryScan per sampled table keeps the
+# fingerprint of its files, a DiscoveryProposal per column (id = the column id) the proposed tags,
+# confidence, masked evidence (JSON text) and the steward's decision. No sampled value is stored.
+ROOT_TABLE_IDS = (
+    "MATCH (t:Table) WHERE t.location IS NOT NULL AND NOT ((:Table)-[:FLOWS_TO]->(t)) RETURN t.id"
+)
+DISCOVERY_SCANS = "UNWIND $ids AS id MATCH (s:DiscoveryScan {id: id}) RETURN s.id, s.fingerprint"
+MERGE_DISCOVERY_SCANS = (
+    "UNWIND $rows AS r MERGE (s:DiscoveryScan {id: r.id}) "
+    "SET s.fingerprint = r.fingerprint, s.at = r.at, s.run = r.run, s.protected = r.protected"
+)
+_PROPOSAL_FIELDS = (
+    "p.id, p.table, p.tags, p.confidence, p.sampled, p.evidence, p.content, p.status, p.at, p.by, p.run"
+)
+MERGE_DISCOVERY_PROPOSALS = (
+    "UNWIND $rows AS r MERGE (p:DiscoveryProposal {id: r.id}) "
+    "SET p.table = r.table, p.tags = r.tags, p.confidence = r.confidence, p.sampled = r.sampled, "
+    "p.evidence = r.evidence, p.content = r.content, p.status = r.status, p.at = r.at, p.by = r.by, "
+    "p.run = r.run"
+)
+DELETE_DISCOVERY_PROPOSALS = "UNWIND $ids AS id MATCH (p:DiscoveryProposal {id: id}) DELETE p"
+DISCOVERY_PROPOSALS_OF = f"UNWIND $ids AS id MATCH (p:DiscoveryProposal {{id: id}}) RETURN {_PROPOSAL_FIELDS}"
+#: a page of proposals in id order, after `$after`, optionally of one status and one table
+DISCOVERY_PROPOSALS = (
+    "MATCH (p:DiscoveryProposal) WHERE p.id > $after AND ($status IS NULL OR p.status = $status) "
+    f"AND ($table IS NULL OR p.table = $table) RETURN {_PROPOSAL_FIELDS} ORDER BY p.id LIMIT $limit"
+)
+#: a steward's decision (accepted, rejected) and who made it when
+DECIDE_DISCOVERY_PROPOSAL = (
+    "MATCH (p:DiscoveryProposal {id: $id}) SET p.status = $status, p.by = $by, p.at = $at RETURN p.id"
+)

@@ -17,6 +17,7 @@ task-level semantics live here:
 
 from __future__ import annotations
 
+import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +28,7 @@ from watershed.graph import queries
 from watershed.graph.catalog import Catalog, CatalogColumn, CatalogTable
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import (
+    ColumnProposal,
     Direction,
     GraphEdge,
     GraphNode,
@@ -474,3 +476,91 @@ class GraphStore(ABC):
 
     def stats(self) -> GraphStats:
         return GraphStats(**{name: self.read(query)[0][0] for name, query in queries.STATS.items()})
+
+    # ------------------------------------------------------------ discovery
+
+    def root_table_ids(self) -> list[str]:
+        """Tables with a location and no table upstream: what discovery samples to find seeds."""
+        return sorted(row[0] for row in self.read(queries.ROOT_TABLE_IDS))
+
+    def discovery_fingerprints(self, table_ids: Sequence[str]) -> dict[str, str]:
+        """The files' fingerprint each table was last sampled under (tables never sampled are absent)."""
+        found: dict[str, str] = {}
+        for batch in chunks(list(table_ids), self.batch_size):
+            found.update({row[0]: row[1] for row in self.read(queries.DISCOVERY_SCANS, {"ids": list(batch)})})
+        return found
+
+    def discovery_proposals_of(self, column_ids: Sequence[str]) -> dict[str, ColumnProposal]:
+        found: dict[str, ColumnProposal] = {}
+        for batch in chunks(list(column_ids), self.batch_size):
+            for row in self.read(queries.DISCOVERY_PROPOSALS_OF, {"ids": list(batch)}):
+                found[row[0]] = _proposal(row)
+        return found
+
+    def discovery_proposals(
+        self,
+        *,
+        status: str | None = None,
+        table: str | None = None,
+        after: str | None = None,
+        limit: int = 50,
+    ) -> list[ColumnProposal]:
+        """Proposals in column id order after `after`, at most `limit`."""
+        rows = self.read(
+            queries.DISCOVERY_PROPOSALS,
+            {"after": after or "", "status": status, "table": table, "limit": limit},
+        )
+        return [_proposal(row) for row in rows]
+
+    @staticmethod
+    def discovery_statements(
+        scans: Sequence[dict[str, Any]], proposals: Sequence[ColumnProposal], withdrawn: Sequence[str]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """What one discovery writes: each table's scan (id, fingerprint, at, run, protected), its
+        proposals, and the open proposals its sample no longer supports; for one `write_all` with
+        the audit entry."""
+        statements: list[tuple[str, dict[str, Any]]] = []
+        if scans:
+            statements.append((queries.MERGE_DISCOVERY_SCANS, {"rows": list(scans)}))
+        if proposals:
+            rows = [
+                {
+                    "id": p.column,
+                    "table": p.table,
+                    "tags": json.dumps(p.tags, sort_keys=True),
+                    "confidence": p.confidence,
+                    "sampled": p.sampled,
+                    "evidence": p.evidence.model_dump_json(),
+                    "content": p.content,
+                    "status": p.status,
+                    "at": p.at,
+                    "by": p.by,
+                    "run": p.run,
+                }
+                for p in proposals
+            ]
+            statements.append((queries.MERGE_DISCOVERY_PROPOSALS, {"rows": rows}))
+        if withdrawn:
+            statements.append((queries.DELETE_DISCOVERY_PROPOSALS, {"ids": list(withdrawn)}))
+        return statements
+
+    @staticmethod
+    def decide_proposal_statement(column: str, status: str, by: str, at: str) -> tuple[str, dict[str, Any]]:
+        return queries.DECIDE_DISCOVERY_PROPOSAL, {"id": column, "status": status, "by": by, "at": at}
+
+
+def _proposal(row: Sequence[Any]) -> ColumnProposal:
+    column, table, tags, confidence, sampled, evidence, content, status, at, by, run = row
+    return ColumnProposal(
+        column=column,
+        table=table,
+        tags=json.loads(tags) if tags else {},
+        confidence=confidence,
+        sampled=sampled,
+        evidence=json.loads(evidence) if evidence else {},
+        content=content,
+        status=status,
+        at=at,
+        by=by,
+        run=run,
+    )

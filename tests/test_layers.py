@@ -6,7 +6,7 @@ The floors, top to bottom:
 - the use cases: `api/service/` (propagation, tag-change, protection and harvest runs, accounts,
   authz, audit, search, pages, the nightly chain, the Celery app); `api/` holds nothing else but
   the faces and this floor;
-- the features: ingest, propagation, ttl_advisor, orc_crypto;
+- the features: ingest, propagation, ttl_advisor, orc_crypto, discovery;
 - graph.
 
 Every module of the product is parsed (no import is run), and every import in it is checked,
@@ -44,7 +44,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 #: each product folder and its rank: a module may import its own layer and lower ranks only
-RANKS = {"graph": 0, "ingest": 1, "propagation": 1, "ttl_advisor": 1, "orc_crypto": 1, "api": 2}
+RANKS = {
+    "graph": 0,
+    "ingest": 1,
+    "propagation": 1,
+    "ttl_advisor": 1,
+    "orc_crypto": 1,
+    "discovery": 1,
+    "api": 2,
+}
 #: the folders of api/ that are faces, one floor above the use cases
 FACES = ("cli", "http", "web")
 #: the folder of api/ that is the use-case floor: every module of api/ that is not a face is in it

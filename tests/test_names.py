@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 REPO = Path(__file__).resolve().parents[1]
-LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "api")
+LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "discovery", "api")
 
 #: exceptions whose names do not end in Error yet, each with why it is left
 NOT_YET_RENAMED = {

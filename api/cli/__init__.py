@@ -13,6 +13,7 @@ from watershed.api.cli import (
     authz,
     ddl,
     demo,
+    discover,
     graph,
     harvest,
     kms,
@@ -80,6 +81,7 @@ app.add_typer(users.tokens_app, name="tokens")
 app.add_typer(protect.app, name="protect")
 app.add_typer(authz.app, name="authz")
 app.command("nightly")(nightly.nightly_command)
+app.add_typer(discover.app, name="discover")
 # Further command groups register here, one line each.
 
 

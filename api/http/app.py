@@ -18,6 +18,7 @@ from watershed.api.http.deps import Service, storable_input
 from watershed.api.http.protect_runs import ProtectRunner
 from watershed.api.http.routers import (
     authz,
+    discovery,
     lineage,
     protection,
     runs,
@@ -35,7 +36,7 @@ from watershed.graph.store import GraphStore
 PREFIX = "/api/v1"
 #: the API's routers, in the order their routes match: protection before tables, so that
 #: /tables/{t}/protection is not read as the /tables/{t:path} page
-ROUTERS = (session, search, protection, tables, lineage, tags, runs, ttl, users, authz)
+ROUTERS = (session, search, protection, tables, lineage, tags, runs, ttl, users, authz, discovery)
 WEB = Path(__file__).resolve().parents[1] / "web" / "static"
 log = logging.getLogger("watershed.api")
 

@@ -37,12 +37,12 @@ def node_tags(store: GraphTagStore, node: str) -> NodeTags:
     )
 
 
-def _own(view: NodeTags, rel_type: str, key: str) -> list[dict]:
-    """What stewards set on the node for `key`: the audit entry's before."""
+def _own(view: NodeTags, rel_type: str, key: str, origin: str = MANUAL) -> list[dict]:
+    """What stewards (or accepted discoveries: `origin`) set on the node for `key`: the audit entry's before."""
     return [
         e.model_dump(exclude_none=True)
         for e in view.set_here
-        if e.type == rel_type and e.key == key and (rel_type == "BLOCKS" or e.origin == MANUAL)
+        if e.type == rel_type and e.key == key and (rel_type == "BLOCKS" or e.origin == origin)
     ]
 
 
@@ -62,6 +62,20 @@ def set_tags(
     Every key and value is checked against the policy first (UnknownTagError, nothing written);
     all keys and their audit entries are then one write. `actor` (default `by`) is who the audit names.
     """
+    store.graph.write_all(set_statements(store, node, tags, by=by, actor=actor))
+
+
+def set_statements(
+    store: GraphTagStore,
+    node: str,
+    tags: Mapping[str, Iterable[str]],
+    *,
+    by: str,
+    actor: str | None = None,
+    origin: str = MANUAL,
+) -> list[tuple[str, dict]]:
+    """The statements of `set_tags`, checked, for a caller that sends more in the same write (an
+    accepted discovery proposal sets its tags with origin `discovered` and records its decision)."""
     view = node_tags(store, node)
     wanted = {key: sorted({v.strip() for v in values if v.strip()}) for key, values in tags.items()}
     for key, values in wanted.items():
@@ -73,31 +87,45 @@ def set_tags(
             "id": node,
             "key": key,
             "values": values,
-            "origin": MANUAL,
+            "origin": origin,
             "by": by,
             "at": at,
             "rule": None,
         }
-        after = [{"key": key, "value": v, "by": by} for v in values]
+        after = [
+            {"key": key, "value": v, "by": by} | ({} if origin == MANUAL else {"origin": origin})
+            for v in values
+        ]
         writes.append((queries.set_own(label), params))
-        writes.append(statement(actor, "tag.set", _target(node, key), _own(view, "TAGGED", key), after))
-    store.graph.write_all(writes)
+        writes.append(
+            statement(actor, "tag.set", _target(node, key), _own(view, "TAGGED", key, origin), after)
+        )
+    return writes
 
 
 def unset_tags(store: GraphTagStore, node: str, keys: Iterable[str], *, actor: str) -> list[str]:
     """Remove a steward's tags from `node`; returns the keys it had (the others change nothing)."""
+    removed, writes = unset_statements(store, node, keys, actor=actor)
+    if writes:
+        store.graph.write_all(writes)
+    return removed
+
+
+def unset_statements(
+    store: GraphTagStore, node: str, keys: Iterable[str], *, actor: str, origin: str = MANUAL
+) -> tuple[list[str], list[tuple[str, dict]]]:
+    """The keys `unset_tags` would remove (of `origin`) and its statements, for a caller that
+    sends more in the same write (a rejected discovery proposal takes back its accepted seeds)."""
     view = node_tags(store, node)
     label = node_label(node)
     removed, writes = [], []
     for key in dict.fromkeys(keys):
-        before = _own(view, "TAGGED", key)
+        before = _own(view, "TAGGED", key, origin)
         if before:
             removed.append(key)
-            writes.append((queries.unset_own(label), {"id": node, "key": key, "origin": MANUAL}))
+            writes.append((queries.unset_own(label), {"id": node, "key": key, "origin": origin}))
             writes.append(statement(actor, "tag.unset", _target(node, key), before, None))
-    if writes:
-        store.graph.write_all(writes)
-    return removed
+    return removed, writes
 
 
 def block(store: GraphTagStore, node: str, key: str, *, by: str, actor: str | None = None) -> None:
@@ -129,4 +157,4 @@ def unblock(store: GraphTagStore, node: str, key: str, *, actor: str) -> bool:
     return True
 
 
-__all__ = ["block", "node_tags", "set_tags", "unblock", "unset_tags"]
+__all__ = ["block", "node_tags", "set_statements", "set_tags", "unblock", "unset_statements", "unset_tags"]

@@ -1,0 +1,181 @@
+"""`watershed discover`: sample tables' files for sensitive content and propose tags; `discover
+proposals|accept|reject` for stewards. The use case is api/service/discovery.py."""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from watershed.api.cli.output import OutputFormat, console, fail, format_option, usage_error, write_model
+from watershed.api.cli.policy_option import POLICY_HELP, command_policy
+
+app = typer.Typer(
+    help="Find sensitive columns by their content and propose tags for stewards to accept.",
+    invoke_without_command=True,
+)
+
+COLUMN_HELP = "The column (db.table.column) whose proposal this decides."
+
+
+def _actor() -> str:
+    """Who the audit names for a decision made here: the OS user, as for `watershed tag`."""
+    return f"cli:{getpass.getuser()}"
+
+
+def _tags(tags: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(tags.items()))
+
+
+@app.callback()
+def discover_command(
+    ctx: typer.Context,
+    tables: list[str] = typer.Option(
+        None, "--table", help="A table (db.table) to sample; repeatable (default: every root table)."
+    ),
+    paths: list[Path] = typer.Option(
+        None, "--path", help="A local ORC/Parquet file or directory to sample; shown, not stored."
+    ),
+    sample_rows: int = typer.Option(None, "--sample-rows", min=1, help="Rows read per table."),
+    force: bool = typer.Option(False, "--force", help="Sample tables whose files did not change too."),
+    policy_file: Path = typer.Option(None, "--policy", help=POLICY_HELP),
+    output: OutputFormat = format_option(),
+) -> None:
+    """Sample tables (their local ORC/Parquet files), run the detectors, store proposals."""
+    if ctx.invoked_subcommand is not None:
+        if tables or paths or sample_rows or force:
+            usage_error("--table, --path, --sample-rows and --force go with `watershed discover` alone")
+        return
+    from watershed.api.cli.graph import open_store
+    from watershed.api.service.discovery import discover
+    from watershed.discovery.detectors import UnknownRegionError
+
+    policy = command_policy(policy_file)
+    graph = open_store()
+    try:
+        run = discover(
+            graph,
+            policy,
+            tables=tables or None,
+            paths=[str(p) for p in paths or []],
+            sample_rows=sample_rows,
+            force=force,
+        )
+    except UnknownRegionError as exc:
+        fail(str(exc))
+    if output == OutputFormat.json:
+        write_model(run)
+        return
+    table = Table("table", "status", "files", "rows", "values", "proposals", "protected", "note")
+    for item in run.tables:
+        note = item.reason or (f"stopped by {item.stopped_by}" if item.stopped_by else "")
+        if item.errors:
+            note = "; ".join([note, *item.errors] if note else item.errors)
+        table.add_row(
+            item.table,
+            item.status,
+            str(item.files),
+            str(item.rows),
+            str(item.values),
+            str(len(item.proposals)),
+            ", ".join(item.protected),
+            note,
+        )
+    console.print(table)
+    found = [p for item in run.tables for p in item.proposals]
+    if found:
+        proposals = Table("column", "tags", "confidence", "sampled", "examples", "status")
+        for p in found:
+            proposals.add_row(
+                p.column,
+                _tags(p.tags),
+                f"{p.confidence:.2f}",
+                str(p.sampled),
+                ", ".join(p.evidence.examples),
+                p.status,
+            )
+        console.print(proposals)
+    console.print(
+        f"{run.proposed} proposed, {run.auto_accepted} accepted automatically, "
+        f"{run.values} values judged in {run.seconds:.1f} s"
+    )
+
+
+@app.command("proposals")
+def proposals_command(
+    status: str = typer.Option(None, "--status", help="open, accepted or rejected (default: all)."),
+    table: str = typer.Option(None, "--table", help="Only this table's (db.table)."),
+    limit: int = typer.Option(50, "--limit", min=1, max=500, help="At most this many."),
+    cursor: str = typer.Option(None, "--cursor", help="The next_cursor of the previous page (JSON)."),
+    output: OutputFormat = format_option(),
+) -> None:
+    """List discovery proposals in column order."""
+    from watershed.api.cli.graph import open_store
+    from watershed.api.service.discovery import proposals
+    from watershed.api.service.pages import CursorError
+
+    if status is not None and status not in ("open", "accepted", "rejected"):
+        usage_error(f"--status {status!r}: expected open, accepted or rejected")
+    try:
+        page = proposals(
+            open_store(), status=status, table=table.lower() if table else None, limit=limit, cursor=cursor
+        )
+    except CursorError as exc:
+        usage_error(str(exc))
+    if output == OutputFormat.json:
+        write_model(page)
+        return
+    rows = Table("column", "tags", "confidence", "sampled", "detectors", "examples", "status", "by")
+    for p in page.items:
+        rows.add_row(
+            p.column,
+            _tags(p.tags),
+            f"{p.confidence:.2f}",
+            str(p.sampled),
+            " ".join(f"{k}:{v}" for k, v in p.evidence.detectors.items()),
+            ", ".join(p.evidence.examples),
+            p.status,
+            p.by or "",
+        )
+    console.print(rows)
+    if page.next_cursor:
+        console.print(f"more: --cursor {page.next_cursor}")
+
+
+def _decide(column: str, accept: bool, policy_file: Path | None) -> None:
+    from watershed.api.cli.graph import open_store
+    from watershed.api.service import discovery
+    from watershed.propagation.graph_store import UnknownNodeError
+    from watershed.propagation.policy import UnknownTagError
+
+    column = column.strip().lower()
+    policy = command_policy(policy_file)
+    graph = open_store()
+    try:
+        if accept:
+            done = discovery.accept(graph, policy, column, actor=_actor(), by=getpass.getuser())
+        else:
+            done = discovery.reject(graph, policy, column, actor=_actor())
+    except (discovery.DiscoveryError, UnknownNodeError, UnknownTagError) as exc:
+        fail(str(exc))
+    console.print(f"{column}: {done.status} {_tags(done.tags)}; run `watershed propagate`")
+
+
+@app.command("accept")
+def accept_command(
+    column: str = typer.Argument(..., help=COLUMN_HELP),
+    policy_file: Path = typer.Option(None, "--policy", help=POLICY_HELP),
+) -> None:
+    """Accept a proposal: its tags become seeds of the column with origin `discovered` (audited)."""
+    _decide(column, True, policy_file)
+
+
+@app.command("reject")
+def reject_command(
+    column: str = typer.Argument(..., help=COLUMN_HELP),
+    policy_file: Path = typer.Option(None, "--policy", help=POLICY_HELP),
+) -> None:
+    """Reject a proposal: remembered, not proposed again until the column's content changes (audited)."""
+    _decide(column, False, policy_file)

@@ -1,0 +1,550 @@
+"""PII discovery, the use case: sample tables' files, propose tags, and stewards' accept and reject.
+
+`discover` samples each table's local ORC and Parquet files at the location the harvest recorded
+(graph/catalog.py), bounded in rows, bytes and time (discovery/sampling.py), runs the detectors
+over each text and integer column (discovery/detectors.py) and stores a proposal per column whose
+content validates (discovery/proposals.py), with the table's file fingerprint and one audit entry,
+in one write. ORC is read through orc_crypto's projected reads without a key provider: an
+encrypted column is never decrypted, it is reported as protected. A table whose files did not
+change since its last sample is not read again (unless `force`).
+
+`accept` sets the proposal's tags as seeds with origin `discovered`, through the same statements a
+steward's `tag set` sends (api/service/tag_changes.py), with the decision and its audit entry in
+the same write; `reject` records the decision, and the column is not proposed again until its
+content fingerprint (which kinds of value the sample holds) changes.
+
+Sampled values live only in this process's memory, for the time one table is judged: they are never
+logged, written to the graph, or put in an error message. Called by `watershed discover`
+(api/cli/discover.py) and /api/v1/discovery (api/http/routers/discovery.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from watershed.api.service import tag_changes
+from watershed.api.service.audit import statement
+from watershed.api.service.pages import Page, decode_cursor, encode_cursor
+from watershed.discovery.detectors import Detector, detectors_for
+from watershed.discovery.proposals import Thresholds, judge, level_tags, propose
+from watershed.discovery.sampling import (
+    DataFile,
+    FileLayout,
+    Kind,
+    LocationError,
+    ParquetReader,
+    SampleLimits,
+    data_files,
+    fingerprint,
+    sample_files,
+)
+from watershed.discovery.settings import DiscoverySettings
+from watershed.graph import ids
+from watershed.graph.catalog import CatalogTable
+from watershed.graph.errors import WatershedError
+from watershed.graph.model import ColumnProposal
+from watershed.graph.store import GraphStore
+from watershed.orc_crypto.codec import kinds as orc_kinds
+from watershed.orc_crypto.codec.tail import column_subtree_max, read_tail
+from watershed.orc_crypto.errors import OrcFormatError
+from watershed.orc_crypto.files import mapped_input
+from watershed.orc_crypto.read import read_orc
+from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.policy import Policy
+
+log = logging.getLogger(__name__)
+
+#: the origin of a seed a steward accepted from discovery
+DISCOVERED = "discovered"
+#: who the audit names for an automatic acceptance (discovery_auto_accept)
+AUTO_ACTOR = "discovery"
+
+
+class DiscoveryError(WatershedError, ValueError):
+    """A discovery request that cannot be done: an unknown proposal, a decision already made."""
+
+
+class UnknownProposalError(DiscoveryError, LookupError):
+    """No proposal for that column."""
+
+
+# ---------------------------------------------------------------- what a run answers
+
+
+class TableDiscovery(BaseModel):
+    """One table (or `--path`) of a discovery run."""
+
+    table: str
+    status: Literal["sampled", "unchanged", "skipped"]
+    #: why a table was skipped or what went wrong reading some of its files (never a value)
+    reason: str | None = None
+    files: int = 0
+    rows: int = 0
+    bytes: int = 0
+    #: non-null values the detectors judged
+    values: int = 0
+    #: which bound stopped the sample: rows, bytes, time (None: every row was read)
+    stopped_by: str | None = None
+    #: encrypted columns: not decrypted, not sampled
+    protected: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    #: proposals made or renewed by this run (a `--path` sample's are shown, not stored)
+    proposals: list[ColumnProposal] = Field(default_factory=list)
+
+
+class DiscoveryRun(BaseModel):
+    run: str
+    tables: list[TableDiscovery] = Field(default_factory=list)
+    proposed: int = 0
+    auto_accepted: int = 0
+    values: int = 0
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------- ORC through orc_crypto
+
+_ORC_KINDS: dict[int, Kind] = {
+    orc_kinds.STRING: "text",
+    orc_kinds.VARCHAR: "text",
+    orc_kinds.CHAR: "text",
+    orc_kinds.BYTE: "integer",
+    orc_kinds.SHORT: "integer",
+    orc_kinds.INT: "integer",
+    orc_kinds.LONG: "integer",
+}
+
+
+class OrcFiles:
+    """ORC for discovery's sampler: the tail for the layout (encrypted columns are the variants'
+    roots and what lies under them), then one stripe of the chosen plaintext columns through
+    orc_crypto's projected read, with no key provider: nothing is ever decrypted here."""
+
+    def layout(self, path: str) -> FileLayout:
+        with mapped_input(path, OrcFormatError) as data:
+            tail = read_tail(path, data)
+        types = tail.footer.types
+        fields = list(zip(types[0].fieldNames, types[0].subtypes, strict=False))
+        roots = [v.root for v in tail.footer.encryption.variants] if tail.is_encrypted else []
+        protected = {
+            name
+            for name, column in fields
+            for root in roots
+            if column <= root <= column_subtree_max(types, column)
+            or root <= column <= column_subtree_max(types, root)
+        }
+        return FileLayout(
+            columns={name: _ORC_KINDS.get(types[column].kind, "other") for name, column in fields},
+            protected=frozenset(protected),
+            parts=len(tail.footer.stripes),
+        )
+
+    def read(self, path: str, columns: Sequence[str], part: int, rows: int):
+        return read_orc(path, columns=list(columns), stripes=[part])
+
+
+def readers() -> dict[str, object]:
+    return {"orc": OrcFiles(), "parquet": ParquetReader()}
+
+
+# ---------------------------------------------------------------- the policy's vocabulary
+
+
+class PolicyTags:
+    """The tags a detector proposes under the policy: the sensitivity family whose types include
+    the detector's type, at the level the policy's name rules give that type (else the detector's).
+    A detector whose type the policy does not know proposes nothing."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._cache: dict[str, dict[str, str] | None] = {}
+
+    def family_of(self, pii_type: str) -> tuple[str, str, list[str]] | None:
+        for name, family in self.policy.sensitivity.items():
+            if family.types_key and (not family.types or pii_type in family.types):
+                return name, family.types_key, family.levels
+        return None
+
+    def __call__(self, detector: Detector) -> dict[str, str] | None:
+        if detector.name not in self._cache:
+            found = self.family_of(detector.pii_type)
+            if found is None:
+                self._cache[detector.name] = None
+            else:
+                family, types_key, levels = found
+                named: dict[str, str] = {}
+                for rule in self.policy.seeds:
+                    if rule.tags.get(types_key) and rule.tags.get(family):
+                        named.setdefault(rule.tags[types_key], rule.tags[family])
+                self._cache[detector.name] = level_tags(detector, family, types_key, levels, named)
+        return self._cache[detector.name]
+
+    def name_type(self, column_id: str) -> str | None:
+        """The pii_type the policy's column-name rules give `column_id`, if any."""
+        seeded = self.policy.seed_tags(column_id)
+        for family in self.policy.sensitivity.values():
+            if family.types_key and family.types_key in seeded:
+                return seeded[family.types_key]
+        return None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _run_id() -> str:
+    return f"discovery-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+_HIVE_POSITIONAL = re.compile(r"^_col(\d+)$")
+
+
+def _catalog_names(entry: CatalogTable | None, names: Sequence[str]) -> dict[str, str]:
+    """File column -> catalog column: Hive's ORC writer names columns `_col0, _col1, ...`, which
+    are the catalog's columns in order when the catalog knows the order."""
+    if entry is None or not entry.columns_ordered:
+        return {n: n for n in names}
+    ordered = [c.name for c in entry.columns]
+    renamed: dict[str, str] = {}
+    for name in names:
+        match = _HIVE_POSITIONAL.match(name)
+        position = int(match.group(1)) if match else None
+        renamed[name] = ordered[position] if position is not None and position < len(ordered) else name
+    return renamed
+
+
+# ---------------------------------------------------------------- discover
+
+
+class Discovery:
+    """One discovery run's settings, detectors and policy; `table` and `path` sample one each."""
+
+    def __init__(
+        self,
+        graph: GraphStore,
+        policy: Policy,
+        settings: DiscoverySettings | None = None,
+        *,
+        sample_rows: int | None = None,
+        file_readers: dict[str, object] | None = None,
+    ) -> None:
+        settings = settings or DiscoverySettings()
+        self.graph = graph
+        self.policy = policy
+        self.settings = settings
+        self.tags = PolicyTags(policy)
+        # only the detectors whose type the policy knows: the others could propose nothing
+        self.detectors = [d for d in detectors_for(settings.discovery_regions) if self.tags(d)]
+        self.limits = SampleLimits(
+            rows=sample_rows or settings.discovery_sample_rows,
+            bytes=settings.discovery_sample_bytes,
+            seconds=settings.discovery_sample_seconds,
+        )
+        self.thresholds = Thresholds(
+            min_confidence=settings.discovery_min_confidence,
+            min_confidence_named=settings.discovery_min_confidence_named,
+            min_sampled=settings.discovery_min_sampled,
+        )
+        self.readers = file_readers or readers()
+        self.run = _run_id()
+        self.tag_store = GraphTagStore(graph, policy)
+
+    def _judge(
+        self,
+        report: TableDiscovery,
+        files: Sequence[DataFile],
+        names: Callable[[list[str]], dict[str, str]],
+        column_id: Callable[[str], str],
+    ) -> tuple[list[ColumnProposal], list[str]]:
+        """Sample `files` into `report`; the proposals of its columns and the ids of every column
+        sampled. The values are dropped when this returns."""
+        sample = sample_files(files, self.readers, self.limits)
+        report.files, report.rows, report.bytes = sample.files, sample.rows, sample.bytes
+        report.stopped_by, report.errors = sample.stopped_by, sample.errors
+        report.protected = sorted(sample.protected)
+        renamed = names(sorted(sample.values))
+        at = _now()
+        found: list[ColumnProposal] = []
+        sampled: list[str] = []
+        for file_name, values in sorted(sample.values.items()):
+            column = column_id(renamed[file_name])
+            sampled.append(column)
+            verdict = judge(values, self.detectors)
+            report.values += verdict.sampled
+            proposal = propose(
+                column,
+                report.table,
+                verdict,
+                self.detectors,
+                self.tags,
+                self.thresholds,
+                at=at,
+                run=self.run,
+                name_type=self.tags.name_type(column),
+            )
+            if proposal is not None:
+                found.append(proposal)
+        return found, sampled
+
+    def path(self, path: str) -> TableDiscovery:
+        """Sample files outside the catalog: the proposals are shown, not stored (no column in the
+        graph to seed); they name `path` as their table and the file's column as their column."""
+        report = TableDiscovery(table=path, status="sampled")
+        try:
+            files = data_files(path)
+        except LocationError as exc:
+            return report.model_copy(update={"status": "skipped", "reason": str(exc)})
+        report.proposals, _ = self._judge(report, files, lambda names: {n: n for n in names}, lambda n: n)
+        return report
+
+    def table(self, table_id: str, entry: CatalogTable | None, *, force: bool = False) -> TableDiscovery:
+        report = TableDiscovery(table=table_id, status="sampled")
+        if entry is None:
+            return report.model_copy(update={"status": "skipped", "reason": "no such table in the graph"})
+        if not entry.location:
+            return report.model_copy(
+                update={"status": "skipped", "reason": "the harvest recorded no location for it"}
+            )
+        try:
+            files = data_files(entry.location)
+        except LocationError as exc:
+            return report.model_copy(update={"status": "skipped", "reason": str(exc)})
+        files_now = fingerprint(files)
+        if not force and self.graph.discovery_fingerprints([table_id]).get(table_id) == files_now:
+            return report.model_copy(update={"status": "unchanged", "reason": "its files did not change"})
+        if not files:
+            report.reason = f"no ORC or Parquet file under {entry.location}"
+        known = set(entry.all_columns)
+        found, sampled = self._judge(
+            report, files, lambda names: _catalog_names(entry, names), lambda n: ids.child(table_id, n)
+        )
+        proposals = [p for p in found if ids.name(p.column) in known]
+        kept, withdrawn = self._merge(proposals, sampled)
+        report.proposals = kept
+        scan = {
+            "id": table_id,
+            "fingerprint": files_now,
+            "at": _now(),
+            "run": self.run,
+            "protected": report.protected,
+        }
+        summary = {
+            "run": self.run,
+            "files": report.files,
+            "rows": report.rows,
+            "values": report.values,
+            "proposed": sorted(p.column for p in kept),
+            "withdrawn": sorted(withdrawn),
+            "protected": report.protected,
+        }
+        self.graph.write_all(
+            [
+                *self.graph.discovery_statements([scan], kept, withdrawn),
+                statement(AUTO_ACTOR, "discovery.sample", table_id, None, summary),
+            ]
+        )
+        log.info(
+            "discovery %s: %s sampled (%d files, %d rows, %d values): %d proposed, %d withdrawn, %d protected",
+            self.run,
+            table_id,
+            report.files,
+            report.rows,
+            report.values,
+            len(kept),
+            len(withdrawn),
+            len(report.protected),
+        )
+        return report
+
+    def _merge(
+        self, proposals: list[ColumnProposal], sampled: list[str]
+    ) -> tuple[list[ColumnProposal], list[str]]:
+        """Which proposals to store, and which open ones of the `sampled` columns to withdraw. A
+        decided proposal stays decided while the content fingerprint holds (a rejection is
+        remembered; an accepted one is a seed already); a column tagged with the type at that level
+        or higher, or with the family blocked, is not proposed."""
+        existing = self.graph.discovery_proposals_of(sampled)
+        current = self.tag_store.current_tags([p.column for p in proposals])
+        kept: list[ColumnProposal] = []
+        for proposal in proposals:
+            before = existing.get(proposal.column)
+            if before is not None and before.status == "accepted":
+                continue
+            if before is not None and before.status == "rejected" and before.content == proposal.content:
+                continue
+            if self._tagged(proposal, current.get(proposal.column, {})) or self._blocked(proposal):
+                continue
+            kept.append(proposal)
+        kept_ids = {p.column for p in kept}
+        withdrawn = [c for c, before in existing.items() if before.status == "open" and c not in kept_ids]
+        return kept, withdrawn
+
+    def _tagged(self, proposal: ColumnProposal, tags: dict) -> bool:
+        """Whether the column already holds the proposal's type at its level or a higher one."""
+        for family, spec in self.policy.sensitivity.items():
+            if family not in proposal.tags or spec.types_key not in proposal.tags:
+                continue
+            have_types, have_level = tags.get(spec.types_key), tags.get(family)
+            if have_types is None or have_level is None:
+                return False
+            if proposal.tags[spec.types_key] not in have_types.values:
+                return False
+            wanted = spec.levels.index(proposal.tags[family])
+            return any(v in spec.levels and spec.levels.index(v) >= wanted for v in have_level.values)
+        return False
+
+    def _blocked(self, proposal: ColumnProposal) -> bool:
+        """A steward blocked the family on the column: they said it holds no such tag."""
+        own = self.tag_store.own_tags(proposal.column)
+        return any(e["type"] == "BLOCKS" and e["key"] in proposal.tags for e in own)
+
+
+def discover(
+    graph: GraphStore,
+    policy: Policy,
+    settings: DiscoverySettings | None = None,
+    *,
+    tables: Sequence[str] | None = None,
+    paths: Sequence[str] = (),
+    sample_rows: int | None = None,
+    force: bool = False,
+    file_readers: dict[str, object] | None = None,
+) -> DiscoveryRun:
+    """Sample `tables` (default: every root table with a location, when no `paths` are given) and
+    `paths`, store the tables' proposals, and accept those at or above the auto-accept setting."""
+    began = time.monotonic()
+    discovery = Discovery(graph, policy, settings, sample_rows=sample_rows, file_readers=file_readers)
+    chosen = list(dict.fromkeys(t.strip().lower() for t in tables)) if tables else []
+    if not chosen and not paths:
+        chosen = graph.root_table_ids()
+    entries = graph.catalog_entries(chosen)
+    run = DiscoveryRun(run=discovery.run)
+    for table_id in chosen:
+        run.tables.append(discovery.table(table_id, entries.get(table_id), force=force))
+    for path in paths:
+        run.tables.append(discovery.path(path))
+    threshold = discovery.settings.discovery_auto_accept
+    for report in run.tables:
+        run.values += report.values
+        if report.table in paths:
+            continue
+        run.proposed += len(report.proposals)
+        if threshold is None:
+            continue
+        for proposal in report.proposals:
+            if proposal.confidence >= threshold:
+                accepted = accept(graph, policy, proposal.column, actor=AUTO_ACTOR)
+                proposal.status, proposal.by, proposal.at = accepted.status, accepted.by, accepted.at
+                run.auto_accepted += 1
+    run.seconds = round(time.monotonic() - began, 3)
+    return run
+
+
+# ---------------------------------------------------------------- proposals and decisions
+
+
+def proposals(
+    graph: GraphStore,
+    *,
+    status: str | None = None,
+    table: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> Page[ColumnProposal]:
+    """A page of proposals in column id order (`status`: open, accepted, rejected)."""
+    after = decode_cursor(cursor).get("after")
+    rows = graph.discovery_proposals(status=status, table=table, after=after, limit=limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Page(items=rows, next_cursor=encode_cursor({"after": rows[-1].column}) if more and rows else None)
+
+
+def _proposal(graph: GraphStore, column: str) -> ColumnProposal:
+    found = graph.discovery_proposals_of([column]).get(column)
+    if found is None:
+        raise UnknownProposalError(f"{column}: no discovery proposal for this column")
+    return found
+
+
+def accept(
+    graph: GraphStore, policy: Policy, column: str, *, actor: str, by: str | None = None
+) -> ColumnProposal:
+    """Set the proposal's tags on the column as seeds with origin `discovered`, the decision and
+    its audit entries in one write. An accepted proposal cannot be accepted again."""
+    proposal = _proposal(graph, column)
+    if proposal.status == "accepted":
+        raise DiscoveryError(f"{column}: the proposal is already accepted")
+    store = GraphTagStore(graph, policy)
+    at = _now()
+    writes = tag_changes.set_statements(
+        store,
+        column,
+        {key: [value] for key, value in proposal.tags.items()},
+        by=by or actor,
+        actor=actor,
+        origin=DISCOVERED,
+    )
+    writes.append(graph.decide_proposal_statement(column, "accepted", by or actor, at))
+    writes.append(
+        statement(
+            actor,
+            "discovery.accept",
+            column,
+            {"status": proposal.status},
+            {"status": "accepted", "tags": proposal.tags, "confidence": proposal.confidence},
+        )
+    )
+    graph.write_all(writes)
+    return proposal.model_copy(update={"status": "accepted", "by": by or actor, "at": at})
+
+
+def reject(graph: GraphStore, policy: Policy, column: str, *, actor: str) -> ColumnProposal:
+    """Remember that the column holds no such tag: it is not proposed again until its content
+    fingerprint changes. Rejecting an accepted proposal also takes back the seeds it set, in the
+    same write."""
+    proposal = _proposal(graph, column)
+    if proposal.status == "rejected":
+        raise DiscoveryError(f"{column}: the proposal is already rejected")
+    writes: list[tuple[str, dict]] = []
+    if proposal.status == "accepted":
+        _, writes = tag_changes.unset_statements(
+            GraphTagStore(graph, policy), column, list(proposal.tags), actor=actor, origin=DISCOVERED
+        )
+    at = _now()
+    writes.append(graph.decide_proposal_statement(column, "rejected", actor, at))
+    writes.append(
+        statement(
+            actor,
+            "discovery.reject",
+            column,
+            {"status": proposal.status},
+            {"status": "rejected", "tags": proposal.tags, "confidence": proposal.confidence},
+        )
+    )
+    graph.write_all(writes)
+    return proposal.model_copy(update={"status": "rejected", "by": actor, "at": at})
+
+
+__all__ = [
+    "AUTO_ACTOR",
+    "DISCOVERED",
+    "Discovery",
+    "DiscoveryError",
+    "DiscoveryRun",
+    "OrcFiles",
+    "PolicyTags",
+    "TableDiscovery",
+    "UnknownProposalError",
+    "accept",
+    "discover",
+    "proposals",
+    "readers",
+    "reject",
+]

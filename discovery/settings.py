@@ -1,0 +1,26 @@
+"""Discovery settings (`WATERSHED_DISCOVERY_*` environment variables or the settings file)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from watershed.graph.settings import Count, Fraction, GraphSettings, Seconds
+
+
+class DiscoverySettings(GraphSettings):
+    #: the regions (ISO 3166) phone numbers are read in and whose national identifiers are checked
+    discovery_regions: list[str] = Field(default_factory=lambda: ["CN", "US"])
+    #: at most this many rows are read per table
+    discovery_sample_rows: Count = 200
+    #: at most this many bytes of decoded columns are read per table (the last batch read may pass it)
+    discovery_sample_bytes: Count = 8 * 1024 * 1024
+    #: reading a table stops after this long (between two batches: one batch is never cut)
+    discovery_sample_seconds: Seconds = 10.0
+    #: a column is proposed when at least this share of its non-null sampled values validate
+    discovery_min_confidence: Fraction = 0.8
+    #: ... or this share, when the policy's name rules give the column the same pii_type
+    discovery_min_confidence_named: Fraction = 0.5
+    #: fewer non-null sampled values than this prove nothing: no proposal
+    discovery_min_sampled: Count = 10
+    #: proposals at or above this confidence are accepted at once (as the `discovery` actor); none: never
+    discovery_auto_accept: Fraction | None = None
