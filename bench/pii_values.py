@@ -90,6 +90,10 @@ def order_number(r: random.Random) -> str:
     return str(1_000_000_000 + r.randint(0, 999_999))
 
 
+def digits(r: random.Random, length: int) -> str:
+    return str(r.randrange(10 ** (length - 1), 10**length))
+
+
 def city(r: random.Random) -> str:
     return r.choice(["beijing", "shanghai", "shenzhen", "chengdu", "new york", "seattle"])
 
@@ -108,6 +112,11 @@ KINDS: dict[str, tuple[Callable[[random.Random], str], str | None]] = {
     "md5": (md5_hex, None),
     "amount": (amount, None),
     "order_number": (order_number, None),
+    # uniform numbers of an identifier's length: 64% of ten-digit ones are valid US numbers
+    "digits10": (lambda r: digits(r, 10), None),
+    "digits11": (lambda r: digits(r, 11), None),
+    "digits16": (lambda r: digits(r, 16), None),
+    "digits18": (lambda r: digits(r, 18), None),
     "city": (city, None),
 }
 
