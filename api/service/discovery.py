@@ -426,23 +426,18 @@ def discover(
         chosen = graph.root_table_ids()
     entries = graph.catalog_entries(chosen)
     run = DiscoveryRun(run=discovery.run)
-    for table_id in chosen:
-        run.tables.append(discovery.table(table_id, entries.get(table_id), force=force))
-    for path in paths:
-        run.tables.append(discovery.path(path))
     threshold = discovery.settings.discovery_auto_accept
-    for report in run.tables:
-        run.values += report.values
-        if report.table in paths:
-            continue
+    for table_id in chosen:
+        report = discovery.table(table_id, entries.get(table_id), force=force)
+        run.tables.append(report)
         run.proposed += len(report.proposals)
-        if threshold is None:
-            continue
         for proposal in report.proposals:
-            if proposal.confidence >= threshold:
+            if threshold is not None and proposal.confidence >= threshold:
                 accepted = accept(graph, policy, proposal.column, actor=AUTO_ACTOR)
                 proposal.status, proposal.by, proposal.at = accepted.status, accepted.by, accepted.at
                 run.auto_accepted += 1
+    run.tables += [discovery.path(path) for path in paths]
+    run.values = sum(report.values for report in run.tables)
     run.seconds = round(time.monotonic() - began, 3)
     return run
 

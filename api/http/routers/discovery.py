@@ -8,7 +8,7 @@ the server's file system.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.nodes import TABLE_ID, ColumnId, parse
 from watershed.api.http.paging import Page, PageRequest, page_request
-from watershed.api.http.problems import ApiProblem
+from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 from watershed.api.service import discovery
 from watershed.api.service.accounts.rights import Me
 from watershed.api.service.pages import CursorError
@@ -32,7 +32,9 @@ MAX_TABLES = 50
 
 
 class DiscoveryRequest(BaseModel):
-    tables: list[str] = Field(min_length=1, max_length=MAX_TABLES, description="Tables (db.table) to sample.")
+    tables: list[Annotated[str, Field(pattern=TABLE_ID)]] = Field(
+        min_length=1, max_length=MAX_TABLES, description="Tables (db.table) to sample."
+    )
     sample_rows: int | None = Field(None, ge=1, le=100_000, description="Rows read per table.")
     force: bool = Field(False, description="Sample tables whose files did not change too.")
 
@@ -88,13 +90,21 @@ def _decide(column_id: str, accept: bool, me: Me, svc: Service) -> ColumnProposa
         raise ApiProblem(409, str(exc)) from None
 
 
-@router.post("/discovery/proposals/{column_id:path}/accept", response_model=ColumnProposal)
+@router.post(
+    "/discovery/proposals/{column_id:path}/accept",
+    response_model=ColumnProposal,
+    responses=CONFLICT_RESPONSES,
+)
 def accept(column_id: ColumnId, me: Me = Depends(steward), svc: Service = Depends(service)):
     """The proposal's tags become seeds of the column (origin `discovered`) from the next propagation."""
     return _decide(column_id, True, me, svc)
 
 
-@router.post("/discovery/proposals/{column_id:path}/reject", response_model=ColumnProposal)
+@router.post(
+    "/discovery/proposals/{column_id:path}/reject",
+    response_model=ColumnProposal,
+    responses=CONFLICT_RESPONSES,
+)
 def reject(column_id: ColumnId, me: Me = Depends(steward), svc: Service = Depends(service)):
     """Remembered: the column is not proposed again until its content changes."""
     return _decide(column_id, False, me, svc)
