@@ -82,7 +82,7 @@ def test_a_limited_steward_samples_and_decides_only_its_databases(api, discovere
 def test_bad_requests_name_what_is_wrong(api, discovered):
     with api.client("steward") as steward:
         assert steward.post("/discovery/runs", json={"tables": []}).status_code == 422
-        bad = steward.post("/discovery/runs", json={"tables": ["ods.ext_contacts.c17"]})
-        assert bad.status_code == 400 and "expected a table id" in bad.json()["detail"]
+        # a column id is no table id: the body's pattern refuses it
+        assert steward.post("/discovery/runs", json={"tables": ["ods.ext_contacts.c17"]}).status_code == 422
         assert steward.get("/discovery/proposals", params={"status": "maybe"}).status_code == 422
         assert steward.get("/discovery/proposals", params={"cursor": "nonsense"}).status_code == 400
