@@ -288,3 +288,16 @@ def test_the_cli_discovers_lists_and_decides(graph_store, warehouse, monkeypatch
     shown = discovery.DiscoveryRun.model_validate_json(path.stdout)
     assert {p.column: p.tags["pii_type"] for p in shown.tables[0].proposals} == EXPECTED
     assert not graph_store.discovery_proposals_of([str(warehouse[0] / "ods" / "ext_orc") + ".c17"])
+
+
+def test_hive_positional_orc_columns_are_the_catalogs_columns_in_order(graph_store, tmp_path):
+    """Hive's ORC writer names columns _col0, _col1, ...: the catalog's order names them."""
+    table = labelled_table(rows=60).select(["town", "k3", "c17"])
+    write_orc(tmp_path / "hive", table.rename_columns(["_col0", "_col1", "_col2"]))
+    catalog = {
+        "columns": [{"name": n, "type": "string"} for n in ("town", "k3", "c17")],
+        "location": str(tmp_path / "hive"),
+    }
+    graph_store.upsert_catalog(Catalog.from_dict({"tables": {"ods.hive_t": catalog}}))
+    run = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.hive_t"])
+    assert _found(run, "ods.hive_t") == {"k3": "id_card", "c17": "phone"}
