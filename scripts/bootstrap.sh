@@ -103,3 +103,36 @@ fi
 if [ ! -x /usr/bin/chromium ]; then
     apt_install chromium || echo "warning: the browser tests (tests/web) need /usr/bin/chromium" >&2
 fi
+
+# --- the local Neo4j (WATERSHED_BACKEND=neo4j, docs/graph.md): Neo4j Community and its Bolt
+# connector, pinned in graph/neo4j_launcher/pom.xml, copied from Maven Central with their
+# dependencies into the virtualenv (`rm -rf .venv` removes them), and the launcher compiled beside
+# them. Skipped while that version is in place and the launcher is compiled from the current source.
+launcher=graph/neo4j_launcher
+neo4j_version="$(sed -n 's:.*<neo4j.version>\(.*\)</neo4j.version>.*:\1:p' "$launcher/pom.xml")"
+neo4j_root=.venv/share/watershed
+neo4j_dir="$neo4j_root/neo4j-$neo4j_version"
+if [ ! -f "$neo4j_dir/lib/.complete" ]; then
+    if ! command -v mvn >/dev/null 2>&1; then
+        apt_install maven || { echo "error: mvn not found: the local Neo4j is fetched with Maven ('apt-get install -y maven')" >&2; exit 1; }
+    fi
+    echo "fetching Neo4j $neo4j_version from Maven Central into $neo4j_dir (about 125 MB, once)"
+    rm -rf "$neo4j_dir.tmp"
+    mkdir -p "$neo4j_root"
+    mvn -q -B -f "$launcher/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+        -DoutputDirectory="$PWD/$neo4j_dir.tmp/lib" >"$neo4j_root/fetch.log" 2>&1 \
+        || { echo "error: fetching Neo4j $neo4j_version with mvn failed; see $neo4j_root/fetch.log" >&2; exit 1; }
+    touch "$neo4j_dir.tmp/lib/.complete"
+    # another pinned version's copy is no longer used
+    find "$neo4j_root" -mindepth 1 -maxdepth 1 -type d -name 'neo4j-*' ! -name "neo4j-$neo4j_version.tmp" -exec rm -rf {} +
+    mv "$neo4j_dir.tmp" "$neo4j_dir"
+fi
+if [ ! -f "$neo4j_dir/classes/WatershedNeo4j.class" ] || [ "$launcher/WatershedNeo4j.java" -nt "$neo4j_dir/classes/WatershedNeo4j.class" ]; then
+    if ! command -v javac >/dev/null 2>&1; then
+        echo "error: javac not found: the Neo4j launcher is compiled with a JDK ('apt-get install -y openjdk-17-jdk-headless')" >&2
+        exit 1
+    fi
+    rm -rf "$neo4j_dir/classes"
+    javac -nowarn --release 17 -cp "$neo4j_dir/lib/*" -d "$neo4j_dir/classes" "$launcher/WatershedNeo4j.java" \
+        || { echo "error: compiling $launcher/WatershedNeo4j.java failed" >&2; exit 1; }
+fi
