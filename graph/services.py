@@ -1,4 +1,5 @@
-"""The embedded services: FalkorDB (the graph) and a plain Redis (Celery's broker), from settings."""
+"""The embedded services, from settings: the graph (FalkorDB, or a local Neo4j when the backend is
+one) and a plain Redis (Celery's broker)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,70 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from watershed.graph.server import ServerError, ServerSpec, answers, is_running, stale_note, start, stop
+from watershed.graph import neo4j_server
+from watershed.graph.server import (
+    Neo4jSpec,
+    ServerError,
+    ServerSpec,
+    answers,
+    is_running,
+    stale_note,
+    start,
+    stop,
+)
 from watershed.graph.settings import GraphSettings
 
 
+def neo4j_spec(settings: GraphSettings) -> Neo4jSpec:
+    """The local Neo4j of `settings` (its URI's host and port, its database under DATA_DIR/neo4j)."""
+    try:
+        host, port = neo4j_server.address(settings.neo4j_uri)
+    except neo4j_server.Neo4jSetupError as exc:
+        raise ServerError(str(exc)) from None
+    return Neo4jSpec(
+        "neo4j",
+        host,
+        port,
+        settings.data_dir,
+        password_file=settings.neo4j_password_file or neo4j_server.local_password_file(settings),
+        install=neo4j_server.install_dir(settings),
+        heap=settings.neo4j_heap,
+        pagecache=settings.neo4j_pagecache,
+    )
+
+
 def specs(settings: GraphSettings | None = None) -> list[ServerSpec]:
+    """The servers `up` starts: the graph unless it runs elsewhere (a remote Neo4j), and Redis."""
     settings = settings or GraphSettings()
+    graph: list[ServerSpec]
+    if settings.backend == "neo4j":
+        graph = [neo4j_spec(settings)] if neo4j_server.is_local(settings.neo4j_uri) else []
+    else:
+        graph = [
+            ServerSpec(
+                "falkordb",
+                settings.falkordb_host,
+                settings.falkordb_port,
+                settings.data_dir,
+                with_falkordb=True,
+            )
+        ]
     return [
-        ServerSpec(
-            "falkordb", settings.falkordb_host, settings.falkordb_port, settings.data_dir, with_falkordb=True
-        ),
+        *graph,
         ServerSpec("redis", settings.redis_host, settings.redis_port, settings.data_dir, with_falkordb=False),
     ]
+
+
+def start_spec(
+    spec: ServerSpec, settings: GraphSettings, progress: Callable[[str], None] | None = None
+) -> int:
+    """Start one of `specs(settings)`; a local Neo4j gets its password file first (made 0600 when new)."""
+    if isinstance(spec, Neo4jSpec):
+        try:
+            neo4j_server.launcher_password_file(settings)
+        except neo4j_server.Neo4jSetupError as exc:
+            raise ServerError(f"{spec.name}: {exc}") from None
+    return start(spec, progress=progress)
 
 
 @dataclass
@@ -65,7 +118,7 @@ def up(
         for spec in specs(settings):
             if is_running(spec):
                 continue
-            start(spec, progress=progress)
+            start_spec(spec, settings, progress=progress)
             started.append(spec)
         if then is not None:
             then()

@@ -34,6 +34,8 @@ Count = Annotated[int, Field(ge=1)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 Seconds = Annotated[float, Field(gt=0)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
+#: a JVM or Neo4j memory size: digits and a unit (k, m, g)
+MemorySize = Annotated[str, Field(pattern=r"^[1-9][0-9]*[kKmMgG]$")]
 
 
 def _absolute(path: Path) -> Path:
@@ -108,10 +110,20 @@ class GraphSettings(DataDirSettings):
     #: the plain Redis that Celery uses as broker and result backend
     redis_host: str = "127.0.0.1"
     redis_port: Port = 16380
+    #: a `bolt://` URI on a loopback host is the local Neo4j `services up` starts; any other
+    #: (`neo4j://`, `neo4j+s://`, `bolt+s://`, another host) a Neo4j run elsewhere (docs/graph.md)
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
+    #: from the settings file (or WATERSHED_NEO4J_PASSWORD), never a command-line option
     neo4j_password: str = ""
+    #: a file holding the password (a mounted secret), read when neo4j_password is empty
+    neo4j_password_file: AbsolutePath | None = None
     neo4j_database: str = "neo4j"
+    #: the local Neo4j's JVM heap and page cache (Neo4j sizes: 512m, 2g)
+    neo4j_heap: MemorySize = "512m"
+    neo4j_pagecache: MemorySize = "256m"
+    #: where the set-up put the local Neo4j (default: inside the virtualenv, graph/neo4j_server.py)
+    neo4j_home: AbsolutePath | None = None
     #: rows per UNWIND batch when loading lineage
     load_batch_size: Count = 10000
 

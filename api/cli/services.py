@@ -1,4 +1,5 @@
-"""`watershed services`: start, stop, inspect, back up and restore the embedded FalkorDB and Redis."""
+"""`watershed services`: start, stop, inspect, back up and restore the embedded graph (FalkorDB, or a
+local Neo4j when WATERSHED_BACKEND=neo4j) and Redis."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from watershed.graph.services import down, status, up
 from watershed.graph.settings import GraphSettings
 
 app = typer.Typer(
-    help="Start, stop and inspect the embedded services (FalkorDB graph, Redis for Celery, the KMS).",
+    help="Start, stop and inspect the embedded services (the graph: FalkorDB or a local Neo4j; Redis for "
+    "Celery; the KMS).",
     no_args_is_help=True,
 )
 
@@ -141,7 +143,8 @@ def bring_up(settings: GraphSettings, progress=None):
 
 @app.command("up")
 def up_command() -> None:
-    """Start FalkorDB, Redis, the KMS (when a keystore is set up), the API server and a worker; harmless when running."""
+    """Start the graph (FalkorDB, or Neo4j when WATERSHED_BACKEND=neo4j names a local bolt:// URI), Redis,
+    the KMS (when a keystore is set up), the API server and a worker; harmless when running."""
     from watershed.graph.background import ServiceStartError
 
     settings = GraphSettings()
@@ -191,6 +194,11 @@ KEYSTORE_BACKUP = "keystore.json"
 def _graph_spec(settings: GraphSettings):
     from watershed.graph.services import specs
 
+    if settings.backend == "neo4j":
+        fail(
+            "backup and restore take FalkorDB's snapshot; WATERSHED_BACKEND=neo4j has none here yet "
+            "(docs/graph.md, 'Neo4j')"
+        )
     return next(spec for spec in specs(settings) if spec.name == "falkordb")
 
 
