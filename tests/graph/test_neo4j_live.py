@@ -77,3 +77,12 @@ def test_a_remote_neo4j_without_a_password_names_the_settings(tmp_path):
     with pytest.raises(Neo4jSetupError) as caught:
         open_answering(settings)
     assert "neo4j_password" in str(caught.value) and "WATERSHED_NEO4J_PASSWORD_FILE" in str(caught.value)
+
+
+def test_clear_empties_a_graph_larger_than_one_batch(neo4j_store):
+    neo4j_store.execute(
+        "UNWIND range(1, 25000) AS i CREATE (:Column {id: 'db.t.c' + i})-[:FLOWS_TO]->(:Probe {n: i})"
+    )
+    assert neo4j_store.read("MATCH (n) RETURN count(n)") == [[50000]]
+    neo4j_store.clear()
+    assert neo4j_store.read("MATCH (n) RETURN count(n)") == [[0]]

@@ -65,14 +65,6 @@ def neo4j_server(tmp_path_factory) -> Iterator[Neo4jServer]:
     stop(spec)
 
 
-def wipe(store) -> None:
-    """Delete every node, a batch per transaction (one transaction for a large graph would hold
-    it all in memory)."""
-    while store.execute("MATCH (n) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*)")[0][0]:
-        pass
-    store.forget_columns()
-
-
 @pytest.fixture
 def neo4j_store(neo4j_server):
     """A Neo4jStore on the session's Neo4j, with its schema, empty before and after the test."""
@@ -80,9 +72,9 @@ def neo4j_store(neo4j_server):
 
     store = Neo4jStore.from_settings(neo4j_server.settings)
     store.ensure_schema()
-    wipe(store)
+    store.clear()
     yield store
-    wipe(store)
+    store.clear()
     store.close()
 
 
