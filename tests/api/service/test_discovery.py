@@ -20,7 +20,6 @@ from watershed.api.service import discovery
 from watershed.api.service.audit import entries
 from watershed.discovery.settings import DiscoverySettings
 from watershed.graph.catalog import Catalog
-from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
 from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 from watershed.propagation.graph_store import GraphTagStore
@@ -34,8 +33,7 @@ def _settings(**changes) -> DiscoverySettings:
     return DiscoverySettings(**changes)
 
 
-@pytest.fixture
-def warehouse(graph_store, tmp_path):
+def _warehouse(store, tmp_path):
     """ods.ext (Parquet, two files) and ods.ext_orc (ORC, Hive's file name) in the catalog."""
     table = labelled_table(rows=ROWS)
     write_parquet(tmp_path / "ods" / "ext", table)
@@ -59,8 +57,24 @@ def warehouse(graph_store, tmp_path):
             }
         }
     )
-    graph_store.upsert_catalog(catalog)
+    store.upsert_catalog(catalog)
     return tmp_path, table
+
+
+@pytest.fixture
+def store(backend_store):
+    """The use case's graph, once on FalkorDB and once on Neo4j (tests/support/neo4j.py)."""
+    return backend_store
+
+
+@pytest.fixture
+def warehouse(store, tmp_path):
+    return _warehouse(store, tmp_path)
+
+
+@pytest.fixture
+def falkordb_warehouse(graph_store, tmp_path):
+    return _warehouse(graph_store, tmp_path)
 
 
 def _found(run, table: str) -> dict[str, str]:
@@ -68,13 +82,13 @@ def _found(run, table: str) -> dict[str, str]:
     return {p.column.rsplit(".", 1)[1]: p.tags["pii_type"] for p in report.proposals}
 
 
-def test_columns_whose_names_say_nothing_are_proposed_in_parquet_and_orc(graph_store, warehouse):
-    run = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext", "ods.ext_orc"])
+def test_columns_whose_names_say_nothing_are_proposed_in_parquet_and_orc(store, warehouse):
+    run = discovery.discover(store, POLICY, _settings(), tables=["ods.ext", "ods.ext_orc"])
     assert _found(run, "ods.ext") == EXPECTED
     assert _found(run, "ods.ext_orc") == EXPECTED
     report = run.tables[0]
     assert (report.status, report.files, report.rows, report.stopped_by) == ("sampled", 2, ROWS, None)
-    stored = discovery.proposals(graph_store, table="ods.ext", limit=100).items
+    stored = discovery.proposals(store, table="ods.ext", limit=100).items
     assert {p.column: p.tags for p in stored} == {
         f"ods.ext.{c}": {
             "pii": {"ssn": "L4", "id_card": "L4", "bank_card": "L4", "ip": "L2"}.get(t, "L3"),
@@ -85,73 +99,74 @@ def test_columns_whose_names_say_nothing_are_proposed_in_parquet_and_orc(graph_s
     assert all(p.status == "open" and p.sampled > 90 and p.confidence == 1.0 for p in stored)
 
 
-def test_every_root_table_by_default_and_what_cannot_be_sampled_says_why(graph_store, warehouse):
-    run = discovery.discover(graph_store, POLICY, _settings())
+def test_every_root_table_by_default_and_what_cannot_be_sampled_says_why(store, warehouse):
+    run = discovery.discover(store, POLICY, _settings())
     by_table = {t.table: t for t in run.tables}
     assert set(by_table) == {"ods.ext", "ods.ext_orc", "ods.remote"}  # ods.nowhere has no location
     assert by_table["ods.remote"].status == "skipped"
     assert "hdfs://" in by_table["ods.remote"].reason and "Spark" in by_table["ods.remote"].reason
-    named = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.nowhere", "ods.missing"])
+    named = discovery.discover(store, POLICY, _settings(), tables=["ods.nowhere", "ods.missing"])
     assert [(t.status, t.reason) for t in named.tables] == [
         ("skipped", "the harvest recorded no location for it"),
         ("skipped", "no such table in the graph"),
     ]
 
 
-def test_a_table_is_sampled_again_only_when_its_files_change(graph_store, warehouse):
+def test_a_table_is_sampled_again_only_when_its_files_change(store, warehouse):
     root, _ = warehouse
-    discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
-    again = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
+    discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
+    again = discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
     assert [(t.status, t.rows) for t in again.tables] == [("unchanged", 0)]
     part = root / "ods" / "ext" / "part-00000.snappy.parquet"
     os.utime(part, ns=(part.stat().st_atime_ns, part.stat().st_mtime_ns + 10**9))
-    changed = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
+    changed = discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
     assert [(t.status, t.rows) for t in changed.tables] == [("sampled", ROWS)]
 
 
-def test_accepting_sets_seeds_with_origin_discovered_and_audits_in_the_same_write(graph_store, warehouse):
-    discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
+def test_accepting_sets_seeds_with_origin_discovered_and_audits_in_the_same_write(store, warehouse):
+    discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
     writes: list[list[str]] = []
-    write_all = FalkorDBStore.write_all
+    backend = type(store)
+    write_all = backend.write_all
 
     def counted(self, statements):
         writes.append([query for query, _ in statements])
         return write_all(self, statements)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(FalkorDBStore, "write_all", counted)
-        accepted = discovery.accept(graph_store, POLICY, "ods.ext.c17", actor="alice")
+        patch.setattr(backend, "write_all", counted)
+        accepted = discovery.accept(store, POLICY, "ods.ext.c17", actor="alice")
     assert len(writes) == 1
     assert accepted.status == "accepted" and accepted.by == "alice"
-    own = GraphTagStore(graph_store, POLICY).own_tags("ods.ext.c17")
+    own = GraphTagStore(store, POLICY).own_tags("ods.ext.c17")
     assert {(e["origin"], e["key"], e["value"], e["by"]) for e in own} == {
         ("discovered", "pii", "L3", "alice"),
         ("discovered", "pii_type", "phone", "alice"),
     }
-    audited = [(e.actor, e.action, e.target) for e in entries(graph_store)]
+    audited = [(e.actor, e.action, e.target) for e in entries(store)]
     assert ("alice", "discovery.accept", "ods.ext.c17") in audited
     assert {("alice", "tag.set", "ods.ext.c17:pii"), ("alice", "tag.set", "ods.ext.c17:pii_type")} <= set(
         audited
     )
-    [proposal] = graph_store.discovery_proposals_of(["ods.ext.c17"]).values()
+    [proposal] = store.discovery_proposals_of(["ods.ext.c17"]).values()
     assert proposal.status == "accepted"
     with pytest.raises(discovery.DiscoveryError, match="already accepted"):
-        discovery.accept(graph_store, POLICY, "ods.ext.c17", actor="alice")
+        discovery.accept(store, POLICY, "ods.ext.c17", actor="alice")
     with pytest.raises(discovery.UnknownProposalError, match=re.escape("ods.ext.town")):
-        discovery.accept(graph_store, POLICY, "ods.ext.town", actor="alice")
+        discovery.accept(store, POLICY, "ods.ext.town", actor="alice")
 
 
-def test_a_rejection_is_remembered_until_the_content_changes(graph_store, warehouse):
+def test_a_rejection_is_remembered_until_the_content_changes(store, warehouse):
     root, table = warehouse
-    discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
-    rejected = discovery.reject(graph_store, POLICY, "ods.ext.contact", actor="bob")
+    discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
+    rejected = discovery.reject(store, POLICY, "ods.ext.contact", actor="bob")
     assert rejected.status == "rejected"
     assert ("bob", "discovery.reject", "ods.ext.contact") in [
-        (e.actor, e.action, e.target) for e in entries(graph_store)
+        (e.actor, e.action, e.target) for e in entries(store)
     ]
-    again = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"], force=True)
+    again = discovery.discover(store, POLICY, _settings(), tables=["ods.ext"], force=True)
     assert "contact" not in _found(again, "ods.ext")
-    assert graph_store.discovery_proposals_of(["ods.ext.contact"])["ods.ext.contact"].status == "rejected"
+    assert store.discovery_proposals_of(["ods.ext.contact"])["ods.ext.contact"].status == "rejected"
     # the column now holds e-mail addresses: the same column is proposed again, as an e-mail
     import random
 
@@ -160,35 +175,33 @@ def test_a_rejection_is_remembered_until_the_content_changes(graph_store, wareho
     for part in (root / "ods" / "ext").glob("*.parquet"):
         part.unlink()
     write_parquet(root / "ods" / "ext", changed)
-    later = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
+    later = discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
     assert _found(later, "ods.ext")["contact"] == "email"
-    assert graph_store.discovery_proposals_of(["ods.ext.contact"])["ods.ext.contact"].status == "open"
+    assert store.discovery_proposals_of(["ods.ext.contact"])["ods.ext.contact"].status == "open"
 
 
-def test_rejecting_an_accepted_proposal_takes_its_seeds_back(graph_store, warehouse):
-    discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
-    discovery.accept(graph_store, POLICY, "ods.ext.k3", actor="alice")
-    discovery.reject(graph_store, POLICY, "ods.ext.k3", actor="bob")
-    assert GraphTagStore(graph_store, POLICY).own_tags("ods.ext.k3") == []
-    assert ("bob", "tag.unset", "ods.ext.k3:pii") in [
-        (e.actor, e.action, e.target) for e in entries(graph_store)
-    ]
+def test_rejecting_an_accepted_proposal_takes_its_seeds_back(store, warehouse):
+    discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
+    discovery.accept(store, POLICY, "ods.ext.k3", actor="alice")
+    discovery.reject(store, POLICY, "ods.ext.k3", actor="bob")
+    assert GraphTagStore(store, POLICY).own_tags("ods.ext.k3") == []
+    assert ("bob", "tag.unset", "ods.ext.k3:pii") in [(e.actor, e.action, e.target) for e in entries(store)]
 
 
-def test_columns_tagged_or_blocked_already_are_not_proposed(graph_store, warehouse):
+def test_columns_tagged_or_blocked_already_are_not_proposed(store, warehouse):
     from watershed.api.service import tag_changes
 
-    store = GraphTagStore(graph_store, POLICY)
-    tag_changes.set_tags(store, "ods.ext.c17", {"pii": ["L4"], "pii_type": ["phone"]}, by="carol")
-    tag_changes.block(store, "ods.ext.x9", "pii", by="carol")
-    run = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext"])
+    tags = GraphTagStore(store, POLICY)
+    tag_changes.set_tags(tags, "ods.ext.c17", {"pii": ["L4"], "pii_type": ["phone"]}, by="carol")
+    tag_changes.block(tags, "ods.ext.x9", "pii", by="carol")
+    run = discovery.discover(store, POLICY, _settings(), tables=["ods.ext"])
     assert set(_found(run, "ods.ext")) == set(EXPECTED) - {"c17", "x9"}
 
 
-def test_proposals_at_the_auto_accept_confidence_are_accepted(graph_store, warehouse):
-    run = discovery.discover(graph_store, POLICY, _settings(discovery_auto_accept=0.99), tables=["ods.ext"])
+def test_proposals_at_the_auto_accept_confidence_are_accepted(store, warehouse):
+    run = discovery.discover(store, POLICY, _settings(discovery_auto_accept=0.99), tables=["ods.ext"])
     assert run.auto_accepted == len(EXPECTED)
-    own = GraphTagStore(graph_store, POLICY).own_tags("ods.ext.ext_info")
+    own = GraphTagStore(store, POLICY).own_tags("ods.ext.ext_info")
     assert {(e["origin"], e["key"], e["value"], e["by"]) for e in own} == {
         ("discovered", "pii", "L3", "discovery"),
         ("discovered", "pii_type", "email", "discovery"),
@@ -206,8 +219,10 @@ class AskedOrc(discovery.OrcFiles):
         return super().read(path, columns, part, rows)
 
 
-def test_encrypted_orc_columns_are_reported_protected_and_never_read(graph_store, warehouse, tmp_path):
-    root, _ = warehouse
+def test_encrypted_orc_columns_are_reported_protected_and_never_read(
+    graph_store, falkordb_warehouse, tmp_path
+):
+    root, _ = falkordb_warehouse
     plain = root / "ods" / "ext_orc" / "000000_0"
     secret = root / "ods" / "secure"
     secret.mkdir()
@@ -234,12 +249,14 @@ def test_encrypted_orc_columns_are_reported_protected_and_never_read(graph_store
     assert _found(run, "ods.secure") == {"ext_info": "email"}
 
 
-def test_no_sampled_value_reaches_the_logs_or_the_graph(graph_store, warehouse, caplog, falkordb_server):
+def test_no_sampled_value_reaches_the_logs_or_the_graph(
+    graph_store, falkordb_warehouse, caplog, falkordb_server
+):
     caplog.set_level(logging.DEBUG)
     run = discovery.discover(graph_store, POLICY, _settings(), tables=["ods.ext", "ods.ext_orc"])
     discovery.accept(graph_store, POLICY, "ods.ext.k3", actor="alice")
     discovery.reject(graph_store, POLICY, "ods.ext.c4", actor="alice")
-    secrets = sampled_values(warehouse[1])
+    secrets = sampled_values(falkordb_warehouse[1])
     assert len(secrets) > 500
     logged = caplog.text + "".join(r.getMessage() for r in caplog.records)
     assert "ods.ext" in logged  # the use case does log: what, not which values
@@ -258,7 +275,7 @@ def test_no_sampled_value_reaches_the_logs_or_the_graph(graph_store, warehouse, 
     assert examples and all("*" in e for e in examples)
 
 
-def test_the_cli_discovers_lists_and_decides(graph_store, warehouse, monkeypatch):
+def test_the_cli_discovers_lists_and_decides(graph_store, falkordb_warehouse, monkeypatch):
     port = graph_store.client.connection.connection_pool.connection_kwargs["port"]
     monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
     monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph_store.graph_name)
@@ -282,12 +299,12 @@ def test_the_cli_discovers_lists_and_decides(graph_store, warehouse, monkeypatch
     again = runner.invoke(app, ["discover", "accept", "ods.ext.k3"])
     assert again.exit_code == 1 and "already accepted" in again.output
     path = runner.invoke(
-        app, ["discover", "--path", str(warehouse[0] / "ods" / "ext_orc"), "--format", "json"]
+        app, ["discover", "--path", str(falkordb_warehouse[0] / "ods" / "ext_orc"), "--format", "json"]
     )
     assert path.exit_code == 0, path.output
     shown = discovery.DiscoveryRun.model_validate_json(path.stdout)
     assert {p.column: p.tags["pii_type"] for p in shown.tables[0].proposals} == EXPECTED
-    assert not graph_store.discovery_proposals_of([str(warehouse[0] / "ods" / "ext_orc") + ".c17"])
+    assert not graph_store.discovery_proposals_of([str(falkordb_warehouse[0] / "ods" / "ext_orc") + ".c17"])
 
 
 def test_hive_positional_orc_columns_are_the_catalogs_columns_in_order(graph_store, tmp_path):
