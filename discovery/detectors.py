@@ -204,7 +204,7 @@ def is_ip(value: str) -> bool:
     return True
 
 
-#: written with its separators: an SSN has no check digit, so nine bare digits cannot be told from
+#: written with its dashes (the form python-stdnum reads): an SSN has no check digit, so nine bare digits cannot be told from
 #: any other nine-digit number (88% of random ones pass python-stdnum's area/group/serial rules)
 _SSN_FORM = re.compile(r"^\d{3}-\d{2}-\d{4}$")
 
