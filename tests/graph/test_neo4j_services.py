@@ -121,6 +121,8 @@ def test_up_status_down_and_a_clean_restart(neo4j_service_env):
     secret = secret_file.read_text().strip()
     assert secret and not any(secret in part for part in record.cmdline)
     assert not (neo4j_service_env / "falkordb").exists()  # the graph is Neo4j: no FalkorDB
+    twice = runner.invoke(app, ["services", "up"], catch_exceptions=False)
+    assert twice.exit_code == 0 and _record(neo4j_service_env) == record  # nothing restarted
 
     status = runner.invoke(app, ["services", "status", "--format", "json"])
     states = {s["name"]: s for s in json.loads(status.output)["services"]}
