@@ -21,6 +21,7 @@ from watershed.propagation.engine import BatchInputs, EdgeIn, OwnTags, StaleToke
 from watershed.propagation.policy import Policy
 from watershed.propagation.rules import (
     MANUAL,
+    OWN_PRECEDENCE,
     PROPAGATED,
     SEED,
     TABLE_EDGE,
@@ -175,7 +176,14 @@ class GraphTagStore:
                 blocks.add(key)
             else:
                 values.setdefault((origin, key), set()).add(value)
-        for (origin, key), found in values.items():
+
+        # rows come in whatever order the graph returns them: a rule seed and a discovered seed of
+        # one key are applied in OWN_PRECEDENCE order so the same one wins every time
+        def rank(item: tuple[tuple[str, str], set[str]]) -> tuple[int, str, str]:
+            (origin, key), _ = item
+            return (OWN_PRECEDENCE.index(origin) if origin in OWN_PRECEDENCE else -1, origin, key)
+
+        for (origin, key), found in sorted(values.items(), key=rank):
             tag = TagValue(key, frozenset(found), origin)
             (own.manual if origin == MANUAL else own.seeds)[key] = tag
         own.blocks = frozenset(blocks)

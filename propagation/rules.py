@@ -22,8 +22,9 @@ on the same inputs gives the same answer, in any order.
 - Business values follow value edges, narrowed by the task's filters on the
   dimension columns of the source table; contributions are united.
 - Weak references carry nothing unless the policy says `business`.
-- Precedence for a key: a block removes it; else a manual tag; else a seed;
-  else what propagation derived.
+- Precedence for a key: a block removes it; else a manual tag; else a seed
+  (an accepted discovery over a policy rule seed, `OWN_PRECEDENCE`); else what
+  propagation derived.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ from dataclasses import dataclass, field
 from watershed.propagation.policy import Policy, SensitivityFamily
 
 SEED, MANUAL, PROPAGATED = "seed", "manual", "propagated"
+#: a seed a steward accepted from content discovery (api/service/discovery.py)
+DISCOVERED = "discovered"
+#: which of a node's own tags wins for one key when several origins set it (last wins): a
+#: steward's accepted discovery, made on the column's content, over a policy name rule; a steward's
+#: manual tag over both (kept apart as `manual`). An origin not listed ranks below rule seeds.
+OWN_PRECEDENCE = (SEED, DISCOVERED, MANUAL)
 #: the kind of a table-level FLOWS_TO edge
 TABLE_EDGE = "table"
 

@@ -59,11 +59,10 @@ from watershed.orc_crypto.files import mapped_input
 from watershed.orc_crypto.read import read_orc
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
+from watershed.propagation.rules import DISCOVERED
 
 log = logging.getLogger(__name__)
 
-#: the origin of a seed a steward accepted from discovery
-DISCOVERED = "discovered"
 #: who the audit names for an automatic acceptance (discovery_auto_accept)
 AUTO_ACTOR = "discovery"
 
