@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from watershed.graph.errors import WatershedError
+from watershed.graph.extras import require_extra
 from watershed.graph.settings import GraphSettings
 
 #: the pinned Neo4j; the same as graph/neo4j_launcher/pom.xml's neo4j.version
@@ -150,6 +151,8 @@ def command_line(
     install: Path, home: Path, host: str, port: int, password_file: Path, heap: str, pagecache: str
 ) -> list[str]:
     """The launcher's command line: every value but the password, which it reads from `password_file`."""
+    # checked here: without the driver nothing could tell when the launched server answers
+    require_extra("neo4j", "neo4j", purpose="the local Neo4j (WATERSHED_BACKEND=neo4j)")
     lib = install / "lib"
     classes = install / "classes"
     if not (classes / f"{LAUNCHER_CLASS}.class").is_file() or not lib.is_dir():
@@ -209,12 +212,8 @@ def recovery_progress(home: Path, since: int) -> str | None:
 
 def bolt_answers(host: str, port: int, password_file: Path, timeout: float = 2.0) -> bool:
     """True when the Neo4j on host:port answers Bolt and lets the neo4j user in."""
-    try:
-        from neo4j import GraphDatabase
-    except ImportError:
-        raise Neo4jSetupError(
-            "the neo4j driver is not installed (pip install 'watershed-lineage[neo4j]')"
-        ) from None
+    from neo4j import GraphDatabase
+
     try:
         secret = password_file.read_text().strip()
     except OSError:

@@ -37,6 +37,7 @@ from redis.retry import Retry
 
 from watershed.graph import neo4j_server, processes
 from watershed.graph.errors import WatershedError
+from watershed.graph.extras import MissingExtraError
 
 
 class ServerError(WatershedError, RuntimeError):
@@ -373,7 +374,7 @@ def _launch(spec: ServerSpec) -> subprocess.Popen:
                 spec.heap,
                 spec.pagecache,
             )
-        except neo4j_server.Neo4jSetupError as exc:
+        except (neo4j_server.Neo4jSetupError, MissingExtraError) as exc:
             raise ServerError(f"{spec.name}: {exc}") from None
         # Neo4j writes its own logs under its directory; the launcher's few lines (and a failed
         # start's stack trace) go to the log file

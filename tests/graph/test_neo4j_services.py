@@ -9,6 +9,7 @@ import re
 import signal
 import socket
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,12 @@ def test_a_port_in_use_names_the_uri_setting(neo4j_service_env, monkeypatch):
         result = runner.invoke(app, ["services", "up"])
     assert result.exit_code == 1
     assert f"port {port}" in result.output and "WATERSHED_NEO4J_URI" in result.output
+
+
+def test_without_the_neo4j_driver_up_names_the_extra(neo4j_service_env, monkeypatch):
+    # hidden from this process's imports, as in an install without the extra
+    monkeypatch.setitem(sys.modules, "neo4j", None)
+    result = runner.invoke(app, ["services", "up"])
+    assert result.exit_code == 1
+    assert "pip install 'watershed-lineage[neo4j]'" in " ".join(result.output.split())
+    assert not (neo4j_service_env / "neo4j" / "neo4j.pid").exists()
