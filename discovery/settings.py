@@ -24,3 +24,8 @@ class DiscoverySettings(GraphSettings):
     discovery_min_sampled: Count = 10
     #: proposals at or above this confidence are accepted at once (as the `discovery` actor); none: never
     discovery_auto_accept: Fraction | None = None
+    #: a run without named tables samples derived tables too (not only roots): leak and over-tag flags
+    discovery_derived: bool = False
+    #: a propagated tag is flagged as over-tagging when at most this share of the sampled values
+    #: validate as its type (and at least discovery_min_sampled were sampled)
+    discovery_overtag_max_share: Fraction = 0.02

@@ -126,6 +126,8 @@ INDEXES = [
     # discovery (api/service/discovery.py): a table's last scan and a column's proposal, by id
     "CREATE INDEX FOR (n:DiscoveryScan) ON (n.id)",
     "CREATE INDEX FOR (n:DiscoveryProposal) ON (n.id)",
+    "CREATE INDEX FOR (n:DiscoveryFlag) ON (n.id)",
+    "CREATE INDEX FOR (n:DiscoveryFlag) ON (n.table)",
 ]
 
 #: Every property name Watershed writes on a node or relationship. The server logs writes as their

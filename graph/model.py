@@ -186,3 +186,49 @@ class ColumnProposal(BaseModel):
     at: str
     by: str | None = None
     run: str | None = None
+
+
+FlagKind = Literal["leak", "over_tag"]
+
+
+class FlagStep(BaseModel):
+    """One lineage edge on a flag's path (source -> target), with what the policy's function-effect
+    table does to the flagged family on it."""
+
+    source: str
+    target: str
+    task: str | None = None
+    kind: str | None = None
+    functions: list[str] = Field(default_factory=list)
+    #: function -> its effect (`keep`, `drop`, `downgrade:L1`, `retype:x`); `opaque:<effect>` for a
+    #: function the effect table does not name (a UDF: the policy's unknown_function applies)
+    effects: dict[str, str] = Field(default_factory=dict)
+
+
+class DiscoveryFlag(BaseModel):
+    """A derived column whose sampled content disagrees with the tags propagation gave it
+    (`DiscoveryFlag` node, id = the column id), stored with its table's scan.
+
+    `leak`: the content validates as sensitive while the column holds no tag of the family, or a
+    lower level; `over_tag`: a propagated tag whose type no sampled value validates as."""
+
+    column: str
+    table: str
+    kind: FlagKind
+    #: the family's tags the content supports (leak) or the propagated tags it does not (over_tag)
+    tags: dict[str, str]
+    #: the family's tags the column holds when sampled (key -> values)
+    held: dict[str, list[str]] = Field(default_factory=dict)
+    #: the share of the non-null sampled values that validate as the type (leak: the best type's)
+    confidence: float
+    sampled: int
+    evidence: ProposalEvidence = Field(default_factory=ProposalEvidence)
+    #: where the path back ends: the nearest column holding the family's tag, else a root
+    root: str | None = None
+    root_tagged: bool = False
+    #: the lineage path from `root` to the column
+    path: list[FlagStep] = Field(default_factory=list)
+    #: why, in one sentence (no value)
+    reason: str = ""
+    at: str
+    run: str | None = None

@@ -185,6 +185,7 @@ RECORD_RUN = (
 ROOT_TABLE_IDS = (
     "MATCH (t:Table) WHERE t.location IS NOT NULL AND NOT ((:Table)-[:FLOWS_TO]->(t)) RETURN t.id"
 )
+LOCATED_TABLE_IDS = "MATCH (t:Table) WHERE t.location IS NOT NULL RETURN t.id"
 DISCOVERY_SCANS = "UNWIND $ids AS id MATCH (s:DiscoveryScan {id: id}) RETURN s.id, s.fingerprint"
 MERGE_DISCOVERY_SCANS = (
     "UNWIND $rows AS r MERGE (s:DiscoveryScan {id: r.id}) "
@@ -209,4 +210,17 @@ DISCOVERY_PROPOSALS = (
 #: a steward's decision (accepted, rejected) and who made it when
 DECIDE_DISCOVERY_PROPOSAL = (
     "MATCH (p:DiscoveryProposal {id: $id}) SET p.status = $status, p.by = $by, p.at = $at RETURN p.id"
+)
+# A DiscoveryFlag per derived column whose content disagrees with its tags (id = the column id;
+# `record`: the flag as JSON text); a table's scan replaces all of its table's flags.
+DELETE_TABLE_DISCOVERY_FLAGS = "UNWIND $tables AS t MATCH (f:DiscoveryFlag {table: t}) DELETE f"
+MERGE_DISCOVERY_FLAGS = (
+    "UNWIND $rows AS r MERGE (f:DiscoveryFlag {id: r.id}) SET f.table = r.table, f.kind = r.kind, "
+    "f.record = r.record"
+)
+#: a page of flags in column id order, after `$after`, optionally of one kind, table or column
+DISCOVERY_FLAGS = (
+    "MATCH (f:DiscoveryFlag) WHERE f.id > $after AND ($kind IS NULL OR f.kind = $kind) "
+    "AND ($table IS NULL OR f.table = $table) AND ($column IS NULL OR f.id = $column) "
+    "RETURN f.record ORDER BY f.id LIMIT $limit"
 )

@@ -30,6 +30,7 @@ from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import (
     ColumnProposal,
     Direction,
+    DiscoveryFlag,
     GraphEdge,
     GraphNode,
     GraphStats,
@@ -483,6 +484,10 @@ class GraphStore(ABC):
         """Tables with a location and no table upstream: what discovery samples to find seeds."""
         return sorted(row[0] for row in self.read(queries.ROOT_TABLE_IDS))
 
+    def located_table_ids(self) -> list[str]:
+        """Every table with a location, roots and derived: what discovery samples to check tags."""
+        return sorted(row[0] for row in self.read(queries.LOCATED_TABLE_IDS))
+
     def discovery_fingerprints(self, table_ids: Sequence[str]) -> dict[str, str]:
         """The files' fingerprint each table was last sampled under (tables never sampled are absent)."""
         found: dict[str, str] = {}
@@ -512,14 +517,43 @@ class GraphStore(ABC):
         )
         return [_proposal(row) for row in rows]
 
+    def discovery_flags(
+        self,
+        *,
+        kind: str | None = None,
+        table: str | None = None,
+        column: str | None = None,
+        after: str | None = None,
+        limit: int = 50,
+    ) -> list[DiscoveryFlag]:
+        """Leak and over-tag flags in column id order after `after`, at most `limit`."""
+        rows = self.read(
+            queries.DISCOVERY_FLAGS,
+            {"after": after or "", "kind": kind, "table": table, "column": column, "limit": limit},
+        )
+        return [DiscoveryFlag.model_validate_json(row[0]) for row in rows]
+
     @staticmethod
     def discovery_statements(
-        scans: Sequence[dict[str, Any]], proposals: Sequence[ColumnProposal], withdrawn: Sequence[str]
+        scans: Sequence[dict[str, Any]],
+        proposals: Sequence[ColumnProposal],
+        withdrawn: Sequence[str],
+        flags: dict[str, Sequence[DiscoveryFlag]] | None = None,
     ) -> list[tuple[str, dict[str, Any]]]:
         """What one discovery writes: each table's scan (id, fingerprint, at, run, protected), its
-        proposals, and the open proposals its sample no longer supports; for one `write_all` with
+        proposals, the open proposals its sample no longer supports, and (`flags`: table -> its
+        flags now) the flags of each table, replacing its earlier ones; for one `write_all` with
         the audit entry."""
         statements: list[tuple[str, dict[str, Any]]] = []
+        if flags is not None:
+            statements.append((queries.DELETE_TABLE_DISCOVERY_FLAGS, {"tables": sorted(flags)}))
+            rows = [
+                {"id": f.column, "table": f.table, "kind": f.kind, "record": f.model_dump_json()}
+                for table_flags in flags.values()
+                for f in table_flags
+            ]
+            if rows:
+                statements.append((queries.MERGE_DISCOVERY_FLAGS, {"rows": rows}))
         if scans:
             statements.append((queries.MERGE_DISCOVERY_SCANS, {"rows": list(scans)}))
         if proposals:

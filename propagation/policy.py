@@ -315,6 +315,18 @@ class Policy(_Strict):
             return "keep"
         return self.unknown_function
 
+    def names_function(self, function: str) -> bool:
+        """Whether the function-effect table (the policy's `functions` over the defaults) names
+        `function`: one it does not is opaque (a UDF), and `unknown_function` decides its effect."""
+        return (
+            function in self.functions
+            or function in HASH_FUNCTIONS
+            or function in self.keyed_hashes
+            or function in DROP_FUNCTIONS
+            or function in KEEP_FUNCTIONS
+            or function in AGGREGATE_NUMERIC
+        )
+
     def plain_hash(
         self, functions: tuple[str, ...] | list[str], position: int, *, strict: bool = False
     ) -> bool:

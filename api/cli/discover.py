@@ -1,5 +1,6 @@
 """`watershed discover`: sample tables' files for sensitive content and propose tags; `discover
-proposals|accept|reject` for stewards. The use case is api/service/discovery.py."""
+proposals|accept|reject` for stewards, `discover flags` for the derived columns whose content
+disagrees with their tags. The use case is api/service/discovery.py."""
 
 from __future__ import annotations
 
@@ -40,13 +41,21 @@ def discover_command(
     ),
     sample_rows: int = typer.Option(None, "--sample-rows", min=1, help="Rows read per table."),
     force: bool = typer.Option(False, "--force", help="Sample tables whose files did not change too."),
+    derived: bool = typer.Option(
+        None,
+        "--derived/--roots-only",
+        help="Without --table: sample derived tables too, for leak and over-tag flags "
+        "(default: the discovery_derived setting).",
+    ),
     policy_file: Path = typer.Option(None, "--policy", help=POLICY_HELP),
     output: OutputFormat = format_option(),
 ) -> None:
-    """Sample tables (their local ORC/Parquet files), run the detectors, store proposals."""
+    """Sample tables (their local ORC/Parquet files), run the detectors, store proposals and flags."""
     if ctx.invoked_subcommand is not None:
-        if tables or paths or sample_rows or force:
-            usage_error("--table, --path, --sample-rows and --force go with `watershed discover` alone")
+        if tables or paths or sample_rows or force or derived is not None:
+            usage_error(
+                "--table, --path, --sample-rows, --force and --derived go with `watershed discover` alone"
+            )
         return
     from watershed.api.cli.graph import open_store
     from watershed.api.service.discovery import discover
@@ -62,13 +71,14 @@ def discover_command(
             paths=[str(p) for p in paths or []],
             sample_rows=sample_rows,
             force=force,
+            derived=derived,
         )
     except UnknownRegionError as exc:
         fail(str(exc))
     if output == OutputFormat.json:
         write_model(run)
         return
-    table = Table("table", "status", "files", "rows", "values", "proposals", "protected", "note")
+    table = Table("table", "status", "files", "rows", "values", "proposals", "flags", "protected", "note")
     for item in run.tables:
         note = item.reason or (f"stopped by {item.stopped_by}" if item.stopped_by else "")
         if item.errors:
@@ -80,6 +90,7 @@ def discover_command(
             str(item.rows),
             str(item.values),
             str(len(item.proposals)),
+            str(len(item.flags)),
             ", ".join(item.protected),
             note,
         )
@@ -97,8 +108,11 @@ def discover_command(
                 p.status,
             )
         console.print(proposals)
+    flagged = [f for item in run.tables for f in item.flags]
+    if flagged:
+        _print_flags(flagged)
     console.print(
-        f"{run.proposed} proposed, {run.auto_accepted} accepted automatically, "
+        f"{run.proposed} proposed, {run.auto_accepted} accepted automatically, {run.flagged} flagged, "
         f"{run.values} values judged in {run.seconds:.1f} s"
     )
 
@@ -140,6 +154,57 @@ def proposals_command(
             p.by or "",
         )
     console.print(rows)
+    if page.next_cursor:
+        console.print(f"more: --cursor {page.next_cursor}")
+
+
+def _print_flags(flags) -> None:
+    rows = Table("column", "flag", "tags", "holds", "confidence", "sampled", "path", "why")
+    for f in flags:
+        path = " → ".join(
+            [
+                f.root or "?",
+                *[f"{s.target}" + (f" [{', '.join(s.functions)}]" if s.functions else "") for s in f.path],
+            ]
+        )
+        rows.add_row(
+            f.column,
+            f.kind,
+            _tags(f.tags),
+            " ".join(f"{k}={','.join(v)}" for k, v in sorted(f.held.items())),
+            f"{f.confidence:.2f}",
+            str(f.sampled),
+            path if f.path else "",
+            f.reason,
+        )
+    console.print(rows)
+
+
+@app.command("flags")
+def flags_command(
+    kind: str = typer.Option(None, "--kind", help="leak or over_tag (default: both)."),
+    table: str = typer.Option(None, "--table", help="Only this table's (db.table)."),
+    limit: int = typer.Option(50, "--limit", min=1, max=500, help="At most this many."),
+    cursor: str = typer.Option(None, "--cursor", help="The next_cursor of the previous page (JSON)."),
+    output: OutputFormat = format_option(),
+) -> None:
+    """List leak and over-tag flags: derived columns whose sampled content disagrees with their tags."""
+    from watershed.api.cli.graph import open_store
+    from watershed.api.service.discovery import flags
+    from watershed.api.service.pages import CursorError
+
+    if kind is not None and kind not in ("leak", "over_tag"):
+        usage_error(f"--kind {kind!r}: expected leak or over_tag")
+    try:
+        page = flags(
+            open_store(), kind=kind, table=table.lower() if table else None, limit=limit, cursor=cursor
+        )
+    except CursorError as exc:
+        usage_error(str(exc))
+    if output == OutputFormat.json:
+        write_model(page)
+        return
+    _print_flags(page.items)
     if page.next_cursor:
         console.print(f"more: --cursor {page.next_cursor}")
 

@@ -8,6 +8,13 @@ in one write. ORC is read through orc_crypto's projected reads without a key pro
 encrypted column is never decrypted, it is reported as protected. A table whose files did not
 change since its last sample is not read again (unless `force`).
 
+Sampling a *derived* column also judges the tags propagation gave it (discovery/flags.py): content
+that validates as sensitive where the column holds no tag of the family, or a lower level, is a
+**leak** flag with the lineage path back to the nearest column holding the tag (else to a root) and
+each function's effect on the way (an opaque UDF, a function the effect table drops); a propagated
+tag whose type no sampled value validates as is an **over_tag** flag with the path back to its
+seed. A table's flags are replaced with its scan, in the same write.
+
 `accept` sets the proposal's tags as seeds with origin `discovered`, through the same statements a
 steward's `tag set` sends (api/service/tag_changes.py), with the decision and its audit entry in
 the same write; `reject` records the decision, and the column is not proposed again until its
@@ -34,7 +41,8 @@ from watershed.api.service import tag_changes
 from watershed.api.service.audit import statement
 from watershed.api.service.pages import Page, decode_cursor, encode_cursor
 from watershed.discovery.detectors import Detector, detectors_for
-from watershed.discovery.proposals import Thresholds, judge, level_tags, propose
+from watershed.discovery.flags import clearly_not, is_leak, keeps_form
+from watershed.discovery.proposals import ColumnVerdict, Thresholds, judge, level_tags, propose
 from watershed.discovery.sampling import (
     DataFile,
     FileLayout,
@@ -50,7 +58,15 @@ from watershed.discovery.settings import DiscoverySettings
 from watershed.graph import ids
 from watershed.graph.catalog import CatalogTable
 from watershed.graph.errors import WatershedError
-from watershed.graph.model import ColumnProposal
+from watershed.graph.model import (
+    ColumnProposal,
+    DiscoveryFlag,
+    FlagKind,
+    FlagStep,
+    GraphEdge,
+    ProposalEvidence,
+    node_label,
+)
 from watershed.graph.store import GraphStore
 from watershed.orc_crypto.codec import kinds as orc_kinds
 from watershed.orc_crypto.codec.tail import column_subtree_max, read_tail
@@ -59,12 +75,15 @@ from watershed.orc_crypto.files import mapped_input
 from watershed.orc_crypto.read import read_orc
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
-from watershed.propagation.rules import DISCOVERED
+from watershed.propagation.rules import DISCOVERED, PROPAGATED, TagValue
 
 log = logging.getLogger(__name__)
 
 #: who the audit names for an automatic acceptance (discovery_auto_accept)
 AUTO_ACTOR = "discovery"
+#: a flag's path back is looked for this many hops up, among at most this many columns
+MAX_PATH_HOPS = 10
+MAX_PATH_NODES = 500
 
 
 class DiscoveryError(WatershedError, ValueError):
@@ -97,6 +116,8 @@ class TableDiscovery(BaseModel):
     errors: list[str] = Field(default_factory=list)
     #: proposals made or renewed by this run (a `--path` sample's are shown, not stored)
     proposals: list[ColumnProposal] = Field(default_factory=list)
+    #: leak and over-tag flags of its derived columns (they replace the table's earlier ones)
+    flags: list[DiscoveryFlag] = Field(default_factory=list)
 
 
 class DiscoveryRun(BaseModel):
@@ -104,6 +125,7 @@ class DiscoveryRun(BaseModel):
     tables: list[TableDiscovery] = Field(default_factory=list)
     proposed: int = 0
     auto_accepted: int = 0
+    flagged: int = 0
     values: int = 0
     seconds: float = 0.0
 
@@ -261,9 +283,9 @@ class Discovery:
         files: Sequence[DataFile],
         names: Callable[[list[str]], dict[str, str]],
         column_id: Callable[[str], str],
-    ) -> tuple[list[ColumnProposal], list[str]]:
-        """Sample `files` into `report`; the proposals of its columns and the ids of every column
-        sampled. The values are dropped when this returns."""
+    ) -> tuple[list[ColumnProposal], dict[str, ColumnVerdict]]:
+        """Sample `files` into `report`; the proposals of its columns and the verdict (counts, no
+        value) of every column sampled, by column id. The values are dropped when this returns."""
         sample = sample_files(files, self.readers, self.limits)
         report.files, report.rows, report.bytes = sample.files, sample.rows, sample.bytes
         report.stopped_by, report.errors = sample.stopped_by, sample.errors
@@ -271,11 +293,10 @@ class Discovery:
         renamed = names(sorted(sample.values))
         at = _now()
         found: list[ColumnProposal] = []
-        sampled: list[str] = []
+        sampled: dict[str, ColumnVerdict] = {}
         for file_name, values in sorted(sample.values.items()):
             column = column_id(renamed[file_name])
-            sampled.append(column)
-            verdict = judge(values, self.detectors)
+            verdict = sampled[column] = judge(values, self.detectors)
             report.values += verdict.sampled
             proposal = propose(
                 column,
@@ -321,12 +342,15 @@ class Discovery:
         if not files:
             report.reason = f"no ORC or Parquet file under {entry.location}"
         known = set(entry.all_columns)
-        found, sampled = self._judge(
+        found, verdicts = self._judge(
             report, files, lambda names: _catalog_names(entry, names), lambda n: ids.child(table_id, n)
         )
         proposals = [p for p in found if ids.name(p.column) in known]
-        kept, withdrawn = self._merge(proposals, sampled)
+        kept, withdrawn = self._merge(proposals, list(verdicts))
         report.proposals = kept
+        report.flags = self._flags(
+            table_id, proposals, {c: v for c, v in verdicts.items() if ids.name(c) in known}
+        )
         scan = {
             "id": table_id,
             "fingerprint": files_now,
@@ -342,15 +366,17 @@ class Discovery:
             "proposed": sorted(p.column for p in kept),
             "withdrawn": sorted(withdrawn),
             "protected": report.protected,
+            "flags": {f.column: f.kind for f in report.flags},
         }
         self.graph.write_all(
             [
-                *self.graph.discovery_statements([scan], kept, withdrawn),
+                *self.graph.discovery_statements([scan], kept, withdrawn, {table_id: report.flags}),
                 statement(AUTO_ACTOR, "discovery.sample", table_id, None, summary),
             ]
         )
         log.info(
-            "discovery %s: %s sampled (%d files, %d rows, %d values): %d proposed, %d withdrawn, %d protected",
+            "discovery %s: %s sampled (%d files, %d rows, %d values): %d proposed, %d withdrawn, "
+            "%d protected, %d flagged",
             self.run,
             table_id,
             report.files,
@@ -359,6 +385,7 @@ class Discovery:
             len(kept),
             len(withdrawn),
             len(report.protected),
+            len(report.flags),
         )
         return report
 
@@ -399,10 +426,222 @@ class Discovery:
             return any(v in spec.levels and spec.levels.index(v) >= wanted for v in have_level.values)
         return False
 
+    # ------------------------------------------------------------ leak and over-tag flags
+
+    def _flags(
+        self, table_id: str, proposals: list[ColumnProposal], verdicts: dict[str, ColumnVerdict]
+    ) -> list[DiscoveryFlag]:
+        """The flags of the table's derived columns: a column with a lineage edge into it, or any
+        column of a table another table flows into."""
+        columns = sorted(verdicts)
+        upstream = self.graph.neighbours([table_id, *columns], "upstream")
+        table_fed = any(e.type == "FLOWS_TO" for e in upstream.get(table_id, []))
+        derived = [c for c in columns if table_fed or _column_edges(upstream.get(c, []))]
+        if not derived:
+            return []
+        current = self.tag_store.current_tags(derived)
+        supported = {p.column: p for p in proposals}
+        at = _now()
+        flags: list[DiscoveryFlag] = []
+        for column in derived:
+            held = current.get(column, {})
+            proposal = supported.get(column)
+            found = (
+                self._leak(column, table_id, proposal, held, at)
+                if proposal is not None
+                else self._over_tag(column, table_id, verdicts[column], held, at)
+            )
+            if found is not None:
+                flags.append(found)
+        return flags
+
+    def _family(self, tags: dict[str, str]) -> tuple[str, str]:
+        """The sensitivity family (and its types key) of a proposal's tags."""
+        for family, spec in self.policy.sensitivity.items():
+            if family in tags and spec.types_key in tags:
+                return family, spec.types_key
+        raise DiscoveryError(f"{sorted(tags)}: no sensitivity family of the policy")
+
+    def _leak(
+        self, column: str, table: str, proposal: ColumnProposal, held: dict[str, TagValue], at: str
+    ) -> DiscoveryFlag | None:
+        family, types_key = self._family(proposal.tags)
+        spec = self.policy.sensitivity[family]
+        level = proposal.tags[family]
+        have = held.get(family)
+        have_level = max(have.values, key=spec.rank) if have is not None else None
+        if not is_leak(level, have_level, spec.levels):
+            return None
+        root, tagged, path = self._path_back(column, family, level)
+        if root is None:
+            reason = (
+                "no column lineage leads into it: its values come from a source the lineage does not show"
+            )
+        elif not tagged:
+            reason = (
+                f"nothing upstream holds {family}={level} or higher: the path ends at {root}, untagged "
+                "(no name rule or seed on it); tag it or accept its proposal"
+            )
+        else:
+            lost = [f"{f} ({e})" for step in path for f, e in step.effects.items() if e != "keep"]
+            reason = f"{root} holds {family}={level} or higher and the tag does not reach it: " + (
+                ", ".join(lost) if lost else "every function keeps it (has propagation run since?)"
+            )
+        return DiscoveryFlag(
+            column=column,
+            table=table,
+            kind="leak",
+            tags=proposal.tags,
+            held=_held(held, family, types_key),
+            confidence=proposal.confidence,
+            sampled=proposal.sampled,
+            evidence=proposal.evidence,
+            root=root,
+            root_tagged=tagged,
+            path=path,
+            reason=reason,
+            at=at,
+            run=self.run,
+        )
+
+    def _over_tag(
+        self, column: str, table: str, verdict: ColumnVerdict, held: dict[str, TagValue], at: str
+    ) -> DiscoveryFlag | None:
+        for family, spec in self.policy.sensitivity.items():
+            tag, types = held.get(family), held.get(spec.types_key or "")
+            if tag is None or types is None or tag.origin != PROPAGATED:
+                continue
+            share = clearly_not(
+                verdict,
+                self.detectors,
+                types.values,
+                self.thresholds,
+                self.settings.discovery_overtag_max_share,
+            )
+            if share is None:
+                continue
+            root, path = self._tag_path(column, family)
+            if not keeps_form(f for step in path for f in step.functions):
+                continue  # a hash or a part of the value may rightly look like nothing known
+            level = max(tag.values, key=spec.rank)
+            kinds = ",".join(sorted(types.values))
+            return DiscoveryFlag(
+                column=column,
+                table=table,
+                kind="over_tag",
+                tags={family: level, spec.types_key: kinds},
+                held=_held(held, family, spec.types_key),
+                confidence=round(share, 4),
+                sampled=verdict.sampled,
+                evidence=ProposalEvidence(detectors=dict(sorted(verdict.counts.items()))),
+                root=root,
+                root_tagged=True,
+                path=path,
+                reason=(
+                    f"{family}={level} {spec.types_key}={kinds} came by propagation from {root}, and "
+                    f"{share:.0%} of {verdict.sampled} sampled values validate as {kinds}"
+                ),
+                at=at,
+                run=self.run,
+            )
+        return None
+
+    def _step(self, edge: GraphEdge, family: str) -> FlagStep:
+        spec = self.policy.sensitivity[family]
+        functions = list(edge.properties.get("functions") or [])
+        effects: dict[str, str] = {}
+        for function in functions:
+            effect = self.policy.effect(function, spec)
+            effects[function] = effect if self.policy.names_function(function) else f"opaque:{effect}"
+        kind = edge.properties.get("kind")
+        if kind == "conditional-value":
+            effects["(conditional value)"] = self.policy.conditional_value
+        return FlagStep(
+            source=edge.source,
+            target=edge.target,
+            task=edge.properties.get("task"),
+            kind=kind,
+            functions=functions,
+            effects=effects,
+        )
+
+    def _path_back(self, column: str, family: str, level: str) -> tuple[str | None, bool, list[FlagStep]]:
+        """Breadth first up the column lineage: the nearest column holding `family` at `level` or
+        higher (True), else the nearest root (False), and the path from it to `column`; (None,
+        False, []) when no column edge leads into `column`."""
+        spec = self.policy.sensitivity[family]
+        parents: dict[str, GraphEdge] = {}
+        frontier = [column]
+        root: str | None = None
+        for _ in range(MAX_PATH_HOPS):
+            if not frontier or len(parents) >= MAX_PATH_NODES:
+                break
+            incoming = self.graph.neighbours(frontier, "upstream")
+            following: list[str] = []
+            for node in frontier:
+                edges = _column_edges(incoming.get(node, []))
+                if not edges and node != column and root is None:
+                    root = node
+                for edge in edges:
+                    if edge.source != column and edge.source not in parents:
+                        parents[edge.source] = edge
+                        following.append(edge.source)
+            held = self.tag_store.current_tags(following)
+            for node in following:
+                tag = held.get(node, {}).get(family)
+                if tag is not None and not is_leak(level, max(tag.values, key=spec.rank), spec.levels):
+                    return node, True, self._steps(node, column, parents, family)
+            frontier = following
+        if root is None and frontier and frontier != [column]:
+            root = frontier[0]  # the bounds stopped the walk: the farthest column reached
+        if root is None:
+            return None, False, []
+        return root, False, self._steps(root, column, parents, family)
+
+    def _steps(self, start: str, column: str, parents: dict[str, GraphEdge], family: str) -> list[FlagStep]:
+        steps: list[FlagStep] = []
+        node = start
+        while node != column:
+            edge = parents[node]
+            steps.append(self._step(edge, family))
+            node = edge.target
+        return steps
+
+    def _tag_path(self, column: str, family: str) -> tuple[str, list[FlagStep]]:
+        """The path a propagated tag came along, by its provenance, back to its seed."""
+        steps: list[FlagStep] = []
+        node, seen = column, {column}
+        for _ in range(MAX_PATH_HOPS):
+            tag = self.tag_store.current_tags([node]).get(node, {}).get(family)
+            if tag is None or tag.origin != PROPAGATED or not tag.provenance:
+                break
+            source = min(p.source for p in tag.provenance)
+            edges = [
+                e
+                for e in _column_edges(self.graph.neighbours([node], "upstream")[node])
+                if e.source == source
+            ]
+            if not edges or source in seen:
+                break
+            steps.insert(0, self._step(min(edges, key=lambda e: str(e.properties.get("task"))), family))
+            seen.add(source)
+            node = source
+        return node, steps
+
     def _blocked(self, proposal: ColumnProposal) -> bool:
         """A steward blocked the family on the column: they said it holds no such tag."""
         own = self.tag_store.own_tags(proposal.column)
         return any(e["type"] == "BLOCKS" and e["key"] in proposal.tags for e in own)
+
+
+def _column_edges(edges: Sequence[GraphEdge]) -> list[GraphEdge]:
+    """The value edges from columns among a column's incoming edges, in a fixed order."""
+    found = [e for e in edges if e.type == "FLOWS_TO" and node_label(e.source) == "Column"]
+    return sorted(found, key=lambda e: (e.source, str(e.properties.get("task"))))
+
+
+def _held(held: dict[str, TagValue], *keys: str | None) -> dict[str, list[str]]:
+    return {key: sorted(held[key].values) for key in keys if key and key in held}
 
 
 def discover(
@@ -414,15 +653,19 @@ def discover(
     paths: Sequence[str] = (),
     sample_rows: int | None = None,
     force: bool = False,
+    derived: bool | None = None,
     file_readers: dict[str, object] | None = None,
 ) -> DiscoveryRun:
-    """Sample `tables` (default: every root table with a location, when no `paths` are given) and
-    `paths`, store the tables' proposals, and accept those at or above the auto-accept setting."""
+    """Sample `tables` (default, when no `paths` are given: every root table with a location, and
+    with `derived` (default: the discovery_derived setting) every other table with one too) and
+    `paths`; store the tables' proposals and flags, and accept the proposals at or above the
+    auto-accept setting."""
     began = time.monotonic()
     discovery = Discovery(graph, policy, settings, sample_rows=sample_rows, file_readers=file_readers)
     chosen = list(dict.fromkeys(t.strip().lower() for t in tables)) if tables else []
     if not chosen and not paths:
-        chosen = graph.root_table_ids()
+        everywhere = discovery.settings.discovery_derived if derived is None else derived
+        chosen = graph.located_table_ids() if everywhere else graph.root_table_ids()
     entries = graph.catalog_entries(chosen)
     run = DiscoveryRun(run=discovery.run)
     threshold = discovery.settings.discovery_auto_accept
@@ -435,6 +678,7 @@ def discover(
                 accepted = accept(graph, policy, proposal.column, actor=AUTO_ACTOR)
                 proposal.status, proposal.by, proposal.at = accepted.status, accepted.by, accepted.at
                 run.auto_accepted += 1
+        run.flagged += len(report.flags)
     run.tables += [discovery.path(path) for path in paths]
     run.values = sum(report.values for report in run.tables)
     run.seconds = round(time.monotonic() - began, 3)
@@ -455,6 +699,23 @@ def proposals(
     """A page of proposals in column id order (`status`: open, accepted, rejected)."""
     after = decode_cursor(cursor).get("after")
     rows = graph.discovery_proposals(status=status, table=table, after=after, limit=limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Page(items=rows, next_cursor=encode_cursor({"after": rows[-1].column}) if more and rows else None)
+
+
+def flags(
+    graph: GraphStore,
+    *,
+    kind: FlagKind | None = None,
+    table: str | None = None,
+    column: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> Page[DiscoveryFlag]:
+    """A page of leak and over-tag flags in column id order, as the last scan of each table left them."""
+    after = decode_cursor(cursor).get("after")
+    rows = graph.discovery_flags(kind=kind, table=table, column=column, after=after, limit=limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(items=rows, next_cursor=encode_cursor({"after": rows[-1].column}) if more and rows else None)
@@ -538,6 +799,7 @@ __all__ = [
     "UnknownProposalError",
     "accept",
     "discover",
+    "flags",
     "proposals",
     "readers",
     "reject",

@@ -1,7 +1,8 @@
 """PII discovery: sample tables for sensitive content, list the proposals, accept or reject them.
 
-Sampling writes proposals and accepting sets seeds: both need the steward right on the table's
-database; listing needs a viewer. Every change is audited by the use case (api/service/discovery.py),
+Sampling writes proposals and flags and accepting sets seeds: both need the steward right on the
+table's database; listing proposals and flags (leaks and over-tagging on derived columns) needs a
+viewer. Every change is audited by the use case (api/service/discovery.py),
 which `watershed discover` calls too. The API samples tables of the catalog only, never a path of
 the server's file system.
 """
@@ -14,14 +15,14 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from watershed.api.http.deps import Service, service, steward, viewer
-from watershed.api.http.nodes import TABLE_ID, ColumnId, parse
+from watershed.api.http.nodes import COLUMN_ID, TABLE_ID, ColumnId, parse
 from watershed.api.http.paging import Page, PageRequest, page_request
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 from watershed.api.service import discovery
 from watershed.api.service.accounts.rights import Me
 from watershed.api.service.pages import CursorError
 from watershed.discovery.detectors import UnknownRegionError
-from watershed.graph.model import ColumnProposal
+from watershed.graph.model import ColumnProposal, DiscoveryFlag
 from watershed.propagation.graph_store import UnknownNodeError
 from watershed.propagation.policy import UnknownTagError
 
@@ -68,6 +69,31 @@ def list_proposals(
             svc.graph,
             status=status,
             table=parse(table, "Table")[0] if table else None,
+            limit=page.limit,
+            cursor=page.cursor,
+        )
+    except CursorError as exc:
+        raise ApiProblem(400, str(exc)) from None
+
+
+@router.get("/discovery/flags", response_model=Page[DiscoveryFlag])
+def list_flags(
+    kind: Literal["leak", "over_tag"] | None = Query(None),
+    table: str | None = Query(None, pattern=TABLE_ID, description="Only this table's (db.table)."),
+    column: str | None = Query(None, pattern=COLUMN_ID, description="Only this column's (db.table.column)."),
+    page: PageRequest = Depends(page_request),
+    _: Me = Depends(viewer),
+    svc: Service = Depends(service),
+) -> Page[DiscoveryFlag]:
+    """Derived columns whose sampled content disagrees with their tags: a leak (sensitive content,
+    no tag or a lower level) or over-tagging (a propagated tag no sampled value bears out), each with
+    the lineage path back and the functions' effects on it."""
+    try:
+        return discovery.flags(
+            svc.graph,
+            kind=kind,
+            table=parse(table, "Table")[0] if table else None,
+            column=parse(column, "Column")[0] if column else None,
             limit=page.limit,
             cursor=page.cursor,
         )
