@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.wheel import build_wheel
 from watershed.graph.server import ServerSpec, free_port, start, stop
+
+#: fixtures every folder shares, defined beside their helpers; registered here, once, so each is one
+#: fixture for the whole session (imported into a module, a fixture would be that module's own copy)
+pytest_plugins = ["tests.support.celery_workers", "tests.support.protection_service", "tests.support.neo4j"]
 
 _graph_names = itertools.count()
 
@@ -200,18 +205,7 @@ def spark(tmp_path_factory, kms_server):
     session.stop()
 
 
-def spark_rows_without_key_provider(*directories: Path) -> list[list[dict]]:
-    """The rows a fresh Spark with no key provider reads from each directory (sorted by id)."""
-    import json
-    import subprocess
-
-    result = subprocess.run(
-        [sys.executable, "-m", "tests.orc_crypto.spark_without_keys", *map(str, directories)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=Path(__file__).resolve().parents[1],
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("[")]
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built once per session from a copy of the tree (tests/support/wheel.py)."""
+    return build_wheel(tmp_path_factory)

@@ -20,8 +20,8 @@ import time
 import pytest
 import redis
 
-from tests.propagation.conftest import Workers
-from tests.propagation.test_celery_rules import POLICY, load, run
+from tests.support.celery_workers import Workers
+from tests.support.rules_warehouse import POLICY, load, run
 from watershed.api.service.celery_app import (
     NIGHTLY_QUEUE,
     PROPAGATION_QUEUE,

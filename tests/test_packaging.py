@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel_build import LAYERS, build_wheel, run, venv_without_watershed
+from tests.support.wheel import LAYERS, run, venv_without_watershed
 
 REPO = Path(__file__).resolve().parents[1]
 DISTRIBUTION = "watershed-lineage"
@@ -52,11 +52,6 @@ for kind, length in ((kinds.STRING, 0), (kinds.CHAR, 70), (kinds.VARCHAR, 9)):
     print(sha256.sha256_array(values, column).to_pylist())
 print(sha256.digest_values.__module__)
 """
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    return build_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -24,17 +24,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.api.nightly_state import graph_state, plan_state
-from tests.orc_crypto.test_protect_e2e import CLEAN, SOURCE, TABLES, held
-from tests.orc_crypto.warehouse import (
+from tests.support.nightly_state import graph_state, plan_state
+from tests.support.nightly_warehouse import (
     PROTECTED,
     NightlyInputs,
     expected_protection,
     nightly_inputs,
     protection_records,
 )
-from tests.processes import stop_group
-from tests.propagation.conftest import celery_redis, workers  # noqa: F401 - broker Redis and a worker
+from tests.support.processes import stop_group
+from tests.support.protected_warehouse import CLEAN, SOURCE, TABLES, held
 from watershed.api.cli import app
 from watershed.graph.falkordb_store import FalkorDBStore
 
@@ -91,7 +90,7 @@ def warehouse(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse):  # noqa: F811
+def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse):
     """Airflow in .venv-airflow (created on first use), its SQLite DB migrated, env for the services."""
     subprocess.run(["bash", str(REPO / "scripts" / "airflow_venv.sh")], check=True, timeout=1500)
     home = tmp_path_factory.mktemp("airflow-home")
@@ -151,7 +150,7 @@ def test_the_dag_passes_airflows_import_check_and_parses_in_under_a_second(airfl
 def test_a_run_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
     airflow,
     falkordb_server,
-    celery_redis,  # noqa: F811
+    celery_redis,
     warehouse,
     monkeypatch,
     tmp_path,
@@ -207,7 +206,7 @@ def test_a_run_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
 def test_a_run_killed_while_propagating_is_rerun_to_the_same_result(
     airflow,
     falkordb_server,
-    celery_redis,  # noqa: F811
+    celery_redis,
     tmp_path,
 ):
     from watershed.propagation.run_state import RunState
@@ -282,7 +281,13 @@ def _hive_warehouse(spark, root: Path, conf: dict[str, str]) -> NightlyInputs:
     for table in TABLES:  # external tables: their files stay
         spark.sql(f"DROP TABLE IF EXISTS {table}")
     registered = subprocess.run(
-        [sys.executable, "-m", "tests.orc_crypto.warehouse", json.dumps(conf), json.dumps(asdict(inputs))],
+        [
+            sys.executable,
+            "-m",
+            "tests.support.nightly_warehouse",
+            json.dumps(conf),
+            json.dumps(asdict(inputs)),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -334,7 +339,7 @@ def test_a_run_with_apply_protection_encrypts_the_warehouse_through_the_spark_su
             for path in files[table]:
                 assert held(path) == dict.fromkeys(PROTECTED[table], ("pii", "nullify")), path
         # the DDL ran in the job's catalog and the records are those `watershed nightly` leaves
-        # (tests/api/test_nightly.py compares its records with the same expectation)
+        # (tests/api/service/test_nightly.py compares its records with the same expectation)
         assert protection_records(store, inputs.root) == expected_protection(inputs, kms_server.provider_path)
     finally:
         store.clear()

@@ -10,26 +10,22 @@ parser and semantic analysis of Neo4j's editors, with Neo4j 5's built-in functio
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
 import sys
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.graph.test_neo4j_store import Recorder
 from tests.graph.workload import call_every_route, run_graph_and_engines
+from tests.support.cypher_lint import lint
+from tests.support.neo4j_recorder import Recorder
 from watershed.graph.falkordb_store import INDEXES, FalkorDBStore
 from watershed.graph.neo4j_store import CONSTRAINTS, Neo4jStore
 from watershed.graph.queries import lineage_count
 from watershed.graph.server import free_port
 from watershed.graph.store import GraphStore
 
-LINT = Path(__file__).resolve().parents[1] / "cypher" / "lint.mjs"
 #: distinct statements the workloads below sent when this test was written (119): far fewer means
 #: a workload stopped running, not that the code got simpler
 MIN_STATEMENTS = 110
@@ -81,17 +77,6 @@ class RecordingStore(FalkorDBStore):
         # FalkorDB sends the shared lineage query raw (its verbose reply format); the generic path
         # sends the same query through `read`, as the Neo4j backend does, so it is recorded.
         return GraphStore._lineage_rows(self, label, direction, depth, node_id)
-
-
-def lint(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The lint script's answer for each {query, params} (params None: syntax and names only)."""
-    if shutil.which("node") is None or not (LINT.parent / "node_modules").is_dir():
-        pytest.fail("tests/cypher needs node and its npm packages: run scripts/bootstrap.sh")
-    done = subprocess.run(
-        ["node", str(LINT)], input=json.dumps(items), capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def test_the_linter_knows_neo4j_5_from_other_cypher():

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel_build import build_wheel, run, venv_without_watershed
+from tests.support.wheel import run, venv_without_watershed
 from watershed.graph.catalog import Catalog
 from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.harvest import run_harvest
@@ -40,11 +40,6 @@ PYSPARK_HOME = Path(sysconfig.get_path("purelib")) / "pyspark"
 MASTER = "local-cluster[2,1,2048]"
 #: written by the bare interpreter in every directory holding the shipped zip (an executor's)
 MARKER_PREFIX = "watershed-test-python-"
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    return build_wheel(tmp_path_factory)
 
 
 def package_zip(wheel: Path, target: Path) -> Path:

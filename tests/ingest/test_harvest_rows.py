@@ -179,11 +179,11 @@ def test_a_packed_catalog_reads_every_field_back_with_one_frozen_object_per_colu
 def test_every_lineage_case_reads_back_as_extracted_once_packed():
     """Packing leaves out the fields that hold their defaults: every field the extractor fills, on
     every lineage case the project has (tests/ingest/cases), must read back as it was."""
-    from tests.ingest.test_lineage_cases import _catalog_for, _load_cases
+    from tests.support.lineage_cases import catalog_for, load_cases
 
     settings = IngestSettings()
     checked = packed_bytes = json_bytes = 0
-    for param in _load_cases():
+    for param in load_cases():
         case, raw_catalog = param.values
         task = SqlTask(
             task_id=case["name"],
@@ -191,7 +191,7 @@ def test_every_lineage_case_reads_back_as_extracted_once_packed():
             dialect=case.get("dialect", "hive"),
             vars=case.get("vars") or {},
         )
-        lineage = extract_lineage(task, _catalog_for(raw_catalog), settings)
+        lineage = extract_lineage(task, catalog_for(raw_catalog), settings)
         packed = pack_model(lineage)
         assert unpack_model(TaskLineage, packed) == lineage, case["name"]
         assert unpack_model(SqlTask, pack_model(task)) == task

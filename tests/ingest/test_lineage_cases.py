@@ -6,67 +6,13 @@ what is given is compared exactly (as sets where order does not matter).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from watershed.graph.catalog import Catalog
+from tests.support.lineage_cases import catalog_for, load_cases
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.ingest.extract import extract_lineage
-
-CASES_DIR = Path(__file__).parent / "cases"
-EXPECT_KEYS = {
-    "reads",
-    "writes",
-    "columns",
-    "weak",
-    "predicates",
-    "windows",
-    "unresolved",
-    "errors",
-    "table_edges",
-}
-CASE_KEYS = {"name", "dialect", "vars", "sql", "catalog", "expect", "xfail"}
-
-# Parsing a catalog costs more than most extractions: build each one once.
-_catalog_cache: dict[int, Catalog] = {}
-
-
-def _catalog_for(raw: dict[str, Any] | None) -> Catalog | None:
-    if raw is None:
-        return None
-    key = id(raw)
-    if key not in _catalog_cache:
-        _catalog_cache[key] = Catalog.from_dict(raw)
-    return _catalog_cache[key]
-
-
-def _load_cases() -> list[Any]:
-    params = []
-    seen: set[str] = set()
-    for path in sorted(CASES_DIR.glob("*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: not valid YAML: {exc}") from exc
-        family = data.get("family", path.stem)
-        for case in data["cases"]:
-            case_id = f"{family}::{case['name']}"
-            unknown = set(case) - CASE_KEYS
-            unknown_expect = set(case.get("expect") or {}) - EXPECT_KEYS
-            # A typo in a key would silently check nothing: refuse it at collection.
-            if unknown or unknown_expect or case_id in seen:
-                raise ValueError(
-                    f"{path.name}: case {case['name']!r}: duplicate id or unknown keys "
-                    f"{sorted(unknown | unknown_expect)}"
-                )
-            seen.add(case_id)
-            catalog = case["catalog"] if "catalog" in case else data.get("catalog")
-            marks = [pytest.mark.xfail(reason=case["xfail"], strict=True)] if case.get("xfail") else []
-            params.append(pytest.param(case, catalog, id=case_id, marks=marks))
-    return params
 
 
 def _parse_source(spec: str | dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +146,7 @@ def check_case(expect: dict[str, Any], result: TaskLineage) -> list[str]:
     return failures
 
 
-@pytest.mark.parametrize(("case", "catalog"), _load_cases())
+@pytest.mark.parametrize(("case", "catalog"), load_cases())
 def test_lineage_case(case: dict[str, Any], catalog: dict[str, Any] | None) -> None:
     task = SqlTask(
         task_id=case["name"],
@@ -208,7 +154,7 @@ def test_lineage_case(case: dict[str, Any], catalog: dict[str, Any] | None) -> N
         dialect=case.get("dialect", "hive"),
         vars=case.get("vars") or {},
     )
-    result = extract_lineage(task, catalog=_catalog_for(catalog))
+    result = extract_lineage(task, catalog=catalog_for(catalog))
     failures = check_case(case.get("expect") or {}, result)
     if failures:
         pytest.fail(f"{case['name']}:\n" + "\n".join(failures), pytrace=False)

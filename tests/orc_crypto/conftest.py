@@ -7,7 +7,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.orc as orc
 import pytest
+
+from tests.support.plan_table import TABLE, set_table, tags
+from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 
 DATA_DIR = Path(__file__).parent / "data"
 ENCRYPTED_TABLE = "enc_customers"
@@ -168,3 +173,24 @@ def kms_env(tmp_path, monkeypatch) -> dict[str, str]:
     monkeypatch.delenv("HADOOP_TOKEN_FILE_LOCATION", raising=False)
     monkeypatch.delenv("WATERSHED_KEYSTORE_PASSPHRASE_FILE", raising=False)
     return {**os.environ, **values}
+
+
+# the protection plan tests' keys and table (tests/support/plan_table.py)
+@pytest.fixture
+def provider():
+    return InMemoryKeyProvider({"pii": b"p" * 32, "fin": b"f" * 16})
+
+
+@pytest.fixture
+def warehouse(graph_store, tmp_path):
+    """dw.users (id, ssn, email) at a local location with two ORC partitions; ssn is pii=L4."""
+    location = tmp_path / "dw" / "users"
+    for day in ("2026-01-01", "2026-01-02"):
+        part = location / f"dt={day}"
+        part.mkdir(parents=True)
+        table = pa.table({"id": [1, 2, 3], "ssn": ["a", "b", "c"], "email": ["x@y", "z@w", None]})
+        orc.write_table(table, part / "part-0.orc")
+        (part / "_SUCCESS").write_bytes(b"")
+        (part / ".part-0.orc.crc").write_bytes(b"junk")
+    set_table(graph_store, TABLE, str(location), {"id": None, "ssn": tags("L4"), "email": None})
+    return location

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from tests.orc_crypto.test_keys import SAMPLE1_ENCRYPTED_KEYS, SAMPLE_KEYSTORE
+from tests.support.sample_keys import SAMPLE1_ENCRYPTED_KEYS, SAMPLE_KEYSTORE
 from watershed.orc_crypto.keys.base import KeyAccessDeniedError, KeyProviderError, UnknownKeyError
 from watershed.orc_crypto.keys.jceks import JceksKeystore
 from watershed.orc_crypto.keys.kms_client import KmsClient, kms_base_urls

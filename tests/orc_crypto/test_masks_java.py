@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.orc as orc
 import pytest
 
-from tests.conftest import spark_rows_without_key_provider
+from tests.support.spark_without_keys import spark_rows_without_key_provider
 from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
 
 pytestmark = pytest.mark.spark

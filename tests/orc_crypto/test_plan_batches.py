@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.plan_memory_bench import whole_catalog_plan as planner_before_batches
+from tests.support.plan_table import TABLE, apply, policy, set_table, tags
 from watershed.graph.protection import ColumnKey, TableProtection
 from watershed.graph.store import GraphStore
 from watershed.orc_crypto.protect import records
@@ -15,12 +16,7 @@ from watershed.orc_crypto.protect.plan import (
     plan_protection,
 )
 
-from . import test_protect_plan as base
-from .test_protect_plan import TABLE, apply, policy, set_table, tags
-
-# the same fixtures as the plan's own tests
-provider = base.provider
-warehouse = base.warehouse
+# the plan tests' fixtures `provider` and `warehouse` are tests/orc_crypto/conftest.py's
 
 PII = ColumnKey(key="pii", mask="nullify")
 

@@ -3,97 +3,23 @@ encrypted with orc_crypto), the policy checks, and the graph records."""
 
 from __future__ import annotations
 
-import json
-
-import pyarrow as pa
-import pyarrow.orc as orc
 import pytest
 from typer.testing import CliRunner
 
+from tests.support.plan_table import TABLE, apply, files, policy, set_table, tags
 from watershed.graph.protection import (
     ColumnKey,
     FileProblem,
     ProtectedFile,
     ProtectionPlan,
-    ProtectionPolicy,
     ProtectionRule,
     ProtectionRun,
     TableProtection,
 )
 from watershed.orc_crypto.encrypt import encrypt_file
-from watershed.orc_crypto.keys.memory import InMemoryKeyProvider
 from watershed.orc_crypto.protect import records
 from watershed.orc_crypto.protect.checks import ProtectionError, check_keys, check_protection
 from watershed.orc_crypto.protect.plan import plan_protection
-
-TABLE = "dw.users"
-PROVENANCE = [["ods.src.ssn", "task_7", "direct", "identity", 1]]
-
-
-def tags(level: str, origin: str = "propagated") -> str:
-    return json.dumps({"pii": {"v": [level], "o": origin, "p": PROVENANCE if origin == "propagated" else []}})
-
-
-def policy(**changes) -> ProtectionPolicy:
-    rules = [
-        ProtectionRule(tag="pii", levels=["L4", "L3"], key="pii", mask="nullify"),
-        ProtectionRule(tag="pii", levels=["L2"], key="fin", mask="sha256"),
-    ]
-    return ProtectionPolicy(rules=changes.pop("rules", rules), **changes)
-
-
-@pytest.fixture
-def provider():
-    return InMemoryKeyProvider({"pii": b"p" * 32, "fin": b"f" * 16})
-
-
-@pytest.fixture
-def warehouse(graph_store, tmp_path):
-    """dw.users (id, ssn, email) at a local location with two ORC partitions; ssn is pii=L4."""
-    location = tmp_path / "dw" / "users"
-    for day in ("2026-01-01", "2026-01-02"):
-        part = location / f"dt={day}"
-        part.mkdir(parents=True)
-        table = pa.table({"id": [1, 2, 3], "ssn": ["a", "b", "c"], "email": ["x@y", "z@w", None]})
-        orc.write_table(table, part / "part-0.orc")
-        (part / "_SUCCESS").write_bytes(b"")
-        (part / ".part-0.orc.crc").write_bytes(b"junk")
-    set_table(graph_store, TABLE, str(location), {"id": None, "ssn": tags("L4"), "email": None})
-    return location
-
-
-def set_table(store, table: str, location: str | None, columns: dict[str, str | None], fmt="orc") -> None:
-    store.write_all(
-        [
-            ("MERGE (t:Table {id: $id}) SET t.location = $location, t.format = $format",
-             {"id": table, "location": location, "format": fmt}),
-            *[
-                ("MATCH (t:Table {id: $t}) MERGE (t)-[:HAS_COLUMN]->(c:Column {id: $id}) "
-                 "SET c.name = $name, c.type = 'string', c.tags = $tags",
-                 {"t": table, "id": f"{table}.{name}", "name": name, "tags": text})
-                for name, text in columns.items()
-            ],
-        ]
-    )  # fmt: skip
-
-
-def files(location):
-    return sorted(str(p) for p in location.rglob("part-0.orc"))
-
-
-def apply(store, plan, provider) -> None:
-    """What an apply does, by hand: rewrite each planned file, record the table's options."""
-    for table in plan.tables:
-        for item in table.files:
-            encrypt = {}
-            for name, key in item.columns.items():
-                encrypt.setdefault(key.key, []).append(name)
-            masks = {name: key.mask for name, key in item.columns.items()}
-            encrypt_file(item.path, item.path, provider, encrypt, masks, in_place=True)
-        wanted = {c.name: c.want for c in table.columns if c.want}
-        records.save_table(
-            store, TableProtection(table=table.table, columns=wanted, ddl=table.ddl, at="t", run="r1")
-        )
 
 
 def test_newly_sensitive_column_is_planned_with_its_files_ddl_and_why(graph_store, warehouse):

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
+from tests.support.plan_table import TABLE, apply, files, policy, set_table, tags
 from watershed.graph.protection import ColumnKey
 from watershed.orc_crypto.codec.tail import read_tail
 from watershed.orc_crypto.encrypt import encrypt_file
@@ -14,12 +15,7 @@ from watershed.orc_crypto.errors import OrcFormatError
 from watershed.orc_crypto.protect.plan import plan_protection
 from watershed.orc_crypto.protect.tails import file_protection
 
-from . import test_protect_plan as base
-from .test_protect_plan import TABLE, apply, files, policy, set_table, tags
-
-# the same fixtures as the plan's own tests
-provider = base.provider
-warehouse = base.warehouse
+# the plan tests' fixtures `provider` and `warehouse` are tests/orc_crypto/conftest.py's
 
 PII = ColumnKey(key="pii", mask="nullify")
 

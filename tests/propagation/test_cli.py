@@ -3,15 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
 
-from watershed.api.cli import app
-
-runner = CliRunner()
-
-
-def invoke(*args: str):
-    return runner.invoke(app, list(args), catch_exceptions=False)
+from tests.support.cli import invoke
 
 
 def test_set_propagate_show_and_why(cli_env):
@@ -83,7 +76,7 @@ def test_propagate_without_workers_says_how_to_start_one(cli_env, monkeypatch):
 
 def test_names_that_look_like_markup_print_literally(cli_env):
     """`tag set`, `tag show`, `tag why` and `graph lineage` print identifiers such as `[red]x` and `[/]` as they are."""
-    from tests.propagation.test_celery_rules import load
+    from tests.support.rules_warehouse import load
 
     load(cli_env, {"t_markup": "INSERT OVERWRITE TABLE dw.`[/]` SELECT `[red]x` AS `[/]` FROM ods.`[b]t`"})
     source, target = "ods.[b]t.[red]x", "dw.[/].[/]"

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from bench.propagation_bench import load_generated
-from tests.propagation.conftest import REPO
+from tests.support.paths import REPO
 from watershed.api.service.celery_app import app_for
 from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.ingest.generator import generate_warehouse, seed_apps

@@ -25,8 +25,9 @@ import pytest
 import redis
 
 from bench.propagation_bench import load_generated
-from tests.propagation.conftest import REPO, Workers
 from tests.propagation.fingerprint import tag_fingerprint, tag_lines
+from tests.support.celery_workers import Workers
+from tests.support.paths import REPO
 from watershed.graph.falkordb_store import FalkorDBStore
 from watershed.graph.server import ServerSpec, free_port, start, stop
 from watershed.ingest.generator import generate_warehouse, seed_apps

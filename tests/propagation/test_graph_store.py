@@ -1,10 +1,11 @@
-"""The graph-backed TagStore reaches the same fixpoint as the in-process reference, on FalkorDB."""
+"""The graph-backed TagStore reaches the same fixpoint as the in-process reference, on FalkorDB and on
+a live Neo4j (`backend_store`, tests/support/neo4j.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.propagation.test_engine import POLICY, TASKS, build
+from tests.support.engine_lineage import POLICY, TASKS, build
 from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
 from watershed.propagation.engine import (
@@ -19,13 +20,13 @@ from watershed.propagation.graph_store import GraphTagStore, UnknownNodeError, d
 from watershed.propagation.rules import SEED
 
 
-def load(graph_store, tasks=TASKS) -> GraphTagStore:
+def load(backend_store, tasks=TASKS) -> GraphTagStore:
     items = []
     for task_id, sql in tasks.items():
         task = SqlTask(task_id=task_id, sql=sql)
         items.append((task, extract_lineage(task)))
-    graph_store.upsert_tasks(items)
-    store = GraphTagStore(graph_store, POLICY)
+    backend_store.upsert_tasks(items)
+    store = GraphTagStore(backend_store, POLICY)
     store.set_tag("ods.user.email", "pii", ["L3"], by="test", origin=SEED)
     store.set_tag("ods.user.email", "pii_type", ["email"], by="test", origin=SEED)
     store.set_tag("ods.user.phone", "pii", ["L4"], by="test", origin=SEED)
@@ -44,8 +45,8 @@ def full(store, token=1, batch_size=500):
     )
 
 
-def test_same_fixpoint_as_the_reference(graph_store):
-    store = load(graph_store)
+def test_same_fixpoint_as_the_reference(backend_store):
+    store = load(backend_store)
     full(store, batch_size=3)
     reference = build()
     propagate_full(reference, local_batches(reference, POLICY, "r", 1), run_id="r", token=1)
@@ -54,31 +55,31 @@ def test_same_fixpoint_as_the_reference(graph_store):
     assert store.tagged_nodes() == set(reference.tags)
 
 
-def test_tags_are_mirrored_as_tagged_edges(graph_store):
-    store = load(graph_store)
+def test_tags_are_mirrored_as_tagged_edges(backend_store):
+    store = load(backend_store)
     full(store)
-    rows = graph_store.read(
+    rows = backend_store.read(
         "MATCH (c:Column {id: 'dwd.user.phone_h'})-[g:TAGGED]->(t:Tag) RETURN t.id, g.origin, g.`from`, g.rule, g.hops"
     )
     # t_self also overwrites dwd.user from itself; that self-edge adds nothing to the provenance
     assert rows == [["pii=L1", "propagated", ["ods.user.phone"], ["downgrade:md5->L1"], 1]]
 
 
-def test_a_stale_token_cannot_write(graph_store):
-    store = load(graph_store)
+def test_a_stale_token_cannot_write(backend_store):
+    store = load(backend_store)
     full(store, token=5)
     with pytest.raises(StaleTokenError):
         store.write_tags({"dwd.user.email": {}}, "old-run", 4, "old-run#0")
     assert "pii" in store.tags_of(["dwd.user.email"])["dwd.user.email"]
 
 
-def test_incremental_retraction_after_a_task_changes(graph_store):
-    store = load(graph_store)
+def test_incremental_retraction_after_a_task_changes(backend_store):
+    store = load(backend_store)
     full(store, token=1)
     since = store.now()
     changed = {"t_dws": "INSERT OVERWRITE TABLE dws.user_stat SELECT app, uid AS any_email FROM dwd.user"}
     task = SqlTask(task_id="t_dws", sql=changed["t_dws"])
-    graph_store.upsert_tasks([(task, extract_lineage(task))])
+    backend_store.upsert_tasks([(task, extract_lineage(task))])
     nodes, _created = store.changed_since(since)
     assert "dws.user_stat.any_email" in nodes and "dwd.user.email" not in nodes
     store.raise_fence(2)
@@ -89,8 +90,8 @@ def test_incremental_retraction_after_a_task_changes(graph_store):
     assert tags["dwd.user.email"]["pii"].values == {"L3"}
 
 
-def test_steward_commands_name_unknown_nodes(graph_store):
-    store = load(graph_store)
+def test_steward_commands_name_unknown_nodes(backend_store):
+    store = load(backend_store)
     with pytest.raises(UnknownNodeError, match=r"ods\.nope\.col: no such column"):
         store.set_tag("ods.nope.col", "pii", ["L3"], by="me")
     store.block("dwd.user.email", "pii", by="alice")
@@ -99,8 +100,8 @@ def test_steward_commands_name_unknown_nodes(graph_store):
     assert store.unblock("dwd.user.email", "pii") and not store.unblock("dwd.user.email", "pii")
 
 
-def test_rule_seeds_follow_the_policy(graph_store):
-    store = load(graph_store)
+def test_rule_seeds_follow_the_policy(backend_store):
+    store = load(backend_store)
     assert store.sync_rule_seeds() > 0
     assert store.sync_rule_seeds() == 0  # idempotent
     own = store.own_tags("ods.user.phone")
@@ -116,12 +117,12 @@ def test_rule_seeds_follow_the_policy(graph_store):
     assert [p.rule for p in pii.provenance] == ["keep:md5 of enumerable phone"]
 
 
-def test_rule_seeds_of_some_columns_equal_those_of_a_full_sync(graph_store, monkeypatch):
+def test_rule_seeds_of_some_columns_equal_those_of_a_full_sync(backend_store, monkeypatch):
     """The scoped sync looks lineage up a batch of ids at a time; the full one scans the edges."""
     import watershed.propagation.graph_store as module
 
-    store = load(graph_store)
-    columns = sorted(row[0] for row in graph_store.read("MATCH (n:Column) RETURN n.id"))
+    store = load(backend_store)
+    columns = sorted(row[0] for row in backend_store.read("MATCH (n:Column) RETURN n.id"))
     monkeypatch.setattr(module, "DERIVED_LOOKUP_BATCH", 2)  # several lookups on this small graph
     assert store.sync_rule_seeds(columns) > 0
     scoped = {c: store.own_tags(c) for c in columns}
@@ -137,8 +138,8 @@ def test_tag_json_round_trip():
         assert decode_tags(encode_tags(tags)) == tags
 
 
-def test_a_repeated_batch_still_reports_what_its_layer_changed(graph_store):
-    store = load(graph_store)
+def test_a_repeated_batch_still_reports_what_its_layer_changed(backend_store):
+    store = load(backend_store)
     store.raise_fence(1)
     start = start_full(store, "run-1", 1)
     first = compute_batch(store, POLICY, start, "run-1", 1, layer=0)

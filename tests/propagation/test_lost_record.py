@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from tests.propagation.fingerprint import tag_lines
-from tests.propagation.test_cli import invoke
+from tests.support.cli import invoke
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import default_policy
 from watershed.propagation.run_state import RunState

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.graph.test_neo4j_store import Recorder
+from tests.support.neo4j_recorder import Recorder
 from watershed.graph.neo4j_store import Neo4jStore
 from watershed.propagation.engine import StaleTokenError
 from watershed.propagation.graph_store import GraphTagStore

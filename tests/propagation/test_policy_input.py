@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from tests.propagation.test_cli import invoke
+from tests.support.cli import invoke
 from watershed.propagation.policy import Policy, PolicyError, default_policy
 from watershed.propagation.run_state import RunState
 

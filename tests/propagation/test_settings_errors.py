@@ -9,7 +9,7 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from tests.propagation.conftest import REPO
+from tests.support.paths import REPO
 from watershed.graph.settings import GraphSettings
 from watershed.ingest.settings import IngestSettings
 from watershed.orc_crypto.keys.embedded import KeystoreSettings

@@ -13,8 +13,9 @@ import sys
 
 import pytest
 
-from tests.propagation.conftest import REPO, Workers
-from tests.ttl_advisor.test_advisor import CATALOG, TASKS
+from tests.support.celery_workers import Workers
+from tests.support.paths import REPO
+from tests.support.ttl_warehouse import CATALOG, TASKS
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
 from watershed.graph.server import ServerSpec, free_port, start, stop

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from tests.ttl_advisor.test_advisor import CATALOG, TASKS
+from tests.support.ttl_warehouse import CATALOG, TASKS
 from watershed.api.cli import app
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from bench.propagation_bench import load_generated
 from bench.ttl_memory_bench import whole_graph_advice
-from tests.propagation.conftest import REPO
-from tests.ttl_advisor.test_advisor import CATALOG, TASKS
+from tests.support.paths import REPO
+from tests.support.ttl_warehouse import CATALOG, TASKS
 from watershed.api.cli import app
 from watershed.graph.catalog import Catalog
 from watershed.graph.falkordb_store import FalkorDBStore
@@ -279,7 +279,7 @@ def test_ttl_advise_gives_the_same_report_whatever_the_batch_size(
 
 
 def test_the_batch_statements_are_neo4j_5_cypher():
-    from tests.graph.test_neo4j_cypher import lint
+    from tests.support.cypher_lint import lint
 
     items = [
         {"query": graph_uses.ANY_TABLE, "params": []},

@@ -25,8 +25,7 @@ from pathlib import Path
 import pytest
 
 from bench.ui_render import chromium, fan_out_tasks
-from tests.processes import stop_group
-from tests.propagation.conftest import celery_redis, workers  # noqa: F401  (fixtures)
+from tests.support.processes import stop_group
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
 from watershed.graph.server import free_port
@@ -135,7 +134,7 @@ def _wait_healthy(base_url: str, process: subprocess.Popen, log: Path, timeout: 
 
 
 @pytest.fixture(scope="session")
-def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):  # noqa: F811
+def web_stack(falkordb_server, celery_redis, workers, tmp_path_factory):
     from watershed.api.service.accounts.store import AccountStore
     from watershed.graph.falkordb_store import FalkorDBStore
 

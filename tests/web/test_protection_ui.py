@@ -1,4 +1,4 @@
-"""The table page's protection in Chromium, on the service of tests/api/test_protection_api.py
+"""The table page's protection in Chromium, on the service of tests/api/http/test_protection_api.py
 (real FalkorDB, Redis and KMS; tables whose locations hold real ORC files): what is pending, the
 DDL the plan would run, an admin's "Apply protection" followed until done, then the encrypted
 columns with key, version and mask; a viewer sees the state and no button."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 
 from bench.ui_render import login
-from tests.api.test_protection_api import held, protect_api  # noqa: F401 - the service fixture
+from tests.support.protection_service import held
 from tests.web.conftest import strict_page
 
 
 @pytest.fixture
-def ui(browser, protect_api):  # noqa: F811
+def ui(browser, protect_api):
     """A strict page (tests/web/conftest.py) on the protection service."""
     with strict_page(browser, protect_api.url) as page:
         yield page
@@ -23,7 +23,7 @@ def row(page, column: str) -> list[str]:
     return [cell.text_content().strip() for cell in page.query_selector_all(f"tr[data-column={column}] td")]
 
 
-def test_viewer_sees_pending_and_no_button(ui, protect_api):  # noqa: F811
+def test_viewer_sees_pending_and_no_button(ui, protect_api):
     login(ui, protect_api.url, protect_api.tokens["viewer"])
     ui.goto(f"{protect_api.url}/#/table/sec.people_copy")
     ui.wait_for_selector("tr[data-column=ssn_c][data-state=pending]")
@@ -32,7 +32,7 @@ def test_viewer_sees_pending_and_no_button(ui, protect_api):  # noqa: F811
     assert ui.query_selector("[data-testid=apply-protection]") is None
 
 
-def test_admin_applies_and_sees_the_columns_encrypted(ui, protect_api, shots):  # noqa: F811
+def test_admin_applies_and_sees_the_columns_encrypted(ui, protect_api, shots):
     login(ui, protect_api.url, protect_api.tokens["admin"])
     ui.goto(f"{protect_api.url}/#/table/sec.people")
     ui.wait_for_selector("tr[data-column=email][data-state=pending]")

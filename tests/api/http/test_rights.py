@@ -50,7 +50,7 @@ RIGHTS = {
     ("GET", "/api/v1/users/{name}"): "admin",
     ("PATCH", "/api/v1/users/{name}"): "admin",
     ("DELETE", "/api/v1/users/{name}"): "admin",
-    # another user's tokens (a user's own: tests/api/test_accounts.py)
+    # another user's tokens (a user's own: tests/api/service/test_accounts.py)
     ("POST", "/api/v1/users/{name}/tokens"): "admin",
     ("GET", "/api/v1/users/{name}/tokens"): "admin",
     ("DELETE", "/api/v1/users/{name}/tokens/{token_id}"): "admin",

@@ -8,68 +8,16 @@ Requests go through real uvicorn on one kept-alive connection where that matters
 from __future__ import annotations
 
 import http.client
-import importlib
 import json
-import pkgutil
-import re
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
-from fastapi.routing import APIRoute
 
-from tests.api.conftest import ThreadServer, api  # noqa: F401 - the service fixture
+from tests.support.api_service import ThreadServer
+from tests.support.routes import PARAM, Connection, every_route, fill
 from watershed.graph.server import free_port
 
 PROBLEM = "application/problem+json"
-PARAM = re.compile(r"{(\w+)(?::\w+)?}")
-
-
-class Connection:
-    """One HTTP/1.1 connection kept alive across requests: a request after a reset would fail."""
-
-    def __init__(self, url: str, token: str) -> None:
-        parts = urlsplit(url)
-        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-        self.token = token
-        self.socket = None
-
-    def request(self, method: str, path: str, body=None, headers: dict | None = None):
-        headers = {"Authorization": f"Bearer {self.token}", **(headers or {})}
-        if isinstance(body, (dict, list)):
-            body, headers["Content-Type"] = json.dumps(body), "application/json"
-        self.http.request(method, path, body=body, headers=headers)
-        if self.socket is None:
-            self.socket = self.http.sock
-        # the same socket as the first request's: the server kept the connection
-        assert self.http.sock is self.socket, f"{method} {path}: the connection was replaced"
-        response = self.http.getresponse()
-        data = response.read()
-        return response, data
-
-    def close(self) -> None:
-        self.http.close()
-
-
-def every_route() -> list[tuple[str, str, APIRoute]]:
-    """(method, path, route) of every operation of the API, from every module of its routers."""
-    from watershed.api.http import routers
-
-    found = []
-    for module in pkgutil.iter_modules(routers.__path__):
-        router = importlib.import_module(f"{routers.__name__}.{module.name}").router
-        for route in router.routes:
-            if isinstance(route, APIRoute):
-                found += [(method, "/api/v1" + route.path, route) for method in sorted(route.methods)]
-    return found
-
-
-def fill(path: str, bad: str | None = None, value: str = "ods.x") -> str:
-    """The path with every parameter set to `value`, and the one named `bad` to a text holding NUL."""
-
-    def one(match: re.Match[str]) -> str:
-        return quote("a\x00b" if match.group(1) == bad else value, safe="")
-
-    return PARAM.sub(one, path)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +32,7 @@ def assert_refused(response, data: bytes, where: str) -> None:
     assert detail.startswith(where) and "no graph can store" in detail, detail
 
 
-def test_nul_in_any_path_parameter_of_any_route_is_a_400_naming_it(api, app_routes):  # noqa: F811
+def test_nul_in_any_path_parameter_of_any_route_is_a_400_naming_it(api, app_routes):
     connection = Connection(api.url, api.tokens["admin"])
     checked = 0
     try:
@@ -102,7 +50,7 @@ def test_nul_in_any_path_parameter_of_any_route_is_a_400_naming_it(api, app_rout
     assert checked >= 30
 
 
-def test_nul_in_any_query_parameter_of_any_route_is_a_400_naming_it(api, app_routes):  # noqa: F811
+def test_nul_in_any_query_parameter_of_any_route_is_a_400_naming_it(api, app_routes):
     connection = Connection(api.url, api.tokens["admin"])
     checked = 0
     try:
@@ -134,7 +82,7 @@ def test_nul_in_any_query_parameter_of_any_route_is_a_400_naming_it(api, app_rou
         ("POST", "/api/v1/authz/roles", {"name": "r\udfff"}, "body.name"),
     ],
 )
-def test_nul_or_lone_surrogate_in_a_json_body_is_a_400_naming_the_field(api, method, path, body, where):  # noqa: F811
+def test_nul_or_lone_surrogate_in_a_json_body_is_a_400_naming_the_field(api, method, path, body, where):
     connection = Connection(api.url, api.tokens["admin"])
     try:
         # json.dumps escapes both as \\u0000 / \\ud800, as any JSON client sends them
@@ -146,7 +94,7 @@ def test_nul_or_lone_surrogate_in_a_json_body_is_a_400_naming_the_field(api, met
         connection.close()
 
 
-def test_a_surrogate_pair_and_other_control_characters_pass_the_check(api):  # noqa: F811
+def test_a_surrogate_pair_and_other_control_characters_pass_the_check(api):
     with api.client("admin") as client:
         # a real pair (an emoji) is one character: the role name rule answers, not the text check
         answer = client.post("/authz/roles", json={"name": "r\U0001f600"})
@@ -155,7 +103,7 @@ def test_a_surrogate_pair_and_other_control_characters_pass_the_check(api):  # n
 
 
 @pytest.fixture(scope="module")
-def small_limit(api):  # noqa: F811
+def small_limit(api):
     """The same service with a 4 KiB body limit, on a server of its own."""
     from watershed.api.http.app import create_app
 
@@ -173,7 +121,7 @@ def oversized_sql() -> bytes:
 
 
 @pytest.mark.parametrize("path", ["/api/v1/lineage/sql", "/api/v1/users/admin/tokens"])
-def test_an_oversized_chunked_body_is_413_like_one_with_content_length(api, small_limit, path):  # noqa: F811
+def test_an_oversized_chunked_body_is_413_like_one_with_content_length(api, small_limit, path):
     body = oversized_sql()
     assert len(body) > 4096
     chunks = [body[i : i + 1000] for i in range(0, len(body), 1000)]
@@ -197,7 +145,7 @@ def test_an_oversized_chunked_body_is_413_like_one_with_content_length(api, smal
         assert "request body over 4096 bytes" in problem["detail"]
 
 
-def test_a_405_allows_every_method_of_the_path(api):  # noqa: F811
+def test_a_405_allows_every_method_of_the_path(api):
     connection = Connection(api.url, api.tokens["admin"])
     try:
         response, _ = connection.request("POST", "/api/v1/users/viewer")

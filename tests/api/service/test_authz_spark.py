@@ -1,4 +1,4 @@
-"""Query-time authorization on a real local Spark: the 43-query suite of tests/api/authz_queries.py.
+"""Query-time authorization on a real local Spark: the 43-query suite of tests/api/service/authz_queries.py.
 
 Raw and guarded results of every query are compared in Spark: unmasked outputs identical, masked
 ones equal to the ORC mask (orc_crypto/masking) of the raw value's text, same row counts,
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from tests.api.authz_queries import (
+from tests.api.service.authz_queries import (
     DB,
     PII,
     QUERIES,

@@ -144,7 +144,7 @@ def test_statements_are_neo4j_5_cypher():
     """The store's statements pass Neo4j's own parser too (tests/cypher/lint.mjs), with their parameters."""
     import re
 
-    from tests.graph.test_neo4j_cypher import lint
+    from tests.support.cypher_lint import lint
     from watershed.api.service.authz import grants
 
     statements = [v for k, v in vars(grants).items() if k.isupper() and isinstance(v, str) and "MATCH" in v]

@@ -9,7 +9,6 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
 from watershed.api.service.nightly import steps
 from watershed.api.service.nightly.settings import NightlySettings
@@ -21,7 +20,7 @@ DAY = "2024-01-31"
 
 
 @pytest.fixture
-def run_env(graph_store, celery_redis, monkeypatch, tmp_path):  # noqa: F811
+def run_env(graph_store, celery_redis, monkeypatch, tmp_path):
     port = graph_store.client.connection.connection_pool.connection_kwargs["port"]
     monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
     monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph_store.graph_name)

@@ -1,6 +1,6 @@
 """Role, group and database names, grant and token ids: the OpenAPI schema states each rule as a
 pattern, the server checks exactly that rule (422 naming the field), so a client knows before it
-asks and schemathesis need not excuse the operations that take them (tests/api/test_schemathesis.py)."""
+asks and schemathesis need not excuse the operations that take them (tests/api/http/test_schemathesis.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.api.conftest import api  # noqa: F401 - the service fixture
 from watershed.api.http.models import DATABASE_PATTERN, ROLE_PATTERN
 from watershed.api.service.authz.errors import AuthzError
 from watershed.api.service.authz.grants import check_name
@@ -113,7 +112,7 @@ def test_the_rules_at_their_edges():
         assert not _stated(DATABASE_PATTERN, bad) and not _database_rule(bad), ascii(bad)
 
 
-def test_the_schema_states_names_and_ids(api):  # noqa: F811
+def test_the_schema_states_names_and_ids(api):
     schema = httpx.get(api.url + "/api/v1/openapi.json").json()
     stated = {}
     for path, item in schema["paths"].items():
@@ -154,7 +153,7 @@ def test_the_schema_states_names_and_ids(api):  # noqa: F811
         ("delete", "/users/admin/tokens/nope", None, "path.token_id"),
     ],
 )
-def test_a_name_or_id_outside_its_pattern_is_refused_naming_it(api, method, path, body, field):  # noqa: F811
+def test_a_name_or_id_outside_its_pattern_is_refused_naming_it(api, method, path, body, field):
     with api.client("admin") as admin:
         answer = admin.request(method, path, json=body)
     assert answer.status_code == 422, answer.text

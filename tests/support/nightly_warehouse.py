@@ -1,8 +1,8 @@
-"""The protection e2e warehouse (tests/orc_crypto/test_protect_e2e.py) as a nightly run's input: its
+"""The protection e2e warehouse (tests/support/protected_warehouse.py) as a nightly run's input: its
 tables in a Spark catalog, its two tasks as a directory of .sql files, the catalog as the JSON file
 the nightly harvest reads, and the protection the graph records for it, comparable across runs.
 
-    python -m tests.orc_crypto.warehouse CONF_JSON INPUTS_JSON
+    python -m tests.support.nightly_warehouse CONF_JSON INPUTS_JSON
 
 registers a warehouse already built (`nightly_inputs`: the files stay when the building session
 drops its tables, they are external) in the catalog of a Spark of its own whose conf is CONF_JSON,
@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.orc_crypto.test_protect_e2e import SCHEMAS, TABLES, TASKS, build_warehouse, orc_files
+from tests.support.protected_warehouse import SCHEMAS, TABLES, TASKS, build_warehouse, orc_files
 from watershed.graph.protection import ColumnKey
 from watershed.ingest.harvest import catalog_from_spark
 from watershed.orc_crypto.protect import records

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.conftest import api, celery_redis  # noqa: F401 - the service and its broker
-
 LONG = "SELECT user_id FROM ods.user_profile WHERE email = '" + "x" * 300_000 + "'"
 MANY = "SELECT email || " + "||".join(["1"] * 30_000) + " FROM ods.user_profile"
 DEEP = "SELECT " + "(" * 50_000 + "email" + ")" * 50_000 + " FROM ods.user_profile"
@@ -28,7 +26,7 @@ ROUTES = ["/authz/check", "/authz/rewrite", "/authz/points", "/lineage/sql"]
     ],
     ids=["long", "many-tokens", "deep"],
 )
-def test_a_statement_beyond_the_limits_is_refused_naming_the_limit(api, route, sql, status, named):  # noqa: F811
+def test_a_statement_beyond_the_limits_is_refused_naming_the_limit(api, route, sql, status, named):
     body = {"sql": sql, "dialect": "spark"}
     with api.client("admin") as admin:
         answer = admin.post(route, json=body)
@@ -37,7 +35,7 @@ def test_a_statement_beyond_the_limits_is_refused_naming_the_limit(api, route, s
     assert named in answer.json()["detail"]
 
 
-def test_a_long_chain_within_the_limits_is_answered(api):  # noqa: F811
+def test_a_long_chain_within_the_limits_is_answered(api):
     """10,000 terms took 8 s at /authz/check (quadratic); now it is an ordinary check."""
     sql = "SELECT " + " || ".join(["user_id"] * 10_000) + " AS x FROM ods.user_profile"
     with api.client("admin") as admin:

@@ -1,4 +1,4 @@
-"""The Spark authorization suite's warehouse and queries (tests/api/test_authz_spark.py).
+"""The Spark authorization suite's warehouse and queries (tests/api/service/test_authz_spark.py).
 
 Three tables in database `authz_demo`, partitioned by `dt` (amounts are decimals: a sum is then
 exact whatever order Spark adds in, so raw and guarded sums compare equal): `users` (ssn pii L4, email L3,

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from tests.api.masking_gateway import start
+from tests.api.service.masking_gateway import start
 
 #: the phones of ids 1..6: 11 digits each, no two alike (nor within a group of `id % 2`)
 PHONES = ["13800001111", "15912345678", "10000000000", "18622223333", "13977778888", "17055550123"]
@@ -33,7 +33,7 @@ DATASETS = [
     PHONES[::-1],
     ["19988887777", "12222222222", "16543210987", "11111111111", "14700009999", "10203040506"],
 ]
-TABLE = "src_38"  # the gateway's table (tests/api/masking_gateway.py), as a temporary view
+TABLE = "src_38"  # the gateway's table (tests/api/service/masking_gateway.py), as a temporary view
 PER_QUERY = 40
 
 STRING_LITERALS = st.sampled_from(["'0'", "'1'", "'3'", "'13'", "'a'", "''"])

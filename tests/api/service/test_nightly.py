@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.api.nightly_state import graph_state, plan_state
-from tests.orc_crypto.test_protect_e2e import (
+from tests.support.nightly_state import graph_state, plan_state
+from tests.support.nightly_warehouse import PROTECTED, expected_protection, nightly_inputs, protection_records
+from tests.support.processes import stop_group
+from tests.support.protected_warehouse import (
     CLEAN,
     SOURCE,
     TABLES,
@@ -25,9 +27,6 @@ from tests.orc_crypto.test_protect_e2e import (
     source_rows,
     sql_rows,
 )
-from tests.orc_crypto.warehouse import PROTECTED, expected_protection, nightly_inputs, protection_records
-from tests.processes import stop_group
-from tests.propagation.conftest import celery_redis  # noqa: F401 - the Redis of the run state
 from watershed.api.cli import app
 from watershed.api.service.nightly import yesterday
 from watershed.graph.falkordb_store import FalkorDBStore
@@ -48,7 +47,7 @@ def warehouse(tmp_path_factory):
 
 
 @pytest.fixture
-def nightly_env(falkordb_server, celery_redis, warehouse, tmp_path, monkeypatch):  # noqa: F811
+def nightly_env(falkordb_server, celery_redis, warehouse, tmp_path, monkeypatch):
     """Settings of a nightly run on a graph and data directory of its own; the store on that graph."""
     graph = f"nightly_{next(_graphs)}"
     monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path / "var"))
@@ -223,7 +222,7 @@ def test_apply_protection_encrypts_the_warehouse_files_and_a_second_run_rewrites
             spark.sql(f"DROP TABLE IF EXISTS {table}")
 
 
-def test_the_celery_beat_schedule_runs_the_chain_on_a_worker(nightly_env, celery_redis, tmp_path):  # noqa: F811
+def test_the_celery_beat_schedule_runs_the_chain_on_a_worker(nightly_env, celery_redis, tmp_path):
     """`watershed worker --beat` with an every-minute schedule: the chain runs for yesterday on its own."""
     env = {
         **os.environ,

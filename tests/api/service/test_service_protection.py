@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from tests.api.conftest import make_settings, propagate_locally
-from tests.propagation.conftest import celery_redis  # noqa: F401 - the broker Redis
 from watershed.graph.protection import KmsUriError, ddl_provider_path, kms_uri
 from watershed.propagation.policy import DEFAULT_POLICY_YAML
 
@@ -47,7 +46,7 @@ def test_the_service_setting_is_refused_unless_it_names_a_kms():
 
 
 @pytest.fixture(scope="module")
-def graphs(falkordb_server, celery_redis, tmp_path_factory):  # noqa: F811
+def graphs(falkordb_server, celery_redis, tmp_path_factory):
     """Two graphs: `people` (sec.people with ssn, tagged pii=L4 by propagation) and `empty`."""
     from watershed.graph.catalog import Catalog
     from watershed.graph.falkordb_store import FalkorDBStore
@@ -98,7 +97,7 @@ def _cli_plan(monkeypatch, store, policy_file, kms: str | None, tables: list[str
     return json.loads(result.stdout)
 
 
-def _api_plan(falkordb_server, celery_redis, store, policy_file, kms, tables, tmp_path) -> dict:  # noqa: F811
+def _api_plan(falkordb_server, celery_redis, store, policy_file, kms, tables, tmp_path) -> dict:
     from watershed.api.http.app import create_app
     from watershed.api.service.accounts.store import AccountStore
 
@@ -131,7 +130,7 @@ def test_the_cli_and_the_api_choose_the_same_kms(
     explicit,
     kms_server,
     falkordb_server,
-    celery_redis,  # noqa: F811
+    celery_redis,
     tmp_path,
     monkeypatch,
 ):

@@ -60,7 +60,7 @@ _NEAR = st.text(st.sampled_from("aZ09._-@.. /%\né\u212a\n\x00"), max_size=70)
 )
 def test_the_schema_pattern_takes_exactly_the_names_the_validator_takes(name):
     """The schema states the rule (pattern and maxLength) the server checks with `user_name`:
-    schema-valid names are accepted and others refused (tests/api/test_schemathesis.py)."""
+    schema-valid names are accepted and others refused (tests/api/http/test_schemathesis.py)."""
     assert _schema_takes(name) == _validator_takes(name), ascii(name)
 
 

@@ -14,8 +14,8 @@ import signal
 import pytest
 import redis
 
-from tests.api.conftest import ThreadServer
-from tests.api.test_boundary import Connection, every_route, fill
+from tests.support.api_service import ThreadServer
+from tests.support.routes import Connection, every_route, fill
 from watershed.graph.server import ServerSpec, free_port, start, stop
 
 PROBLEM = "application/problem+json"

@@ -18,8 +18,6 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.api.conftest import api  # noqa: F401 - the service fixture
-
 EXAMPLES = 5
 
 #: operations not run, and why: they start long work or take away the test's own access
@@ -35,7 +33,7 @@ SKIPPED = {
 #: operations whose schema-valid input may still be refused (400/422), and why: the rule joins
 #: fields, or needs the graph or the policy file, so no pattern of one field can state it (the
 #: other checks still run on them). User, role, group and database names, grant and token ids
-#: are patterns the server checks exactly (tests/api/test_name_patterns.py), so no operation is
+#: are patterns the server checks exactly (tests/api/service/test_name_patterns.py), so no operation is
 #: excused for them.
 RULES_BEYOND_THE_SCHEMA = {
     "POST /api/v1/authz/points": "the SQL text: the analyser decides",
@@ -57,9 +55,9 @@ RULES_BEYOND_THE_SCHEMA = {
 }
 
 
-def operations(api):  # noqa: F811
+def operations(api):
     schema = schemathesis.openapi.from_url(api.url + "/api/v1/openapi.json")
-    # NUL is refused in every string at the boundary (400 naming it, tests/api/test_boundary.py), a
+    # NUL is refused in every string at the boundary (400 naming it, tests/api/http/test_boundary.py), a
     # rule the schema does not repeat on each
     schema.config.generation.update(allow_x00=False)
     for result in schema.get_all_operations():
@@ -84,7 +82,7 @@ def run_operation(operation, mode: GenerationMode, headers: dict[str, str]) -> N
         check()
 
 
-def test_the_live_schema_holds_for_every_operation(api):  # noqa: F811
+def test_the_live_schema_holds_for_every_operation(api):
     headers = {"Authorization": f"Bearer {api.tokens['admin']}"}
     failures, ran = [], 0
     for operation in operations(api):
@@ -100,7 +98,7 @@ def test_the_live_schema_holds_for_every_operation(api):  # noqa: F811
     assert not failures, f"{len(failures)} failing:\n\n" + "\n\n".join(failures)
 
 
-def test_the_schema_documents_errors_as_problems_and_states_id_formats(api):  # noqa: F811
+def test_the_schema_documents_errors_as_problems_and_states_id_formats(api):
     import httpx
 
     schema = httpx.get(api.url + "/api/v1/openapi.json").json()
@@ -125,7 +123,7 @@ def test_the_schema_documents_errors_as_problems_and_states_id_formats(api):  # 
 
 
 @pytest.mark.parametrize("node", ["tables/0", "columns/ods.x", "lineage/a", "nodes/x/tags", "lineage/``.x"])
-def test_an_id_of_the_wrong_form_is_refused_by_its_stated_pattern(api, node):  # noqa: F811
+def test_an_id_of_the_wrong_form_is_refused_by_its_stated_pattern(api, node):
     with api.client("admin") as client:
         answer = client.get(f"/{node}")
     assert answer.status_code == 422, answer.text

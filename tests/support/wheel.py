@@ -1,5 +1,6 @@
 """The built wheel and an interpreter without the editable install, shared by the packaging test
-and the cluster harvest test."""
+and the cluster harvest test (the wheel is built once per session: the `wheel` fixture of
+tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import sys
 import sysconfig
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: the folders the wheel ships (setup.py's LAYERS)
-LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "api", "dags")
+LAYERS = ("graph", "ingest", "propagation", "ttl_advisor", "orc_crypto", "discovery", "api", "dags")
 #: what the wheel is built from besides the layer folders
 BUILD_FILES = ("setup.py", "pyproject.toml", "README.md")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.masking_gateway import SECRET, start
+from tests.api.service.masking_gateway import SECRET, start
 
 DIGITS = ", ".join(f"'{d}', '{d}'" for d in range(10))
 CASE_DIGITS = " ".join(f"WHEN '{d}' THEN '{d}'" for d in range(10))
