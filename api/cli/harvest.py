@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from watershed.api.cli.output import console, fail, usage_error
-from watershed.graph.catalog import Catalog, CatalogError
 
 
 def harvest_command(
@@ -50,9 +49,10 @@ def harvest_command(
     Exit 1 when an input cannot be read, the run fails, or pruning was refused
     (the lineage loaded stays; the message lists what would be removed).
     """
-    from watershed.ingest.harvest import HarvestError, check_out_dir, run_harvest, spark_session
+    from watershed.api.service import harvest_runs
+    from watershed.graph.backends import UnreachableGraphError
+    from watershed.graph.settings import GraphSettings, data_dir
     from watershed.ingest.settings import IngestSettings
-    from watershed.ingest.sources import TaskSourceError, check_task_source
 
     if catalog is not None and spark_catalog:
         usage_error("give --catalog or --spark-catalog, not both")
@@ -60,51 +60,24 @@ def harvest_command(
         usage_error("give exactly one of --tasks or --tasks-table")
     if prune_force and not prune:
         usage_error("give --prune-force or --no-prune, not both")
-    if out is None:
-        from watershed.graph.settings import data_dir
-
-        out = data_dir() / "harvest"
-    # Every input is checked before Spark starts or anything is written.
+    source = harvest_runs.HarvestSource(
+        tasks=tasks, tasks_table=tasks_table, catalog=catalog, spark_catalog=spark_catalog
+    )
     try:
-        if tasks is not None:
-            check_task_source(tasks)
-        check_out_dir(out)
-    except (TaskSourceError, HarvestError) as exc:
-        fail(str(exc))
-    loaded_catalog = None
-    if catalog is not None:
-        try:
-            loaded_catalog = Catalog.load(catalog)
-        except CatalogError as exc:
-            fail(str(exc))
-    settings = IngestSettings()
-    max_fraction = settings.prune_max_fraction
-    store = None
-    if graph:
-        from watershed.api.cli.graph import open_store
-
-        store = open_store()
-        store.ensure_schema()
-    spark = spark_session(master or settings.spark_master)
-    if spark_catalog and loaded_catalog is None:
-        from watershed.ingest.harvest import catalog_from_spark
-
-        loaded_catalog = catalog_from_spark(spark)
-    console.print(f"harvesting {tasks or tasks_table} on {spark.sparkContext.master}")
-    try:
-        report = run_harvest(
-            spark,
-            tasks=str(tasks) if tasks else None,
-            tasks_table=tasks_table,
-            catalog=loaded_catalog,
-            store=store,
-            out_dir=out,
+        report = harvest_runs.run(
+            source,
+            out=out if out is not None else data_dir() / "harvest",
+            settings=IngestSettings(),
+            graph=GraphSettings() if graph else None,
+            master=master,
             prune=prune,
             prune_force=prune_force,
-            prune_max_fraction=max_fraction,
             progress=console.print,
+            started=console.print,
         )
-    except (TaskSourceError, HarvestError) as exc:
+    except UnreachableGraphError as exc:
+        fail(f"{exc}; run `watershed services up`")
+    except harvest_runs.HarvestRunError as exc:
         fail(str(exc))
     except Exception as exc:
         # The run record already says "failed" and why; the user gets one line naming it.

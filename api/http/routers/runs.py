@@ -2,35 +2,32 @@
 
 from __future__ import annotations
 
-import json
-import re
-
 from fastapi import APIRouter, Depends
 
 from watershed.api.http.deps import Service, service, steward, viewer
-from watershed.api.http.models import HarvestProblem, RunStart
-from watershed.api.http.paging import Page, PageRequest, encode_cursor, keyed_page, page_request
+from watershed.api.http.models import RunStart
+from watershed.api.http.paging import Page, PageRequest, keyed_page, page_request
 from watershed.api.http.params import RunId
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
+from watershed.api.service import harvest_runs as harvest
 from watershed.api.service.accounts.rights import Me
 from watershed.api.service.audit import record
+from watershed.api.service.harvest_runs import HarvestProblem
 from watershed.graph.model import HarvestRun
 from watershed.propagation.run_state import RunRecord
 
 router = APIRouter(tags=["runs"])
 
+# the cursor compared as a plain string (`toString`): FalkorDB answered an indexed `r.id < $after`
+# with the runs at and above it too, so every page after the first was the first page again
 PROPAGATION_RUNS = (
-    "MATCH (r:PropagationRun) WHERE r.id < $after "
+    "MATCH (r:PropagationRun) WHERE toString(r.id) < $after "
     "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed ORDER BY r.id DESC LIMIT $n"
 )
 PROPAGATION_RUN = (
     "MATCH (r:PropagationRun {id: $id}) "
     "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed"
 )
-HARVEST_FIELDS = "h.id, h.started_at, h.inputs, h.tasks, h.errors, h.loaded, h.unchanged, h.seconds"
-HARVEST_RUNS = f"MATCH (h:HarvestRun) WHERE h.id < $after RETURN {HARVEST_FIELDS} ORDER BY h.id DESC LIMIT $n"
-HARVEST_RUN = f"MATCH (h:HarvestRun {{id: $id}}) RETURN {HARVEST_FIELDS}"
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}$")
 
 
 def _from_graph(row, current: RunRecord | None) -> RunRecord:
@@ -112,30 +109,21 @@ def cancel_run(run_id: RunId, me: Me = Depends(steward), svc: Service = Depends(
     return cancelled.model_copy(update={"frontier": []})
 
 
-def _harvest(row) -> HarvestRun:
-    names = ("id", "started_at", "inputs", "tasks", "errors", "loaded", "unchanged", "seconds")
-    return HarvestRun(**{k: v for k, v in zip(names, row, strict=True) if v is not None})
-
-
 @router.get("/harvest/runs", response_model=Page[HarvestRun])
 def harvest_runs(
     page: PageRequest = Depends(page_request), _: Me = Depends(viewer), svc: Service = Depends(service)
 ) -> Page[HarvestRun]:
-    after = str(page.position().get("after", "~"))
-    rows = svc.graph.read(HARVEST_RUNS, {"after": after, "n": page.limit + 1})
-    return keyed_page([_harvest(r) for r in rows], page.limit, lambda r: r.id)
-
-
-def _harvest_run(svc: Service, run_id: str) -> HarvestRun:
-    rows = svc.graph.read(HARVEST_RUN, {"id": run_id})
-    if not rows:
-        raise ApiProblem(404, f"harvest run {run_id} not found")
-    return _harvest(rows[0])
+    return harvest.listing(
+        svc.graph, after=str(page.position().get("after", harvest.FIRST)), limit=page.limit
+    )
 
 
 @router.get("/harvest/runs/{run_id}", response_model=HarvestRun)
 def harvest_run(run_id: RunId, _: Me = Depends(viewer), svc: Service = Depends(service)) -> HarvestRun:
-    return _harvest_run(svc, run_id)
+    try:
+        return harvest.one(svc.graph, run_id)
+    except harvest.HarvestRunNotFoundError as exc:
+        raise ApiProblem(404, str(exc)) from None
 
 
 @router.get("/harvest/runs/{run_id}/errors", response_model=Page[HarvestProblem])
@@ -146,25 +134,8 @@ def harvest_errors(
     svc: Service = Depends(service),
 ) -> Page[HarvestProblem]:
     """The run's error records (errors.jsonl under DATA_DIR/harvest/RUN), one item per line."""
-    run = _harvest_run(svc, run_id)
-    if not _RUN_ID.match(run.id) or ".." in run.id:
-        raise ApiProblem(404, f"no error records for harvest run {run_id}")
-    path = svc.settings.data_dir / "harvest" / run.id / "errors.jsonl"
     start = int(page.position().get("line", 0))
-    items: list[HarvestProblem] = []
-    more = False
     try:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines):
-                if number < start or not line.strip():
-                    continue
-                if len(items) == page.limit:
-                    more = True
-                    break
-                items.append(HarvestProblem(**json.loads(line)))
-    except FileNotFoundError:
-        raise ApiProblem(
-            404,
-            f"no error records for harvest run {run_id} under {path.parent.parent} (harvested with another --out?)",
-        ) from None
-    return Page[HarvestProblem](items=items, next_cursor=encode_cursor({"line": number}) if more else None)
+        return harvest.problems(svc.graph, svc.settings.data_dir, run_id, start=start, limit=page.limit)
+    except harvest.HarvestRunNotFoundError as exc:
+        raise ApiProblem(404, str(exc)) from None

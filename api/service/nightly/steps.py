@@ -150,38 +150,31 @@ def harvest(
     day: str, settings: NightlySettings | None = None, *, spark=None, say: Say | None = None
 ) -> StepResult:
     """Harvest the task corpus into the graph with Spark (this process is the driver)."""
-    from watershed.graph.catalog import Catalog, CatalogError
-    from watershed.ingest.harvest import HarvestError, run_harvest, spark_session
+    from watershed.api.service.harvest_runs import HarvestRunError, HarvestSource, run
+    from watershed.graph.backends import UnreachableGraphError
     from watershed.ingest.settings import IngestSettings
-    from watershed.ingest.sources import TaskSourceError, check_task_source
 
     settings = settings or NightlySettings()
     check_date(day)
     _task_source(settings)
-    ingest = IngestSettings(run_date=day)
+    source = HarvestSource(
+        tasks=settings.nightly_tasks,
+        tasks_table=settings.nightly_tasks_table,
+        catalog=settings.nightly_catalog,
+    )
     try:
-        if settings.nightly_tasks is not None:
-            check_task_source(settings.nightly_tasks)
-        catalog = Catalog.load(settings.nightly_catalog) if settings.nightly_catalog else None
-    except (TaskSourceError, CatalogError) as exc:
-        raise NightlyError(f"harvest {day}: {exc}") from None
-    store = _open_graph(settings)
-    try:
-        session = spark or spark_session(ingest.spark_master)
-        report = run_harvest(
-            session,
-            tasks=str(settings.nightly_tasks) if settings.nightly_tasks is not None else None,
-            tasks_table=settings.nightly_tasks_table,
-            catalog=catalog,
-            store=store,
-            out_dir=harvest_out(settings, day),
-            settings=ingest,
-            progress=say or (lambda _message: None),
+        report = run(
+            source,
+            out=harvest_out(settings, day),
+            settings=IngestSettings(run_date=day),
+            graph=settings,
+            spark=spark,
+            progress=say,
         )
-    except (TaskSourceError, HarvestError) as exc:
+    except UnreachableGraphError as exc:
+        raise NightlyError(str(exc)) from None
+    except HarvestRunError as exc:
         raise NightlyError(f"harvest {day}: {exc}") from None
-    finally:
-        store.close()
     return harvest_result(day, settings, run_dir=Path(report.out_dir))
 
 
