@@ -48,11 +48,8 @@ def advise_command(
 ) -> None:
     """Recommend a TTL per column: the widest downstream partition window plus a margin, capped by the table's TTL."""
     from watershed.api.cli.graph import open_store
+    from watershed.api.service.ttl_advice import TtlAdviceError, advise
     from watershed.graph.settings import GraphSettings
-    from watershed.ttl_advisor.advisor import top_by_savings
-    from watershed.ttl_advisor.batches import advise_in_batches
-    from watershed.ttl_advisor.graph_uses import has_tables
-    from watershed.ttl_advisor.model import AdviceCounts
     from watershed.ttl_advisor.settings import AdvisorSettings
 
     began = time.monotonic()
@@ -60,20 +57,11 @@ def advise_command(
     settings = AdvisorSettings() if margin_days is None else AdvisorSettings(ttl_margin_days=margin_days)
     graph_name = GraphSettings().graph_name
     store = open_store()
-    if not has_tables(store):
-        # A mistyped WATERSHED_GRAPH_NAME opens an empty graph: "0 columns" would read as advice.
-        fail(f"graph {graph_name!r} has no tables: no such graph, or nothing harvested into it yet")
-    # Batch by batch of tables (ttl_batch_tables): only the counts, the top so far and a few
-    # problems outlive a batch. The top of (top so far + this batch) is the top of all batches.
-    totals = AdviceCounts()
-    chosen = []
-    problems: list[str] = []
-    for batch in advise_in_batches(store, settings, table=table.lower() if table else None):
-        if table is not None and batch.catalog.get(table.lower()) is None:
-            fail(f"{table}: no such table in the graph")
-        totals.add(batch.recommendations)
-        chosen = top_by_savings([*chosen, *batch.recommendations], top, min_savings)
-        problems += batch.problems[: 5 - len(problems)]
+    try:
+        found = advise(store, settings, graph_name=graph_name, table=table, top=top, min_savings=min_savings)
+    except TtlAdviceError as exc:
+        fail(str(exc))
+    totals, chosen, problems = found.counts, found.top, found.problems
     elapsed = time.monotonic() - began
     shorter = totals.shorter_than_table
     counts = {"ttl": totals.ttl, "keep": totals.keep, "unused": totals.unused}
@@ -141,27 +129,18 @@ def run_command(
 
     Exit 1 when the broker cannot be reached, the run fails on the worker, or it is not done within --wait.
     """
-    import redis
-    from celery.exceptions import TimeoutError as CeleryTimeout
-    from kombu.exceptions import OperationalError
-    from kombu.utils.url import maybe_sanitize_url
+    from watershed.api.service import ttl_advice
+    from watershed.api.service.celery_app import TTL_QUEUE
 
-    from watershed.api.service.celery_app import TTL_QUEUE, app_for, workers_serving
-    from watershed.propagation.settings import PropagationSettings
-    from watershed.ttl_advisor.tasks import TASK_NAME, TtlRunSummary, new_run_id
-
-    settings = PropagationSettings()
-    broker = maybe_sanitize_url(settings.broker_url())
-    celery = app_for(settings)
-    run_id = run_id or new_run_id()
     try:
-        serving = workers_serving(celery, TTL_QUEUE)
-        sent = celery.send_task(TASK_NAME, args=[run_id])
-    except (OperationalError, redis.RedisError, OSError) as exc:
-        fail(f"cannot reach the Celery broker at {broker} ({exc}); run `watershed services up`")
+        queued = ttl_advice.queue(run_id)
+    except ttl_advice.TtlBrokerUnreachableError as exc:
+        fail(f"{exc}; run `watershed services up`")
     if output is Format.table:
-        console.print(f"TTL run {run_id} queued on the {TTL_QUEUE!r} queue of {broker} (task {sent.id})")
-    if not serving:
+        console.print(
+            f"TTL run {queued.run_id} queued on the {TTL_QUEUE!r} queue of {queued.broker} (task {queued.task_id})"
+        )
+    if not queued.serving:
         err_console.print(
             styled(("warning:", "yellow"), f" no worker serves the {TTL_QUEUE!r} queue now; "),
             "the run starts when one does (`watershed worker`)",
@@ -170,15 +149,9 @@ def run_command(
     if wait <= 0:
         return
     try:
-        result = sent.get(timeout=wait, interval=0.2)
-    except CeleryTimeout:
-        fail(f"TTL run {run_id} did not finish within {wait:g} s; it stays queued (or running)")
-    except (OperationalError, redis.RedisError) as exc:
-        fail(f"lost the Celery broker at {broker} while waiting for TTL run {run_id} ({exc})")
-    except Exception as exc:
-        # the worker's exception, rebuilt from the result backend: its message names the input at fault
-        fail(f"TTL run {run_id} failed on the worker: {type(exc).__name__}: {exc}")
-    summary = TtlRunSummary.model_validate(result)
+        summary = ttl_advice.wait(queued, wait)
+    except ttl_advice.TtlRunError as exc:
+        fail(str(exc))
     if output is Format.json:
         console.print_json(summary.model_dump_json())
         return

@@ -1,4 +1,4 @@
-"""Models only the HTTP API has; the others are the packages' own (GraphStats, HarvestRun, NodeTags, WhyPaths, RunRecord, ...)."""
+"""Models only the HTTP API has; the others are the packages' own (GraphStats, HarvestRun, NodeTags, WhyPaths, RunRecord, ...) and the use cases' (HarvestProblem, TtlAdvice, ...)."""
 
 from __future__ import annotations
 
@@ -257,25 +257,6 @@ class TagValues(BaseModel):
 
 class RunStart(BaseModel):
     full: bool = False
-
-
-class HarvestProblem(BaseModel):
-    """One line of a harvest run's errors.jsonl (a statement that could not be analysed, a bad
-    task record, a duplicate task id): a record, not an exception."""
-
-    model_config = {"extra": "allow"}
-
-
-class TtlAdvice(BaseModel):
-    """A column's stored TTL advice (written by `watershed ttl advise`)."""
-
-    column: str
-    table: str
-    status: str
-    ttl_days_recommended: int | None = None
-    #: bytes the recommended TTL would free (sampled ORC files); None when the table's size is unknown
-    savings_bytes: int | None = None
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class Ddl(BaseModel):

@@ -1,5 +1,5 @@
-"""Stored TTL advice (what `watershed ttl advise` and the nightly task wrote onto the columns): the
-biggest savings first, for the whole graph or one table.
+"""Stored TTL advice (what a TTL run, `watershed ttl run` or the nightly chain, wrote onto the
+columns): the biggest savings first, for the whole graph or one table (api/service/ttl_advice.py).
 
 Columns whose savings are unknown (no sampled size) come last. Without `table` the list orders
 every advised column by its savings (a scan of the Column label, bounded by the page size).
@@ -7,33 +7,17 @@ every advised column by its savings (a scan of the Column label, bounded by the 
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Depends, Query
 
 from watershed.api.http.deps import Service, service, viewer
-from watershed.api.http.models import TtlAdvice
-from watershed.api.http.nodes import TABLE_ID, missing, parse
-from watershed.api.http.paging import Page, PageRequest, encode_cursor, page_request
+from watershed.api.http.nodes import TABLE_ID, parse
+from watershed.api.http.paging import Page, PageRequest, page_request
+from watershed.api.http.problems import ApiProblem
+from watershed.api.service import ttl_advice
 from watershed.api.service.accounts.rights import Me
+from watershed.api.service.ttl_advice import TtlAdvice
 
 router = APIRouter(tags=["ttl"])
-
-#: what a column of unknown savings sorts as (after every known saving, zero included)
-UNKNOWN = -1
-SAVED = f"coalesce(c.ttl_savings_bytes, {UNKNOWN})"
-FIELDS = "c.id, c.table, c.ttl_status, c.ttl_days_recommended, c.ttl_savings_bytes, c.ttl_evidence"
-# keyset paging on (savings descending, id ascending): the cursor holds the last row's pair
-AFTER = f"({SAVED} < $saved OR ({SAVED} = $saved AND c.id > $after)) AND {SAVED} >= $min_saved"
-ORDER = f"ORDER BY {SAVED} DESC, c.id LIMIT $n"
-ALL = f"MATCH (c:Column) WHERE c.ttl_status IS NOT NULL AND {AFTER} RETURN {FIELDS} {ORDER}"
-OF_TABLE = (
-    "MATCH (t:Table {id: $table})-[:HAS_COLUMN]->(c:Column) "
-    f"WHERE c.ttl_status IS NOT NULL AND {AFTER} RETURN {FIELDS} {ORDER}"
-)
-TABLE_EXISTS = "MATCH (t:Table {id: $table}) RETURN t.id"
-#: above any real saving: where the first page starts
-START = 2**62
 
 
 @router.get("/ttl/advice", response_model=Page[TtlAdvice])
@@ -47,36 +31,14 @@ def advice(
     svc: Service = Depends(service),
 ) -> Page[TtlAdvice]:
     position = page.position()
-    params = {
-        "saved": int(position.get("saved", START)),
-        "after": str(position.get("after", "")),
-        "min_saved": UNKNOWN if min_savings is None else min_savings,
-        "n": page.limit + 1,
-    }
-    if table:
-        table_id, _, _ = parse(table, "Table")
-        if not svc.graph.read(TABLE_EXISTS, {"table": table_id}):
-            raise missing("table", table_id)
-        rows = svc.graph.read(OF_TABLE, {"table": table_id, **params})
-    else:
-        rows = svc.graph.read(ALL, params)
-    items = [
-        TtlAdvice(
-            column=c,
-            table=t,
-            status=status,
-            ttl_days_recommended=days,
-            savings_bytes=saved,
-            evidence=json.loads(evidence) if evidence else [],
+    try:
+        return ttl_advice.stored(
+            svc.graph,
+            table=parse(table, "Table")[0] if table else None,
+            min_savings=min_savings,
+            saved=int(position.get("saved", ttl_advice.START)),
+            after=str(position.get("after", "")),
+            limit=page.limit,
         )
-        for c, t, status, days, saved, evidence in rows
-    ]
-    more = len(items) > page.limit
-    items = items[: page.limit]
-    last = items[-1] if items else None
-    cursor = None
-    if more and last is not None:
-        cursor = encode_cursor(
-            {"saved": UNKNOWN if last.savings_bytes is None else last.savings_bytes, "after": last.column}
-        )
-    return Page(items=items, next_cursor=cursor)
+    except ttl_advice.TtlAdviceError as exc:
+        raise ApiProblem(404, str(exc)) from None

@@ -297,19 +297,22 @@ def propagate(
 
 def ttl(day: str, settings: NightlySettings | None = None) -> StepResult:
     """Every column's TTL recommendation, stored in the graph under the run id `ttl-DAY`."""
-    from watershed.ttl_advisor.tasks import GraphUnreachableError, advise_and_store
+    from watershed.api.service.ttl_advice import TtlRunError, store_here
 
     settings = settings or NightlySettings()
     began = time.monotonic()
     try:
-        summary = advise_and_store(f"ttl-{check_date(day)}")
-    except GraphUnreachableError as exc:
+        summary = store_here(f"ttl-{check_date(day)}")
+    except TtlRunError as exc:
         raise NightlyError(str(exc)) from None
-    run_id = summary.pop("run_id")
     return save_result(
         settings,
         StepResult(
-            step="ttl", date=day, run_id=run_id, counts=summary, seconds=round(time.monotonic() - began, 2)
+            step="ttl",
+            date=day,
+            run_id=summary.run_id,
+            counts=summary.model_dump(exclude={"run_id"}),
+            seconds=round(time.monotonic() - began, 2),
         ),
     )
 
