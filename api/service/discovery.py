@@ -693,11 +693,17 @@ def proposals(
     *,
     status: str | None = None,
     table: str | None = None,
+    column: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
 ) -> Page[ColumnProposal]:
-    """A page of proposals in column id order (`status`: open, accepted, rejected)."""
+    """A page of proposals in column id order (`status`: open, accepted, rejected); `column`: that
+    column's proposal only (a page of one or none)."""
     after = decode_cursor(cursor).get("after")
+    if column is not None:
+        found = graph.discovery_proposals_of([column]).get(column)
+        keep = found is not None and (status is None or found.status == status) and (after or "") < column
+        return Page(items=[found] if keep else [], next_cursor=None)
     rows = graph.discovery_proposals(status=status, table=table, after=after, limit=limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]

@@ -60,6 +60,7 @@ def run(body: DiscoveryRequest, me: Me = Depends(steward), svc: Service = Depend
 def list_proposals(
     status: Literal["open", "accepted", "rejected"] | None = Query(None),
     table: str | None = Query(None, pattern=TABLE_ID, description="Only this table's (db.table)."),
+    column: str | None = Query(None, pattern=COLUMN_ID, description="Only this column's (db.table.column)."),
     page: PageRequest = Depends(page_request),
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
@@ -69,6 +70,7 @@ def list_proposals(
             svc.graph,
             status=status,
             table=parse(table, "Table")[0] if table else None,
+            column=parse(column, "Column")[0] if column else None,
             limit=page.limit,
             cursor=page.cursor,
         )

@@ -3,6 +3,7 @@
 import { html, render, useState, useEffect, useRef, useCallback } from './vendor/htm-preact.js';
 import { api, get, qs, enc, ApiError, setUnauthorizedHandler } from './api.js';
 import { LineageGraph, warmUp } from './graph.js';
+import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
 
 // What tests and the benchmark read: the last lineage drawing's timings.
 window.__watershed = { renderCount: 0, lastRenderMs: null, lastFetchMs: null, lastNodes: 0, lastEdges: 0 };
@@ -537,6 +538,12 @@ function LineagePanel({ nodeId, params }) {
 function ColumnPage({ me, id, params }) {
   const isColumn = id.split('.').length >= 3;
   const [column, error, reload] = useGet(isColumn ? `/columns/${enc(id)}` : null);
+  // a decision in the discovery panel sets seeds: the tag editor reads them again
+  const [tagsVersion, setTagsVersion] = useState(0);
+  const discovered = () => {
+    setTagsVersion((v) => v + 1);
+    reload();
+  };
   return html`<section class="column-page">
     <div class="column-head">
       <h2>${isColumn ? 'Column' : 'Table'} ${id}</h2>
@@ -547,7 +554,10 @@ function ColumnPage({ me, id, params }) {
       <${ErrorBox} error=${error} />
     </div>
     <div class="column-body">
-      ${isColumn ? html`<div class="column-side"><${TagEditor} me=${me} nodeId=${id} onChanged=${reload} /></div>` : null}
+      ${isColumn
+        ? html`<div class="column-side"><${TagEditor} me=${me} nodeId=${id} onChanged=${reload} key=${tagsVersion} />
+            <${DiscoveryPanel} me=${me} nodeId=${id} onChanged=${discovered} /></div>`
+        : null}
       <${LineagePanel} nodeId=${id} params=${isColumn ? params : { level: 'table', ...params }} key=${id} />
     </div>
   </section>`;
@@ -757,7 +767,7 @@ function TtlPage({ params }) {
 function Nav({ me, onLogout }) {
   return html`<header class="nav">
     <a class="brand" href="#/search">Watershed</a>
-    <a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a>
+    <a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a><a href="#/discovery">Discovery</a>
     <span class="me" data-testid="me">${me.name} · <b data-testid="role">${me.role}</b>${me.databases ? ` (${me.databases.join(', ')})` : ''}</span>
     <button class="small" onClick=${onLogout}>Log out</button>
   </header>`;
@@ -790,6 +800,7 @@ function App() {
   else if (page === 'why') body = html`<${WhyPage} me=${me} nodeId=${args[0]} keyName=${args[1]} key=${location.hash} />`;
   else if (page === 'runs') body = html`<${RunsPage} me=${me} /><${HarvestRuns} />`;
   else if (page === 'ttl') body = html`<${TtlPage} params=${params} />`;
+  else if (page === 'discovery') body = html`<${DiscoveryPage} me=${me} />`;
   else body = html`<${Search} params=${params} key=${location.hash} />`;
   return html`<${Nav} me=${me} onLogout=${logout} /><main>${body}</main>`;
 }

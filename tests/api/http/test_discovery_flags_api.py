@@ -66,5 +66,15 @@ def test_a_leak_is_listed_with_its_path(api, flagged):
         assert [f["kind"] for f in by_column["items"]] == ["leak"]
         none = viewer.get("/discovery/flags", params={"kind": "over_tag", "table": "dws.flag_copy"}).json()
         assert none["items"] == []
+        # the column page asks for one column's proposal
+        one = viewer.get("/discovery/proposals", params={"column": "ods.flag_src.c17"}).json()
+        assert [p["column"] for p in one["items"]] == ["ods.flag_src.c17"] and one["next_cursor"] is None
+        assert (
+            viewer.get("/discovery/proposals", params={"column": "ods.flag_src.town"}).json()["items"] == []
+        )
+        closed = viewer.get(
+            "/discovery/proposals", params={"column": "ods.flag_src.c17", "status": "rejected"}
+        )
+        assert closed.json()["items"] == []
         assert viewer.get("/discovery/flags", params={"kind": "maybe"}).status_code == 422
         assert viewer.get("/discovery/flags", params={"column": "dws.flag_copy"}).status_code == 422
