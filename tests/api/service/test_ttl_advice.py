@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from tests.api.conftest import load_sample_warehouse
+from tests.support.api_service import load_sample_warehouse
 from watershed.api.cli import app
 from watershed.api.service import ttl_advice
 from watershed.api.service.nightly import steps

@@ -17,7 +17,7 @@ import threading
 import pytest
 from typer.testing import CliRunner
 
-from tests.propagation.conftest import Workers
+from tests.support.celery_workers import Workers
 from watershed.api.cli import app
 from watershed.api.service.accounts.store import AccountStore
 from watershed.api.service.audit import entries
