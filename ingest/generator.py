@@ -151,7 +151,7 @@ def _select_list(pairs: list[tuple[str, str]]) -> str:
     )
 
 
-def _task_clean(rng, task_id, target, source) -> tuple[str, list[str]]:
+def _task_clean(rng, task_id, target, source) -> tuple[str, list[str], list[tuple[str, str]]]:
     pairs = _projections(rng, source, "", rng.randint(10, 60))
     view = f"v_{task_id}"
     sql = (
@@ -160,7 +160,7 @@ def _task_clean(rng, task_id, target, source) -> tuple[str, list[str]]:
         f"INSERT OVERWRITE TABLE {target} PARTITION (dt = '${{date}}')\n"
         f"SELECT {', '.join(name for _, name in pairs)}\nFROM {view};\n"
     )
-    return sql, [name for _, name in pairs]
+    return sql, [name for _, name in pairs], pairs
 
 
 def _task_join(rng, task_id, target, left, right) -> tuple[str, list[str]]:
@@ -274,6 +274,50 @@ def write_sample_data(
     return files
 
 
+def write_content(
+    out: Path,
+    cleaned: list[tuple[str, Table, list[tuple[str, str]]]],
+    catalog: dict[str, dict],
+    tables: int,
+    seed: int,
+    rows: int = 200,
+) -> list[str]:
+    """Discovery content for `tables` ODS tables with every filler of demo_content.FILLERS, and for
+    the DWD tables cleaned from them (in task order); the first one's `phone` holds device models.
+    Their catalog entries get the location. Returns the tables written."""
+    from watershed.ingest import demo_content
+
+    rng = random.Random(seed * 7919 + 1)
+    sources: dict[str, dict[str, list]] = {}
+    written: list[str] = []
+    for target, source, pairs in cleaned:
+        if source.id not in sources:
+            if (
+                source.layer != "ods"
+                or len(sources) >= tables
+                or not set(demo_content.FILLERS) <= set(source.columns)
+            ):
+                continue
+            values = demo_content.source_values(source.columns, rows, rng, devices=not sources)
+            sources[source.id] = values
+            _write_content_table(out, source, values, catalog)
+            written.append(source.id)
+        if target.startswith("dwd.") and target in catalog:
+            values = demo_content.derived_values(pairs, sources[source.id], rows)
+            _write_content_table(out, Table(target, "dwd", list(values)), values, catalog)
+            written.append(target)
+    return written
+
+
+def _write_content_table(out: Path, table: Table, values: dict[str, list], catalog: dict[str, dict]) -> None:
+    from watershed.ingest.demo_content import write_table
+
+    location = out / "data" / table.id.replace(".", "/")
+    partitions = [f"dt={RUN_DATE}"] + (["hour=00"] if table.hourly else [])
+    write_table(location, values, partitions)
+    catalog[table.id]["location"] = str(location)
+
+
 def generate_warehouse(
     out_dir: str | Path,
     tasks: int = 500,
@@ -281,8 +325,11 @@ def generate_warehouse(
     broken: int | None = None,
     data_tables: int = 0,
     data_partitions: int = 30,
+    content_tables: int = 0,
 ) -> Summary:
-    """Write the warehouse; with `data_tables`, that many ODS tables also get ORC partitions."""
+    """Write the warehouse; with `data_tables`, that many ODS tables also get ORC partitions; with
+    `content_tables`, that many ODS tables and the DWD tables cleaned from them get an ORC file of
+    discovery content (ingest/demo_content.py). Neither changes the tables, columns or tasks."""
     rng = random.Random(seed)
     out = Path(out_dir)
     (out / "tasks").mkdir(parents=True, exist_ok=True)
@@ -295,6 +342,8 @@ def generate_warehouse(
     broken_at = set(rng.sample(range(tasks), min(broken, tasks)))
     summary = Summary()
     catalog: dict[str, dict] = {t.id: t.catalog_entry() for t in ods}
+    #: (target, source, projections) of each clean task: what the content's derived values follow
+    cleaned: list[tuple[str, Table, list[tuple[str, str]]]] = []
     with (out / "tasks.jsonl").open("w") as export:
         for index, layer in enumerate(plan):
             below = {
@@ -315,7 +364,9 @@ def generate_warehouse(
             else:
                 shape = rng.random()
                 if layer == "dwd" or shape < 0.2:
-                    sql, columns = _task_clean(rng, task_id, target, rng.choice(below))
+                    source = rng.choice(below)
+                    sql, columns, pairs = _task_clean(rng, task_id, target, source)
+                    cleaned.append((target, source, pairs))
                 elif shape < 0.5:
                     sql, columns = _task_join(
                         rng,
@@ -352,6 +403,8 @@ def generate_warehouse(
             summary.tasks += 1
     if data_tables:
         write_sample_data(out, ods[:data_tables], catalog, data_partitions, seed)
+    if content_tables:
+        write_content(out, cleaned, catalog, content_tables, seed)
     (out / "catalog.json").write_text(json.dumps({"tables": catalog}, indent=1, sort_keys=True))
     summary.tables = len(catalog)
     summary.columns = sum(len(e["columns"]) + len(e["partitioned_by"]) for e in catalog.values())
@@ -368,6 +421,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data-tables", type=int, default=0, help="ODS tables that also get ORC data files")
     parser.add_argument("--data-partitions", type=int, default=30, help="daily partitions per such table")
+    parser.add_argument(
+        "--content-tables",
+        type=int,
+        default=0,
+        help="ODS tables (and their DWD copies) with discovery content",
+    )
     args = parser.parse_args(argv)
     summary = generate_warehouse(
         args.out_dir,
@@ -375,6 +434,7 @@ def main(argv: list[str] | None = None) -> None:
         args.seed,
         data_tables=args.data_tables,
         data_partitions=args.data_partitions,
+        content_tables=args.content_tables,
     )
     print(json.dumps(summary.__dict__))
 

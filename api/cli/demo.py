@@ -15,6 +15,8 @@ from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
 
 SAMPLE_RUN_DATE = "2024-01-31"
+#: ODS tables (and the DWD tables cleaned from them) whose files hold discovery content
+DEMO_CONTENT_TABLES = 3
 
 
 def demo_command(
@@ -28,7 +30,8 @@ def demo_command(
         False, "--details", help="With --lineage-only, print every task's full lineage."
     ),
 ) -> None:
-    """Start the services, generate a warehouse, harvest it with Spark into FalkorDB, show lineage, propagate tags."""
+    """Start the services, generate a warehouse, harvest it with Spark into FalkorDB, show lineage,
+    discover sensitive content, propagate tags, flag leaks and over-tagging."""
     if lineage_only:
         sample_lineage(details)
         return
@@ -59,8 +62,8 @@ def full_demo(tasks: int) -> None:
         + ", ".join(f"{b.name}" + (f" on port {b.port}" if b.port else "") for b in background)
     )
     warehouse = settings.data_dir / "demo" / f"warehouse-{tasks}"
-    if not (warehouse / "catalog.json").exists():
-        summary = generate_warehouse(warehouse, tasks=tasks, seed=7)
+    if not (warehouse / "catalog.json").exists() or not (warehouse / "data").exists():
+        summary = generate_warehouse(warehouse, tasks=tasks, seed=7, content_tables=DEMO_CONTENT_TABLES)
         console.print(f"generated {summary.tasks} tasks over {summary.tables} tables in {warehouse}")
     catalog = Catalog.load(warehouse / "catalog.json")
     store = FalkorDBStore.from_settings(settings)
@@ -108,7 +111,9 @@ def full_demo(tasks: int) -> None:
     for found in (deepest and (deepest[0][0], "upstream"), root and (root[0][0], "downstream")):
         if found:
             console.print(lineage_tree(store.bounded_lineage(found[0], found[1], depth=10, limit=200)))
+    discovery_demo(store)
     propagation_demo(store, catalog)
+    flags_demo(store)
     api = background[0]
     token = demo_admin_token(store)
     console.print(f"web UI: http://{api.host}:{api.port}/  (API docs: http://{api.host}:{api.port}/docs)")
@@ -208,6 +213,59 @@ def propagation_demo(store, catalog: Catalog) -> None:
         tree, _ = why_tree(tags, deepest[0][0], "pii", max_paths=5)
         console.print(f"why is {deepest[0][0]} pii? (`watershed tag why {deepest[0][0]} pii`)")
         console.print(tree)
+
+
+def discovery_demo(store) -> None:
+    """Discovery of the root tables with files, once the policy's name rules have seeded what the
+    columns' names say: what it proposes is what the names missed (decoys are not proposed)."""
+    from watershed.api.service.discovery import discover
+    from watershed.propagation.graph_store import GraphTagStore
+    from watershed.propagation.policy import default_policy
+
+    policy = default_policy()
+    GraphTagStore(store, policy).sync_rule_seeds()
+    run = discover(store, policy, force=True)
+    sampled = [t for t in run.tables if t.status == "sampled"]
+    table = Table(title=f"discovery {run.run}: content the name rules missed", title_justify="left")
+    for header in ("column", "proposes", "confidence", "masked examples"):
+        table.add_column(header)
+    for report in sampled:
+        for p in report.proposals:
+            table.add_row(
+                p.column,
+                " ".join(f"{k}={v}" for k, v in sorted(p.tags.items())),
+                f"{p.confidence:.2f} of {p.sampled}",
+                ", ".join(p.evidence.examples),
+            )
+    console.print(table)
+    console.print(
+        f"{len(sampled)} root tables sampled, {run.values} values judged, {run.proposed} proposed "
+        "(look-alikes failing their check digits, hashes and amounts are not); accept them on the web "
+        "UI's Discovery page or with `watershed discover accept COLUMN`"
+    )
+
+
+def flags_demo(store) -> None:
+    """Discovery of the derived tables with files, after propagation: where their content disagrees
+    with the tags propagation gave them (a copy of an untagged root, a name rule's mistake)."""
+    from watershed.api.service.discovery import discover
+    from watershed.propagation.policy import default_policy
+
+    run = discover(store, default_policy(), derived=True, force=True)
+    flags = [f for report in run.tables for f in report.flags]
+    table = Table(title=f"discovery {run.run}: leaks and over-tagging", title_justify="left")
+    for header in ("column", "flag", "content says", "holds", "path back from"):
+        table.add_column(header)
+    for f in flags:
+        table.add_row(
+            f.column,
+            f.kind,
+            " ".join(f"{k}={v}" for k, v in sorted(f.tags.items())),
+            " ".join(f"{k}={','.join(v)}" for k, v in sorted(f.held.items())) or "nothing",
+            f"{f.root or '(no column lineage)'}{' (tagged)' if f.root_tagged else ''}",
+        )
+    console.print(table)
+    console.print(f"{len(flags)} flagged: `watershed discover flags`, or the web UI's Discovery page")
 
 
 def sample_lineage(details: bool) -> None:
