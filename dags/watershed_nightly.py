@@ -1,6 +1,6 @@
-"""The nightly Airflow DAG `watershed_nightly`: harvest → propagate → TTL advice → protection plan →
-protection apply (off unless the `apply_protection` param is on) → a run summary, once per logical
-date.
+"""The nightly Airflow DAG `watershed_nightly`: harvest → discover → propagate → TTL advice →
+protection plan → protection apply (off unless the `apply_protection` param is on) → a run summary,
+once per logical date.
 
 Point Airflow's `dags_folder` at this folder (installed: `python -c "import watershed.dags, os;
 print(os.path.dirname(watershed.dags.__file__))"`), or import `dag` from `watershed.dags.watershed_nightly`.
@@ -98,6 +98,13 @@ def harvested(prepared: dict) -> dict:
     from watershed.api.service.nightly.steps import harvest_result
 
     return harvest_result(prepared["date"], _settings()).model_dump()
+
+
+@task(**STEP_DEFAULTS)
+def discover(prepared: dict) -> dict:
+    from watershed.api.service.nightly import steps
+
+    return steps.discover(prepared["date"], _settings()).model_dump()
 
 
 @task.sensor(
@@ -208,6 +215,7 @@ with DAG(
         **STEP_DEFAULTS,
     )
     harvest_step = harvested(prepared)
+    discover_step = discover(prepared)
     lock_free = propagation_lock_free()
     propagate_step = propagate(prepared)
     ttl_step = ttl_advice(prepared)
@@ -225,6 +233,16 @@ with DAG(
     skipped = apply_skipped(prepared, plan_step)
     done = summary(prepared)
 
-    prepared >> harvest >> harvest_step >> lock_free >> propagate_step >> ttl_step >> plan_step >> branch
+    (
+        prepared
+        >> harvest
+        >> harvest_step
+        >> discover_step
+        >> lock_free
+        >> propagate_step
+        >> ttl_step
+        >> plan_step
+        >> branch
+    )
     branch >> apply >> apply_step >> done
     branch >> skipped >> done

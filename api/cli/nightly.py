@@ -1,7 +1,7 @@
 """`watershed nightly`: the nightly chain for one logical date, for cron users.
 
 The same steps as the Airflow DAG (dags/watershed_nightly.py) and the Celery beat task:
-harvest → propagate → TTL advice → protection plan → protection apply (off unless asked) → summary.
+harvest → discover → propagate → TTL advice → protection plan → protection apply (off unless asked) → summary.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The nightly chain: harvest → propagate → TTL advice → protection plan → apply → summary.
+"""The nightly chain: harvest → discover → propagate → TTL advice → protection plan → apply → summary.
 
 One implementation of the steps (`steps`), three ways to trigger them: `watershed nightly`
 (cron), the Celery beat task (`watershed worker --beat`), and the Airflow DAG in `dags/`.

@@ -1,6 +1,6 @@
 """The nightly chain in one process: what `watershed nightly` and the Celery beat task run.
 
-harvest → propagate → TTL advice → protection plan → protection apply (only when asked) → summary,
+harvest → discover → propagate → TTL advice → protection plan → protection apply (only when asked) → summary,
 each step as `watershed.api.service.nightly.steps` implements it for every trigger. A step that fails
 stops the chain (the later steps would work on a half-done night); running the chain again for
 the same date redoes every step, each idempotent, and converges.
@@ -45,6 +45,7 @@ def run_nightly(
             on_step(result)
 
     done(steps.harvest(day, settings, spark=spark, say=say))
+    done(steps.discover(day, settings))
     done(steps.propagate(day, settings, full=full, local=local, say=say))
     done(steps.ttl(day, settings))
     planned = steps.protection_plan(day, settings)

@@ -19,6 +19,9 @@ class NightlySettings(GraphSettings):
     nightly_catalog: AbsolutePath | None = None
     #: the KMS the protection steps use (kms://http@HOST:PORT/kms); default: the policy's
     nightly_kms: str | None = Field(default=None, pattern=r"^kms://")
+    #: (WATERSHED_NIGHTLY_DISCOVERY) the discover step samples the tables whose files changed
+    #: (WATERSHED_DISCOVERY_* settings); false: the step is skipped
+    nightly_discovery: bool = True
     #: how long the propagate step waits for another run's lock before it fails (and is retried)
     nightly_lock_wait_seconds: Seconds = 60.0
     #: (the Celery beat option) when the nightly chain runs, as a cron line: minute hour day month weekday

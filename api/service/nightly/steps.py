@@ -28,7 +28,7 @@ from watershed.api.service.nightly.settings import NightlySettings
 from watershed.graph.errors import WatershedError
 
 #: the steps in the order they run
-STEPS = ("harvest", "propagate", "ttl", "protection_plan", "protection_apply")
+STEPS = ("harvest", "discover", "propagate", "ttl", "protection_plan", "protection_apply")
 #: who the audit log names for what the nightly chain changes
 ACTOR = "nightly"
 #: the setting that gives the protection steps their KMS (NightlySettings.nightly_kms)
@@ -208,6 +208,51 @@ def harvest_result(
             seconds=round(float(record.get("seconds") or 0.0), 2),
             message=f"errors and run record in {run_dir}",
         ),
+    )
+
+
+# ------------------------------------------------------------------ discover
+
+
+def discover(day: str, settings: NightlySettings | None = None) -> StepResult:
+    """Content discovery (api/service/discovery.py) of the tables whose files changed: after the
+    harvest recorded their locations, before propagation, so the seeds stewards accepted (and the
+    ones discovery_auto_accept accepts) propagate tonight. Skipped when nightly_discovery is off."""
+    from watershed.api.service.discovery import discover as discover_tables
+    from watershed.discovery.detectors import UnknownRegionError
+
+    settings = settings or NightlySettings()
+    check_date(day)
+    if not settings.nightly_discovery:
+        return save_result(
+            settings,
+            StepResult(
+                step="discover",
+                date=day,
+                status="skipped",
+                message="discovery is off (WATERSHED_NIGHTLY_DISCOVERY=false)",
+            ),
+        )
+    policy = _policy(f"discover {day}: ")
+    store = _open_graph(settings)
+    try:
+        run = discover_tables(store, policy)
+    except UnknownRegionError as exc:
+        raise NightlyError(f"discover {day}: {exc}") from None
+    finally:
+        store.close()
+    statuses = [t.status for t in run.tables]
+    counts = {
+        "sampled": statuses.count("sampled"),
+        "unchanged": statuses.count("unchanged"),
+        "skipped": statuses.count("skipped"),
+        "values": run.values,
+        "proposed": run.proposed,
+        "auto_accepted": run.auto_accepted,
+        "flagged": run.flagged,
+    }
+    return save_result(
+        settings, StepResult(step="discover", date=day, run_id=run.run, counts=counts, seconds=run.seconds)
     )
 
 
