@@ -12,6 +12,7 @@ import functools
 from typing import Any
 from urllib.parse import urlsplit
 
+from watershed.graph import neo4j_server
 from watershed.graph.errors import GraphUnavailableError, first_line
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import GraphStore
@@ -47,6 +48,9 @@ CONSTRAINTS = [
     "CREATE INDEX watershed_protected_file_path IF NOT EXISTS FOR (n:ProtectedFile) ON (n.path)",
     "CREATE INDEX watershed_protected_file_table IF NOT EXISTS FOR (n:ProtectedFile) ON (n.table)",
     "CREATE INDEX watershed_protection_run_id IF NOT EXISTS FOR (n:ProtectionRun) ON (n.id)",
+    # discovery (api/service/discovery.py): a table's last scan and a column's proposal, one per id
+    "CREATE CONSTRAINT watershed_discovery_scan_id IF NOT EXISTS FOR (n:DiscoveryScan) REQUIRE n.id IS UNIQUE",
+    "CREATE CONSTRAINT watershed_discovery_proposal_id IF NOT EXISTS FOR (n:DiscoveryProposal) REQUIRE n.id IS UNIQUE",
 ]
 
 
@@ -81,7 +85,9 @@ class Neo4jStore(GraphStore):
         from neo4j import GraphDatabase
 
         settings = settings or GraphSettings()
-        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, settings.neo4j_password))
+        # the settings' password, WATERSHED_NEO4J_PASSWORD_FILE's, or the local Neo4j's own
+        secret = neo4j_server.password(settings)
+        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, secret))
         # the address only: a URI may carry user:password@
         address = urlsplit(settings.neo4j_uri)
         where = f"Neo4j at {address.scheme}://{address.hostname}:{address.port or 7687}"
@@ -123,8 +129,12 @@ class Neo4jStore(GraphStore):
             for statement in CONSTRAINTS:
                 session.run(statement).consume()
 
+    @_reaching_server
     def clear(self) -> None:
-        self.write_all([("MATCH (n) DETACH DELETE n", {})])
+        # in batches, each its own transaction: one transaction deleting a large graph holds every
+        # change in the heap (CALL ... IN TRANSACTIONS runs only in an auto-commit transaction)
+        with self.driver.session(database=self.database) as session:
+            session.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
         self.forget_columns()
 
     def close(self) -> None:
