@@ -1,4 +1,5 @@
-"""Shared fixtures: real servers started once per test session on free loopback ports."""
+"""Shared fixtures: real servers started once per test session on free loopback ports, and the
+`services` and `spark` marks derived from the fixtures a test uses."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import server_guard
+
+if os.environ.get(server_guard.ENV):
+    # before anything of ours is imported: the proof that a tier starts no server (server_guard.py)
+    server_guard.install()
+
 from tests.support.wheel import build_wheel
 from watershed.graph.server import ServerSpec, free_port, start, stop
 
@@ -19,7 +26,56 @@ from watershed.graph.server import ServerSpec, free_port, start, stop
 #: fixture for the whole session (imported into a module, a fixture would be that module's own copy)
 pytest_plugins = ["tests.support.celery_workers", "tests.support.protection_service", "tests.support.neo4j"]
 
+#: fixtures that start a server -> what they start. A test that uses one (directly or through the
+#: fixtures it uses: item.fixturenames is that closure) is marked `services`; one that uses a
+#: SPARK_FIXTURES fixture is marked `spark`. So `-m "not services and not spark"` is a tier that
+#: starts no server and no JVM, whatever a new test's fixtures. A fixture that only calls another
+#: of these need not be listed. Tests that start a server without a fixture carry the mark by hand;
+#: WATERSHED_TESTS_NO_SERVERS (tests/support/server_guard.py) finds any that lack it.
+SERVICE_FIXTURES = {
+    "falkordb_server": "FalkorDB (redis-server with the module), for the session",
+    "celery_redis": "the Celery broker Redis, for the session",
+    "workers": "Celery worker processes",
+    "kms_server": "the embedded KMS (an HTTP server in this process)",
+    "neo4j_server": "the embedded Neo4j (a JVM)",
+    "backend_store": "FalkorDB or Neo4j, chosen at run time (request.getfixturevalue)",
+    "run_state_redis": "a Redis of the test's own",
+    "service_env": "settings for `watershed services up`, which the test runs",
+    "neo4j_service_env": "settings for `watershed services up` with a local Neo4j, which the test runs",
+    "doomed": "a FalkorDB, a Redis and the API of their own, to be killed (api/http/test_graph_down.py)",
+    "own_falkordb": "a FalkorDB of the test's own (graph/test_replicated_properties.py)",
+    "cluster": "a FalkorDB, a Redis and workers to kill (propagation/test_faults.py)",
+    "redis_broker": "a Redis of the test's own (ttl_advisor/test_celery_task.py)",
+    "api": "the steward service in uvicorn",
+    "protect_api": "the steward service in uvicorn, with the test KMS",
+    "web_stack": "the API as a uvicorn process, with a worker",
+}
+SPARK_FIXTURES = {
+    "spark": "the session's local PySpark (a JVM)",
+}
+
 _graph_names = itertools.count()
+
+
+@pytest.hookimpl(tryfirst=True)  # before the mark plugin selects by -m
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        used = set(item.fixturenames)
+        if used & SERVICE_FIXTURES.keys():
+            item.add_marker(pytest.mark.services)
+        if used & SPARK_FIXTURES.keys():
+            item.add_marker(pytest.mark.spark)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Under the guard, every server start it refused, by test: the tier's proof, or what to mark."""
+    log = os.environ.get(server_guard.ENV, "")
+    if log in ("", "1"):  # "1": refused, but not recorded
+        return
+    refused = Path(log).read_text().splitlines() if Path(log).exists() else []
+    terminalreporter.section(f"{server_guard.ENV}: {len(refused)} server starts refused", red=bool(refused))
+    for line in refused:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,9 @@ checked, function-local and relative ones included:
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,3 +133,41 @@ def test_the_check_flags_each_kind_and_passes_a_support_module(tmp_path):
             "bench/b.py:1: imports the test module tests.a.test_x",
         ]
     )
+
+
+#: run under the guard (tests/support/server_guard.py): three server starts, each must be refused;
+#: an ordinary child still runs
+GUARDED = """
+import socket, subprocess, sys
+from tests.support import server_guard
+server_guard.install()
+starts = {
+    "listen": lambda: socket.create_server(("127.0.0.1", 0)),
+    "program": lambda: subprocess.Popen(["/no/such/dir/redis-server", "--port", "0"]),
+    "child": lambda: subprocess.run(
+        [sys.executable, "-c", "import socket; socket.create_server(('127.0.0.1', 0))"], check=True
+    ),
+}
+for name, start in starts.items():
+    try:
+        start()
+    except (server_guard.ServerStartedError, subprocess.CalledProcessError):
+        print("refused", name)
+subprocess.run([sys.executable, "-c", "print('ordinary')"], check=True)
+"""
+
+
+def test_the_server_guard_refuses_and_lists_a_server_started_here_or_in_a_child(tmp_path):
+    """The proof that the fast tier starts no server rests on this guard: a listening socket, a
+    server program and a server in a Python child each fail, and each is written to the file."""
+    log = tmp_path / "refused.log"
+    env = {**os.environ, "WATERSHED_TESTS_NO_SERVERS": str(log), "PYTEST_CURRENT_TEST": "t.py::t (call)"}
+    done = subprocess.run(
+        [sys.executable, "-c", GUARDED], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:4] == ["refused listen", "refused program", "refused child", "ordinary"]
+    refused = log.read_text().splitlines()
+    assert len(refused) == 3 and all(line.startswith("t.py::t (call): ") for line in refused), refused
+    assert "began to listen" in refused[0] and "started redis-server" in refused[1]
+    assert "began to listen" in refused[2]

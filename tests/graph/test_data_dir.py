@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
@@ -39,6 +40,7 @@ def test_relative_data_dir_is_absolute_and_carries_the_kms_files(tmp_path, monke
     assert kms.kms_secret_file == data / "kms" / "kms.secret"
 
 
+@pytest.mark.services  # no fixture: the test runs `watershed services up` itself
 def test_services_started_in_one_directory_are_found_from_another(tmp_path, monkeypatch):
     """`up` in A with a relative data dir (and the default keystore under it); `status`/`down` from A/elsewhere."""
     from watershed.orc_crypto.keys.embedded import EmbeddedKeystore

@@ -30,8 +30,6 @@ from watershed.graph.server import ServerSpec, free_port, start, stop
 from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.harvest import run_harvest
 
-pytestmark = pytest.mark.spark
-
 ROUNDS = 6
 #: small UNWIND batches: a load becomes many statements, so kills land between them
 BATCH = 15

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import redis
 
 from watershed.graph.server import ServerSpec, free_port, start, stop
+
+# no fixture: each test starts (and restarts) servers of its own
+pytestmark = pytest.mark.services
 
 
 def _aof_files(spec: ServerSpec) -> dict[str, int]:

@@ -55,7 +55,6 @@ def test_harvest_inputs_that_are_no_task_source_fail_before_spark_starts(tmp_pat
     assert not out.exists()
 
 
-@pytest.mark.spark
 def test_a_jsonl_export_holding_garbage_is_one_error_and_leaves_no_run_directory(spark, tmp_path):
     garbage = tmp_path / "tasks.jsonl"
     garbage.write_bytes(os.urandom(2048).replace(b"{", b"(") + b"\nno JSON here either\n")

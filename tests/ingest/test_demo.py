@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import httpx
-import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
 from watershed.graph.server import free_port
-
-pytestmark = pytest.mark.spark
 
 
 def test_demo_harvests_a_generated_warehouse_and_prints_trees(spark, tmp_path, monkeypatch):

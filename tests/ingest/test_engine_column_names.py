@@ -102,7 +102,6 @@ SOURCE = (
 )
 
 
-@pytest.mark.spark
 def test_spark_names_unaliased_items_as_spark_does(spark) -> None:
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW src AS {SOURCE}")
     mismatches = []
@@ -118,7 +117,6 @@ def test_spark_names_unaliased_items_as_spark_does(spark) -> None:
     assert not mismatches, "\n".join(mismatches)
 
 
-@pytest.mark.spark
 def test_with_the_statement_text_functions_keep_their_written_names(spark) -> None:
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW src AS {SOURCE}")
     mismatches = []

@@ -12,8 +12,6 @@ from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.harvest import run_harvest
 from watershed.ingest.settings import IngestSettings
 
-pytestmark = pytest.mark.spark
-
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory):

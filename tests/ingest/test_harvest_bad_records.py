@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from watershed.graph.catalog import Catalog
 from watershed.ingest.harvest import run_harvest
 from watershed.ingest.limits import AnalysisLimits, analysis_limits
-
-pytestmark = pytest.mark.spark
 
 CATALOG = Catalog.from_dict({"tables": {"ods.src": {"columns": ["a", "b"]}}})
 INSERT = "INSERT OVERWRITE TABLE dw.{} SELECT a, b FROM ods.src"

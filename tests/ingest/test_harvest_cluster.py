@@ -33,8 +33,6 @@ from watershed.graph.catalog import Catalog
 from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.harvest import run_harvest
 
-pytestmark = pytest.mark.spark
-
 REPO = Path(__file__).resolve().parents[2]
 PYSPARK_HOME = Path(sysconfig.get_path("purelib")) / "pyspark"
 MASTER = "local-cluster[2,1,2048]"

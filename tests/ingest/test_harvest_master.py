@@ -61,6 +61,7 @@ def _run_record(result: subprocess.CompletedProcess, data_dir: Path) -> dict:
     return record
 
 
+@pytest.mark.spark  # no fixture: the test runs spark-submit itself
 @pytest.mark.skipif(not SPARK_SUBMIT.exists(), reason="pyspark's spark-submit is not in this venv")
 def test_spark_submit_runs_the_job_on_the_master_it_was_given(corpus, tmp_path):
     # WATERSHED_SPARK_MASTER is lower than spark-submit's own flag: the launcher's master wins.

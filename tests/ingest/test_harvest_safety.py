@@ -16,8 +16,6 @@ from watershed.graph.catalog import Catalog
 from watershed.ingest.harvest import main as harvest_main
 from watershed.ingest.harvest import run_harvest
 
-pytestmark = pytest.mark.spark
-
 runner = CliRunner()
 
 

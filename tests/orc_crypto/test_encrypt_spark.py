@@ -10,8 +10,6 @@ import pytest
 from watershed.orc_crypto.decrypt import read_table
 from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
 
-pytestmark = pytest.mark.spark
-
 
 def _spark_plain_file(spark, directory: Path, codec: str) -> Path:
     rows = [(i, f"{i:09d}", f"user{i}@example.com", float(i * 10), (f"c{i % 3}", i)) for i in range(300)]

@@ -83,7 +83,6 @@ def test_pyarrow_file_masked_for_readers_without_keys(tmp_path, codec):
     assert read_table(target, provider).to_pylist() == plain_rows()
 
 
-@pytest.mark.spark
 def test_spark_sees_originals_with_the_kms_and_masked_values_without(spark, kms_server, tmp_path):
     from watershed.orc_crypto.keys.kms_client import KmsClient
 
@@ -192,7 +191,6 @@ def test_masks_on_nested_columns_binary_and_numbers(tmp_path):
     assert read_table(target, provider).to_pylist() == nested_rows()
 
 
-@pytest.mark.spark
 def test_spark_reads_nested_masked_copies(spark, kms_server, tmp_path):
     from watershed.orc_crypto.keys.kms_client import KmsClient
 

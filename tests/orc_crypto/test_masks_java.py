@@ -13,12 +13,9 @@ import decimal
 from pathlib import Path
 
 import pyarrow.orc as orc
-import pytest
 
 from tests.support.spark_without_keys import spark_rows_without_key_provider
 from watershed.orc_crypto.encrypt import encrypt_file, parse_encrypt_option, parse_mask_option
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = (
     "id int, s string, v varchar(10), c char(70), c5 char(5), r string, n bigint, t tinyint, sm smallint, "

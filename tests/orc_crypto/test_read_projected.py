@@ -238,6 +238,7 @@ def test_an_unreachable_kms_is_an_error_not_masked_data(many_stripes):
     assert str(path) in str(caught.value) and "unreachable" in str(caught.value)
 
 
+@pytest.mark.services  # no fixture: the test serves a failing KMS itself
 def test_a_kms_answering_5xx_is_an_error_not_masked_data(many_stripes):
     from watershed.orc_crypto.errors import OrcKeyError
     from watershed.orc_crypto.keys.kms_client import KmsClient

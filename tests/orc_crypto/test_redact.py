@@ -605,7 +605,6 @@ def _spark_columns() -> list[tuple[str, str, int, list]]:
     ]
 
 
-@pytest.mark.spark
 def test_orc_java_through_spark_writes_the_same_masked_values(spark, kms_server, tmp_path):
     """Spark (ORC Java 2.3) encrypts and masks every type it can redact, each under several
     parameter sets; pyarrow without keys reads ORC Java's masked copy, and an unencrypted copy of
@@ -699,7 +698,6 @@ JVM_MASKS = [
 ]
 
 
-@pytest.mark.spark
 def test_orc_java_mask_code_called_in_the_jvm(spark, tmp_path):
     """ORC Java 2.3's writer throws on redacted strings (NullPointerException) and small decimals
     (ClassCastException, Decimal64ColumnVector); here its mask code runs on vectors ORC Java reads,
@@ -756,7 +754,6 @@ def test_orc_java_mask_code_called_in_the_jvm(spark, tmp_path):
             _assert_same(expected, java[name].combine_chunks(), f"{name} redact {params}")
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize(
     ("spark_type", "value", "error"),
     [("string", "'a'", "NullPointerException"), ("decimal(10,2)", "1.5", "ClassCastException")],

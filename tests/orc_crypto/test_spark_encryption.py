@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import pyarrow.orc as po
-import pytest
 
 from tests.orc_crypto.conftest import ROWS_PER_STRIPE, masked_row
-
-pytestmark = pytest.mark.spark
 
 
 def _spark_rows(spark, path) -> list[dict]:

@@ -209,7 +209,6 @@ def spark_rows() -> list[tuple]:
     return rows
 
 
-@pytest.mark.spark
 def test_spark_file(spark, tmp_path: Path):
     frame = spark.createDataFrame(spark_rows(), SPARK_SCHEMA)
     previous = spark.conf.get("spark.sql.orc.columnarWriterBatchSize")
