@@ -51,6 +51,9 @@ CONSTRAINTS = [
     # discovery (api/service/discovery.py): a table's last scan and a column's proposal, one per id
     "CREATE CONSTRAINT watershed_discovery_scan_id IF NOT EXISTS FOR (n:DiscoveryScan) REQUIRE n.id IS UNIQUE",
     "CREATE CONSTRAINT watershed_discovery_proposal_id IF NOT EXISTS FOR (n:DiscoveryProposal) REQUIRE n.id IS UNIQUE",
+    # a derived column's leak or over-tag flag, one per column id; a table's scan replaces its table's
+    "CREATE CONSTRAINT watershed_discovery_flag_id IF NOT EXISTS FOR (n:DiscoveryFlag) REQUIRE n.id IS UNIQUE",
+    "CREATE INDEX watershed_discovery_flag_table IF NOT EXISTS FOR (n:DiscoveryFlag) ON (n.table)",
 ]
 
 

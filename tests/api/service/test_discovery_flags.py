@@ -1,4 +1,4 @@
-"""Leak and over-tag flags on a real FalkorDB graph: a root table and a table derived from it by
+"""Leak and over-tag flags on a real graph (FalkorDB and Neo4j): a root table and a table derived from it by
 SQL, both with Parquet files at the catalog's locations; after a propagation run, sampling the
 derived table flags what propagation missed (an untagged root, an opaque UDF the policy drops)
 and what it over-tagged (a `*phone*` name rule on a column of device models), with the lineage
@@ -64,8 +64,7 @@ def _write(root, values: dict[str, list[str]]) -> None:
     )
 
 
-@pytest.fixture
-def warehouse(graph_store, tmp_path):
+def _warehouse(graph_store, tmp_path):
     values = _values()
     _write(tmp_path, values)
     catalog = Catalog.from_dict(
@@ -90,6 +89,22 @@ def warehouse(graph_store, tmp_path):
     return tmp_path, values
 
 
+@pytest.fixture
+def store(backend_store):
+    """Once on FalkorDB and once on Neo4j (tests/support/neo4j.py)."""
+    return backend_store
+
+
+@pytest.fixture
+def warehouse(store, tmp_path):
+    return _warehouse(store, tmp_path)
+
+
+@pytest.fixture
+def falkordb_warehouse(graph_store, tmp_path):
+    return _warehouse(graph_store, tmp_path)
+
+
 def _propagate(tags: GraphTagStore, token: int) -> None:
     tags.sync_rule_seeds()
     tags.raise_fence(token)
@@ -97,7 +112,8 @@ def _propagate(tags: GraphTagStore, token: int) -> None:
     propagate_full(tags, local_batches(tags, POLICY, run, token), run_id=run, token=token)
 
 
-def test_derived_columns_are_flagged_with_the_path_back(graph_store, warehouse):
+def test_derived_columns_are_flagged_with_the_path_back(store, warehouse):
+    graph_store = store
     tags = GraphTagStore(graph_store, POLICY)
     current = tags.current_tags(["dwd.contacts.phone_copy", "dwd.contacts.k3_x"])
     assert "pii" in current["dwd.contacts.phone_copy"] and "pii" not in current.get("dwd.contacts.k3_x", {})
@@ -166,7 +182,8 @@ def test_derived_columns_are_flagged_with_the_path_back(graph_store, warehouse):
     assert [f.column for f in rest.items] == ["dwd.contacts.phone_copy"]
 
 
-def test_a_scan_replaces_its_tables_flags_once_the_tags_follow(graph_store, warehouse):
+def test_a_scan_replaces_its_tables_flags_once_the_tags_follow(store, warehouse):
+    graph_store = store
     settings = DiscoverySettings()
     discovery.discover(graph_store, POLICY, settings, tables=["ods.contacts", "dwd.contacts"])
     # the steward accepts the roots' proposals; propagation carries them down
@@ -184,7 +201,8 @@ def test_a_scan_replaces_its_tables_flags_once_the_tags_follow(graph_store, ware
     }
 
 
-def test_without_named_tables_derived_ones_are_sampled_when_asked(graph_store, warehouse):
+def test_without_named_tables_derived_ones_are_sampled_when_asked(store, warehouse):
+    graph_store = store
     roots = discovery.discover(graph_store, POLICY, DiscoverySettings())
     assert [t.table for t in roots.tables] == ["ods.contacts"]
     everything = discovery.discover(
@@ -194,7 +212,7 @@ def test_without_named_tables_derived_ones_are_sampled_when_asked(graph_store, w
     assert everything.flagged == 4
 
 
-def test_the_cli_lists_flags(graph_store, warehouse, monkeypatch):
+def test_the_cli_lists_flags(graph_store, falkordb_warehouse, monkeypatch):
     port = graph_store.client.connection.connection_pool.connection_kwargs["port"]
     monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
     monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph_store.graph_name)
