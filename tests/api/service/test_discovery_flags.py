@@ -168,6 +168,12 @@ def test_derived_columns_are_flagged_with_the_path_back(store, warehouse):
     assert over.confidence == 0.0 and over.sampled == ROWS and over.evidence.examples == []
     assert [(s.source, s.target) for s in over.path] == [("ods.contacts.phone", "dwd.contacts.phone_copy")]
 
+    # what is stored holds no sampled value: masked examples only
+    _, values = warehouse
+    secrets = {v for column in ("c17", "k3", "ext_info") for v in values[column]}
+    secrets |= {v.upper() for v in values["ext_info"]}
+    records = [row[0] for row in graph_store.read("MATCH (f:DiscoveryFlag) RETURN f.record")]
+    assert len(records) == 4 and not [v for v in secrets for r in records if v in r]
     stored = discovery.flags(graph_store, limit=100).items
     assert [f.column for f in stored] == sorted(f.column for f in derived.flags)
     assert stored[0] == sorted(derived.flags, key=lambda f: f.column)[0]
