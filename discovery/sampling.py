@@ -46,7 +46,9 @@ class FileLayout:
 
 
 class FileReader(Protocol):
-    def layout(self, path: str) -> FileLayout: ...
+    def layout(self, path: str, data=None) -> FileLayout:
+        """The file's layout from its tail; `data` gives its bytes when `path` is not local (a
+        sliceable, seekable file read by ranges)."""
 
     def read(self, path: str, columns: Sequence[str], part: int, rows: int):
         """A pyarrow Table of `columns` from part `part`; at least its first `rows` rows (more
@@ -68,10 +70,12 @@ def arrow_kind(arrow_type) -> Kind:
 class ParquetReader:
     """Parquet through pyarrow: the footer for the layout, then the first rows of one row group."""
 
-    def layout(self, path: str) -> FileLayout:
+    def layout(self, path: str, data=None) -> FileLayout:
+        """`data`: the file as a seekable binary stream when it is not a local path (a remote
+        file read by ranges)."""
         import pyarrow.parquet as pq
 
-        with pq.ParquetFile(path) as parquet:
+        with pq.ParquetFile(path if data is None else data) as parquet:
             schema = parquet.schema_arrow
             return FileLayout(
                 columns={name: arrow_kind(schema.field(name).type) for name in schema.names},
@@ -103,7 +107,8 @@ def _local_root(location: str) -> Path:
     if parts.scheme in ("", "file"):
         return Path(parts.path if parts.scheme else location)
     raise LocationError(
-        f"{location}: a {parts.scheme}:// location is sampled on Spark, which discovery does not do yet"
+        f"{location}: a {parts.scheme}:// location is sampled on Spark (a Spark master or session: "
+        "watershed discover --master)"
     )
 
 
@@ -177,7 +182,7 @@ def _text(value) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _failure(path: str, what: str, exc: Exception) -> str:
+def read_failure(path: str, what: str, exc: Exception) -> str:
     # a library's message may quote what it was decoding: only our own errors, which name
     # metadata, are passed on whole
     reason = first_line(exc) if isinstance(exc, WatershedError) else type(exc).__name__
@@ -209,7 +214,7 @@ def sample_files(
         try:
             layout = reader.layout(item.path)
         except Exception as exc:
-            sample.errors.append(_failure(item.path, "read its layout", exc))
+            sample.errors.append(read_failure(item.path, "read its layout", exc))
             continue
         sample.files += 1
         chosen: list[str] = []
@@ -225,13 +230,13 @@ def sample_files(
         if not chosen:
             continue
         for part in range(layout.parts):
-            sample.stopped_by = _bound(sample, limits, deadline)
+            sample.stopped_by = exceeded(sample, limits, deadline)
             if sample.stopped_by:
                 break
             try:
                 table = reader.read(item.path, chosen, part, limits.rows - sample.rows)
             except Exception as exc:
-                sample.errors.append(_failure(item.path, f"read part {part}", exc))
+                sample.errors.append(read_failure(item.path, f"read part {part}", exc))
                 break
             table = table.slice(0, limits.rows - sample.rows)
             sample.rows += table.num_rows
@@ -244,7 +249,7 @@ def sample_files(
     return sample
 
 
-def _bound(sample: TableSample, limits: SampleLimits, deadline: float) -> str | None:
+def exceeded(sample: TableSample, limits: SampleLimits, deadline: float) -> str | None:
     if sample.rows >= limits.rows:
         return "rows"
     if sample.bytes >= limits.bytes:
@@ -265,6 +270,8 @@ __all__ = [
     "TableSample",
     "arrow_kind",
     "data_files",
+    "exceeded",
     "fingerprint",
+    "read_failure",
     "sample_files",
 ]

@@ -16,6 +16,9 @@ class DiscoverySettings(GraphSettings):
     discovery_sample_bytes: Count = 8 * 1024 * 1024
     #: reading a table stops after this long (between two batches: one batch is never cut)
     discovery_sample_seconds: Seconds = 10.0
+    #: a local table whose files total at least this many bytes is sampled on Spark when a session
+    #: or master is given (`watershed discover --master`, the nightly's session); remote ones always
+    discovery_spark_min_bytes: Count = 1024 * 1024 * 1024
     #: a column is proposed when at least this share of its non-null sampled values validate
     discovery_min_confidence: Fraction = 0.8
     #: ... or this share, when the policy's name rules give the column the same pii_type

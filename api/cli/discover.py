@@ -47,19 +47,27 @@ def discover_command(
         help="Without --table: sample derived tables too, for leak and over-tag flags "
         "(default: the discovery_derived setting).",
     ),
+    master: str = typer.Option(
+        None,
+        "--master",
+        help="Spark master for remote tables (hdfs://, s3://) and tables whose files reach "
+        "discovery_spark_min_bytes (default: those are skipped, or read here).",
+    ),
     policy_file: Path = typer.Option(None, "--policy", help=POLICY_HELP),
     output: OutputFormat = format_option(),
 ) -> None:
-    """Sample tables (their local ORC/Parquet files), run the detectors, store proposals and flags."""
+    """Sample tables (their ORC/Parquet files), run the detectors, store proposals and flags."""
     if ctx.invoked_subcommand is not None:
-        if tables or paths or sample_rows or force or derived is not None:
+        if tables or paths or sample_rows or force or derived is not None or master:
             usage_error(
-                "--table, --path, --sample-rows, --force and --derived go with `watershed discover` alone"
+                "--table, --path, --sample-rows, --force, --derived and --master go with "
+                "`watershed discover` alone"
             )
         return
     from watershed.api.cli.graph import open_store
     from watershed.api.service.discovery import discover
     from watershed.discovery.detectors import UnknownRegionError
+    from watershed.graph.extras import MissingExtraError
 
     policy = command_policy(policy_file)
     graph = open_store()
@@ -72,13 +80,16 @@ def discover_command(
             sample_rows=sample_rows,
             force=force,
             derived=derived,
+            master=master,
         )
-    except UnknownRegionError as exc:
+    except (UnknownRegionError, MissingExtraError) as exc:
         fail(str(exc))
     if output == OutputFormat.json:
         write_model(run)
         return
-    table = Table("table", "status", "files", "rows", "values", "proposals", "flags", "protected", "note")
+    table = Table(
+        "table", "status", "on", "files", "rows", "values", "proposals", "flags", "protected", "note"
+    )
     for item in run.tables:
         note = item.reason or (f"stopped by {item.stopped_by}" if item.stopped_by else "")
         if item.errors:
@@ -86,6 +97,7 @@ def discover_command(
         table.add_row(
             item.table,
             item.status,
+            item.sampled_on or "",
             str(item.files),
             str(item.rows),
             str(item.values),

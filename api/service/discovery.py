@@ -5,8 +5,11 @@
 over each text and integer column (discovery/detectors.py) and stores a proposal per column whose
 content validates (discovery/proposals.py), with the table's file fingerprint and one audit entry,
 in one write. ORC is read through orc_crypto's projected reads without a key provider: an
-encrypted column is never decrypted, it is reported as protected. A table whose files did not
-change since its last sample is not read again (unless `force`).
+encrypted column is never decrypted, it is reported as protected. A table whose location is remote
+(hdfs://, s3://...) or whose files reach `discovery_spark_min_bytes` is sampled on Spark instead
+(discovery/spark_sampling.py) when the caller gives a session or a master: its ORC tails are read
+first (through orc_crypto, by byte ranges) and only the plaintext columns are projected. A table
+whose files did not change since its last sample is not read again (unless `force`).
 
 Sampling a *derived* column also judges the tags propagation gave it (discovery/flags.py): content
 that validates as sensitive where the column holds no tag of the family, or a lower level, is a
@@ -50,11 +53,13 @@ from watershed.discovery.sampling import (
     LocationError,
     ParquetReader,
     SampleLimits,
+    TableSample,
     data_files,
     fingerprint,
     sample_files,
 )
 from watershed.discovery.settings import DiscoverySettings
+from watershed.discovery.spark_sampling import HadoopFiles, is_remote, sample_on_spark
 from watershed.graph import ids
 from watershed.graph.catalog import CatalogTable
 from watershed.graph.errors import WatershedError
@@ -111,6 +116,8 @@ class TableDiscovery(BaseModel):
     values: int = 0
     #: which bound stopped the sample: rows, bytes, time (None: every row was read)
     stopped_by: str | None = None
+    #: where its files were read: in this process, or on Spark (remote or large tables)
+    sampled_on: Literal["local", "spark"] | None = None
     #: encrypted columns: not decrypted, not sampled
     protected: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
@@ -148,8 +155,13 @@ class OrcFiles:
     roots and what lies under them), then one stripe of the chosen plaintext columns through
     orc_crypto's projected read, with no key provider: nothing is ever decrypted here."""
 
-    def layout(self, path: str) -> FileLayout:
-        with mapped_input(path, OrcFormatError) as data:
+    def layout(self, path: str, data=None) -> FileLayout:
+        """`data`: the file as sliceable bytes when it is not a local path (a remote file read by
+        ranges); by default the local file, memory-mapped."""
+        if data is None:
+            with mapped_input(path, OrcFormatError) as mapped:
+                tail = read_tail(path, mapped)
+        else:
             tail = read_tail(path, data)
         types = tail.footer.types
         fields = list(zip(types[0].fieldNames, types[0].subtypes, strict=False))
@@ -255,8 +267,11 @@ class Discovery:
         *,
         sample_rows: int | None = None,
         file_readers: dict[str, object] | None = None,
+        spark=None,
+        master: str | None = None,
     ) -> None:
         settings = settings or DiscoverySettings()
+        self.spark, self.master = spark, master
         self.graph = graph
         self.policy = policy
         self.settings = settings
@@ -277,16 +292,58 @@ class Discovery:
         self.run = _run_id()
         self.tag_store = GraphTagStore(graph, policy)
 
+    # ------------------------------------------------------------ where the files are read
+
+    def can_use_spark(self) -> bool:
+        return self.spark is not None or self.master is not None
+
+    def session(self):
+        """The Spark session given, else one on the master given, started on first need only."""
+        if self.spark is None:
+            from watershed.ingest.harvest import spark_session
+
+            self.spark = spark_session(self.master, app_name="watershed-discover")
+        return self.spark
+
+    def _files(self, location: str) -> tuple[list[DataFile], bool]:
+        """The data files at `location` and whether to read them on Spark: a remote location is
+        listed and read there; a local one there when its files reach discovery_spark_min_bytes
+        and a session or master is given."""
+        if is_remote(location):
+            if not self.can_use_spark():
+                scheme = location.split(":", 1)[0]
+                raise LocationError(
+                    f"{location}: a {scheme}:// location is sampled on Spark: give a Spark master "
+                    "(watershed discover --master) or run discovery in the nightly chain with its session"
+                )
+            return HadoopFiles(self.session()).data_files(location), True
+        files = data_files(location)
+        large = sum(f.size for f in files) >= self.settings.discovery_spark_min_bytes
+        return files, large and self.can_use_spark()
+
+    def _layout(self, item: DataFile) -> FileLayout:
+        reader = self.readers[item.format]
+        if is_remote(item.path):
+            return reader.layout(item.path, HadoopFiles(self.session()).open(item))
+        return reader.layout(item.path)
+
+    def _sample(self, files: Sequence[DataFile], on_spark: bool) -> TableSample:
+        if on_spark:
+            return sample_on_spark(self.session(), files, self._layout, self.limits)
+        return sample_files(files, self.readers, self.limits)
+
     def _judge(
         self,
         report: TableDiscovery,
         files: Sequence[DataFile],
         names: Callable[[list[str]], dict[str, str]],
         column_id: Callable[[str], str],
+        on_spark: bool = False,
     ) -> tuple[list[ColumnProposal], dict[str, ColumnVerdict]]:
         """Sample `files` into `report`; the proposals of its columns and the verdict (counts, no
         value) of every column sampled, by column id. The values are dropped when this returns."""
-        sample = sample_files(files, self.readers, self.limits)
+        sample = self._sample(files, on_spark)
+        report.sampled_on = "spark" if on_spark else "local"
         report.files, report.rows, report.bytes = sample.files, sample.rows, sample.bytes
         report.stopped_by, report.errors = sample.stopped_by, sample.errors
         report.protected = sorted(sample.protected)
@@ -318,10 +375,12 @@ class Discovery:
         graph to seed); they name `path` as their table and the file's column as their column."""
         report = TableDiscovery(table=path, status="sampled")
         try:
-            files = data_files(path)
+            files, on_spark = self._files(path)
         except LocationError as exc:
             return report.model_copy(update={"status": "skipped", "reason": str(exc)})
-        report.proposals, _ = self._judge(report, files, lambda names: {n: n for n in names}, lambda n: n)
+        report.proposals, _ = self._judge(
+            report, files, lambda names: {n: n for n in names}, lambda n: n, on_spark
+        )
         return report
 
     def table(self, table_id: str, entry: CatalogTable | None, *, force: bool = False) -> TableDiscovery:
@@ -333,7 +392,7 @@ class Discovery:
                 update={"status": "skipped", "reason": "the harvest recorded no location for it"}
             )
         try:
-            files = data_files(entry.location)
+            files, on_spark = self._files(entry.location)
         except LocationError as exc:
             return report.model_copy(update={"status": "skipped", "reason": str(exc)})
         files_now = fingerprint(files)
@@ -343,7 +402,11 @@ class Discovery:
             report.reason = f"no ORC or Parquet file under {entry.location}"
         known = set(entry.all_columns)
         found, verdicts = self._judge(
-            report, files, lambda names: _catalog_names(entry, names), lambda n: ids.child(table_id, n)
+            report,
+            files,
+            lambda names: _catalog_names(entry, names),
+            lambda n: ids.child(table_id, n),
+            on_spark,
         )
         proposals = [p for p in found if ids.name(p.column) in known]
         kept, withdrawn = self._merge(proposals, list(verdicts))
@@ -655,13 +718,24 @@ def discover(
     force: bool = False,
     derived: bool | None = None,
     file_readers: dict[str, object] | None = None,
+    spark=None,
+    master: str | None = None,
 ) -> DiscoveryRun:
     """Sample `tables` (default, when no `paths` are given: every root table with a location, and
     with `derived` (default: the discovery_derived setting) every other table with one too) and
     `paths`; store the tables' proposals and flags, and accept the proposals at or above the
-    auto-accept setting."""
+    auto-accept setting. Remote and large tables are sampled on `spark`, else on a session started
+    on `master` when the first one needs it; with neither, a remote table is skipped."""
     began = time.monotonic()
-    discovery = Discovery(graph, policy, settings, sample_rows=sample_rows, file_readers=file_readers)
+    discovery = Discovery(
+        graph,
+        policy,
+        settings,
+        sample_rows=sample_rows,
+        file_readers=file_readers,
+        spark=spark,
+        master=master,
+    )
     chosen = list(dict.fromkeys(t.strip().lower() for t in tables)) if tables else []
     if not chosen and not paths:
         everywhere = discovery.settings.discovery_derived if derived is None else derived

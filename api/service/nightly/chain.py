@@ -45,7 +45,7 @@ def run_nightly(
             on_step(result)
 
     done(steps.harvest(day, settings, spark=spark, say=say))
-    done(steps.discover(day, settings))
+    done(steps.discover(day, settings, spark=spark))
     done(steps.propagate(day, settings, full=full, local=local, say=say))
     done(steps.ttl(day, settings))
     planned = steps.protection_plan(day, settings)

@@ -214,10 +214,12 @@ def harvest_result(
 # ------------------------------------------------------------------ discover
 
 
-def discover(day: str, settings: NightlySettings | None = None) -> StepResult:
+def discover(day: str, settings: NightlySettings | None = None, *, spark=None) -> StepResult:
     """Content discovery (api/service/discovery.py) of the tables whose files changed: after the
     harvest recorded their locations, before propagation, so the seeds stewards accepted (and the
-    ones discovery_auto_accept accepts) propagate tonight. Skipped when nightly_discovery is off."""
+    ones discovery_auto_accept accepts) propagate tonight. Remote and large tables are sampled on
+    `spark` (the chain's session) when there is one, else remote ones are skipped. Skipped when
+    nightly_discovery is off."""
     from watershed.api.service.discovery import discover as discover_tables
     from watershed.discovery.detectors import UnknownRegionError
 
@@ -236,7 +238,7 @@ def discover(day: str, settings: NightlySettings | None = None) -> StepResult:
     policy = _policy(f"discover {day}: ")
     store = _open_graph(settings)
     try:
-        run = discover_tables(store, policy)
+        run = discover_tables(store, policy, spark=spark)
     except UnknownRegionError as exc:
         raise NightlyError(f"discover {day}: {exc}") from None
     finally:
