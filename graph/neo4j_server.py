@@ -126,13 +126,16 @@ def password(settings: GraphSettings) -> str:
         return settings.neo4j_password
     if settings.neo4j_password_file is not None:
         return _read_secret(settings.neo4j_password_file, "WATERSHED_NEO4J_PASSWORD_FILE")
-    local = local_password_file(settings)
-    if is_local(settings.neo4j_uri) and local.exists():
-        return _read_secret(local, "the local Neo4j's password file")
+    if is_local(settings.neo4j_uri):
+        local = local_password_file(settings)
+        if local.exists():
+            return _read_secret(local, "the local Neo4j's password file")
+        # The local Neo4j writes this file on its first start: without it none was started under
+        # this data directory, and the connection's own answer ("cannot reach ...") is the news.
+        return ""
     raise Neo4jSetupError(
         f"no password for the neo4j graph on {redacted(settings.neo4j_uri)}: set neo4j_password in the "
         "settings file or WATERSHED_NEO4J_PASSWORD_FILE (a file holding it)"
-        + ("; or start the local Neo4j first (watershed services up)" if is_local(settings.neo4j_uri) else "")
     )
 
 
