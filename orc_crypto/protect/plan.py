@@ -47,7 +47,7 @@ from watershed.orc_crypto.protect.tails import file_protection
 
 SOME_TABLES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
-    "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags"
+    "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags, t.column_order"
 )
 RECORDED_TABLES = "MATCH (p:TableProtection) RETURN p.table"
 
@@ -93,17 +93,25 @@ def now() -> str:
 
 
 def _read_tables(store: GraphStore, ids: list[str]) -> dict[str, CatalogTable]:
-    """These tables (those the graph has) with their columns, in the order the graph returns them."""
+    """These tables (those the graph has) with their columns in the catalog's order, then any
+    other column by name: the order a backend returns rows in is its own (Neo4j's is not
+    FalkorDB's), and a plan's DDL lists columns in this order."""
     catalog: dict[str, CatalogTable] = {}
-    for table_id, location, fmt, column_id, name, type_, tags in store.read(SOME_TABLES, {"ids": ids}):
+    orders: dict[str, list[str]] = {}
+    rows = store.read(SOME_TABLES, {"ids": ids})
+    for table_id, location, fmt, column_id, name, type_, tags, order in rows:
         table = catalog.setdefault(table_id, CatalogTable(table_id, location, fmt))
+        orders[table_id] = list(order or [])
         if column_id is not None:
             table.columns.append(CatalogColumn(column_id, name, type_, tags))
+    for table_id, table in catalog.items():
+        place = {name: index for index, name in enumerate(orders[table_id])}
+        table.columns.sort(key=lambda column, place=place: (place.get(column.name, len(place)), column.name))
     return catalog
 
 
 def read_catalog(store: GraphStore, tables: list[str]) -> dict[str, CatalogTable]:
-    """The given tables with their columns (in the order the graph returns them); ProtectionError
+    """The given tables with their columns (the catalog's order, then by name); ProtectionError
     names the tables asked for that the graph does not have."""
     asked = list(dict.fromkeys(tables))
     catalog = _read_tables(store, asked)

@@ -30,8 +30,12 @@ def policy(**changes) -> ProtectionPolicy:
 def set_table(store, table: str, location: str | None, columns: dict[str, str | None], fmt="orc") -> None:
     store.write_all(
         [
-            ("MERGE (t:Table {id: $id}) SET t.location = $location, t.format = $format",
-             {"id": table, "location": location, "format": fmt}),
+            # the catalog's column order, as a harvest records it (the planner lists columns so);
+            # a column named again keeps its place
+            ("MERGE (t:Table {id: $id}) SET t.location = $location, t.format = $format, "
+             "t.column_order = coalesce(t.column_order, []) "
+             "+ [n IN $order WHERE NOT n IN coalesce(t.column_order, [])]",
+             {"id": table, "location": location, "format": fmt, "order": list(columns)}),
             *[
                 ("MATCH (t:Table {id: $t}) MERGE (t)-[:HAS_COLUMN]->(c:Column {id: $id}) "
                  "SET c.name = $name, c.type = 'string', c.tags = $tags",
