@@ -12,8 +12,8 @@ then finds the stamp unchanged after its reads, in the round trip that writes wh
 trip answers.
 
 Two stamps are kept this way:
-- `DATA_STAMP`: every write through `GraphStore.execute` and `write_all` moves it on a backend
-  with stamps (FalkorDB), and only `record` and `queue_record` leave it (a decision's audit entry,
+- `DATA_STAMP`: every write through `GraphStore.execute` and `write_all` moves it (FalkorDB and
+  Neo4j both keep stamps), and only `record` and `queue_record` leave it (a decision's audit entry,
   tokens and sessions: nothing kept under it reads them), so a write path nobody thought of
   still moves it;
 - `api.service.accounts.store.ACCOUNTS_STAMP`: moved by account changes only, so token and session
@@ -41,7 +41,7 @@ _NOT_KEPT = object()
 class KeptReads:
     """Values read from the graph, kept per key under the stamp `stamp_name` had when they were read.
 
-    `seconds` <= 0, or a backend without stamps (Neo4j): nothing is kept, every read goes to
+    `seconds` <= 0, or a backend without stamps: nothing is kept, every read goes to
     the graph. Thread-safe; at most `maxsize` keys (or weight, see `weigh`), least recently used
     first out.
     """

@@ -9,13 +9,14 @@ changes, deadlocks), so a load is all-or-nothing and safe to retry.
 from __future__ import annotations
 
 import functools
+import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
 from watershed.graph import neo4j_server
 from watershed.graph.errors import GraphUnavailableError, first_line
 from watershed.graph.settings import GraphSettings
-from watershed.graph.store import GraphStore
+from watershed.graph.store import DATA_STAMP, GraphStore
 
 CONSTRAINTS = [
     "CREATE CONSTRAINT watershed_table_id IF NOT EXISTS FOR (n:Table) REQUIRE n.id IS UNIQUE",
@@ -54,7 +55,34 @@ CONSTRAINTS = [
     # a derived column's leak or over-tag flag, one per column id; a table's scan replaces its table's
     "CREATE CONSTRAINT watershed_discovery_flag_id IF NOT EXISTS FOR (n:DiscoveryFlag) REQUIRE n.id IS UNIQUE",
     "CREATE INDEX watershed_discovery_flag_table IF NOT EXISTS FOR (n:DiscoveryFlag) ON (n.table)",
+    # change stamps (graph.kept): one node per name
+    "CREATE CONSTRAINT watershed_stamp_name IF NOT EXISTS FOR (n:WatershedStamp) REQUIRE n.name IS UNIQUE",
 ]
+
+# Change stamps (graph.kept) are WatershedStamp nodes, one per name, with a random value; every
+# stamp includes the epoch's, which `clear` moves: a reader never keeps values across a clear.
+STAMP_LABEL = "WatershedStamp"
+#: tries of a queued record's statement on a transient error (a deadlock, a leader change)
+QUEUE_ATTEMPTS = 3
+EPOCH = "#epoch"
+_STAMP_NOW = (
+    "OPTIONAL MATCH (e:WatershedStamp {name: '#epoch'}) OPTIONAL MATCH (s:WatershedStamp {name: $stamp_name}) "
+    "WITH coalesce(e.value, '') + '/' + coalesce(s.value, '') AS now "
+)
+_STAMP = _STAMP_NOW + "RETURN now"
+_RESTAMP = "MERGE (s:WatershedStamp {name: $stamp_name}) SET s.value = $stamp_value"
+
+
+def _queued_under_stamp(statement: str) -> str:
+    """`statement` (which writes each row of $rows) in one statement with the stamp check: it
+    writes only while the stamp named $stamp_name is $stamp (or $stamp is null), and answers the
+    stamp now. One round trip for a gateway's warm check, as FalkorDB's server-side script."""
+    return (
+        _STAMP_NOW
+        + "CALL { WITH now WITH now WHERE $stamp IS NULL OR now = $stamp "
+        + statement
+        + " } RETURN now"
+    )
 
 
 def _reaching_server(method):
@@ -73,6 +101,10 @@ def _reaching_server(method):
             raise
 
     return call
+
+
+def _rows(tx, query: str, params: dict[str, Any]) -> list[list[Any]]:
+    return [list(record.values()) for record in tx.run(query, params)]
 
 
 class Neo4jStore(GraphStore):
@@ -116,15 +148,67 @@ class Neo4jStore(GraphStore):
                 tx.run(query, params).consume()
 
         with self.driver.session(database=self.database) as session:
-            session.execute_write(write)
+            try:
+                session.execute_write(write)
+            finally:
+                # after the commit, in a transaction of its own: every write moving one node
+                # inside its transaction would queue all writers of the graph on that node's lock
+                self._restamp(session, DATA_STAMP)
 
     @_reaching_server
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        def write(tx):
-            return [list(record.values()) for record in tx.run(query, params or {})]
-
         with self.driver.session(database=self.database) as session:
-            return session.execute_write(write)
+            try:
+                return session.execute_write(_rows, query, params or {})
+            finally:
+                self._restamp(session, DATA_STAMP)
+
+    @_reaching_server
+    def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(_rows, query, params or {})
+
+    @_reaching_server
+    def queue_record(
+        self,
+        statement: str,
+        row: dict[str, Any],
+        *,
+        stamp_name: str = DATA_STAMP,
+        stamp: str | None = None,
+    ) -> str | None:
+        # Neo4j has no queue beside the graph: the record is written at once, in the one
+        # statement that checks the stamp. An auto-commit transaction sends RUN and PULL
+        # together, one round trip (a managed one adds BEGIN and COMMIT); a transient error is
+        # retried here instead, which the idempotent statement (a MERGE on an id) allows.
+        from neo4j.exceptions import TransientError
+
+        query = _queued_under_stamp(statement)
+        params = {"rows": [row], "stamp_name": stamp_name, "stamp": stamp}
+        with self.driver.session(database=self.database) as session:
+            for attempt in range(QUEUE_ATTEMPTS):
+                try:
+                    [[now]] = [list(record.values()) for record in session.run(query, params)]
+                    break
+                except TransientError:
+                    if attempt == QUEUE_ATTEMPTS - 1:
+                        raise
+        return None if stamp is None or now == stamp else now
+
+    @_reaching_server
+    def change_stamp(self, name: str) -> str | None:
+        with self.driver.session(database=self.database) as session:
+            [[now]] = session.execute_read(_rows, _STAMP, {"stamp_name": name})
+        return now
+
+    @_reaching_server
+    def restamp(self, name: str) -> None:
+        with self.driver.session(database=self.database) as session:
+            self._restamp(session, name)
+
+    @staticmethod
+    def _restamp(session, name: str) -> None:
+        session.execute_write(_rows, _RESTAMP, {"stamp_name": name, "stamp_value": secrets.token_hex(8)})
 
     @_reaching_server
     def ensure_schema(self) -> None:
@@ -138,6 +222,8 @@ class Neo4jStore(GraphStore):
         # change in the heap (CALL ... IN TRANSACTIONS runs only in an auto-commit transaction)
         with self.driver.session(database=self.database) as session:
             session.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+            # everything kept under any stamp described the graph just deleted
+            self._restamp(session, EPOCH)
         self.forget_columns()
 
     def close(self) -> None:

@@ -66,8 +66,8 @@ class Recorder:
         self.transactions.append((kind, statements))
         return result
 
-    def execute_write(self, work):
-        return self._transaction("write", work)
+    def execute_write(self, work, *args, **kwargs):
+        return self._transaction("write", lambda tx: work(tx, *args, **kwargs))
 
-    def execute_read(self, work):
-        return self._transaction("read", work)
+    def execute_read(self, work, *args, **kwargs):
+        return self._transaction("read", lambda tx: work(tx, *args, **kwargs))
