@@ -43,6 +43,8 @@ class FileLayout:
     protected: frozenset[str] = frozenset()
     #: independently readable parts (ORC stripes, Parquet row groups)
     parts: int = 1
+    #: the rows the file holds, as its footer says (None: not known)
+    rows: int | None = None
 
 
 class FileReader(Protocol):
@@ -80,6 +82,7 @@ class ParquetReader:
             return FileLayout(
                 columns={name: arrow_kind(schema.field(name).type) for name in schema.names},
                 parts=parquet.num_row_groups,
+                rows=parquet.metadata.num_rows,
             )
 
     def read(self, path: str, columns: Sequence[str], part: int, rows: int):

@@ -189,20 +189,25 @@ def sample_on_spark(
 
     `layout(file)` gives each file's columns, kinds and encrypted columns (the use case reads ORC
     tails through orc_crypto); a file whose layout cannot be read is an error of the sample and is
-    not read. A Spark job is one read: the byte and time bounds are checked between two jobs, the
+    not read. Files are taken in order until their footers count `limits.rows` rows: a table of
+    thousands of partitions costs a few tails and a job over a few files. A Spark job is one read: the byte and time bounds are checked between two jobs, the
     row bound is the job's limit.
     """
     sample = TableSample()
     wanted = None if columns is None else {c.lower() for c in columns}
     deadline = time.monotonic() + limits.seconds
     layouts: dict[FileFormat, list[tuple[DataFile, FileLayout]]] = {}
+    counted = 0
     for item in files:
+        if counted >= limits.rows:
+            break  # the files taken hold the rows wanted: no more tails are read
         try:
             found = layout(item)
         except Exception as exc:
             sample.errors.append(read_failure(item.path, "read its layout", exc))
             continue
         sample.files += 1
+        counted += found.rows if found.rows is not None else 0
         layouts.setdefault(item.format, []).append((item, found))
     for file_format, group in sorted(layouts.items()):
         kinds: dict[str, str] = {}
@@ -230,10 +235,11 @@ def sample_on_spark(
         if sample.stopped_by:
             break
         paths = [item.path for item, _ in group]
-        reader = spark.read.orc if file_format == "orc" else spark.read.parquet
         try:
             rows = (
-                reader(*paths)
+                # load() takes the list: DataFrameReader.orc's second positional is mergeSchema
+                spark.read.format(file_format)
+                .load(paths)
                 .select(*[_quoted(n) for n in chosen])
                 .limit(limits.rows - sample.rows)
                 .collect()

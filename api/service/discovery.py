@@ -177,6 +177,7 @@ class OrcFiles:
             columns={name: _ORC_KINDS.get(types[column].kind, "other") for name, column in fields},
             protected=frozenset(protected),
             parts=len(tail.footer.stripes),
+            rows=tail.footer.numberOfRows,
         )
 
     def read(self, path: str, columns: Sequence[str], part: int, rows: int):

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tests.discovery.warehouse import EXPECTED, labelled_table, write_orc, write_parquet
 from watershed.api.service import discovery
-from watershed.discovery.sampling import LocationError, ParquetReader, SampleLimits, data_files
+from watershed.discovery.sampling import LocationError, ParquetReader, SampleLimits, data_files, sample_files
 from watershed.discovery.settings import DiscoverySettings
 from watershed.discovery.spark_sampling import HadoopFiles, sample_on_spark
 from watershed.graph.catalog import Catalog
@@ -144,3 +144,18 @@ def test_discover_master_sends_large_tables_to_spark(graph_store, warehouse, spa
     assert routed.exit_code == 0, routed.output
     run = discovery.DiscoveryRun.model_validate_json(routed.stdout)
     assert (run.tables[0].sampled_on, run.tables[0].rows, run.proposed) == ("spark", ROWS, len(EXPECTED))
+
+
+def test_a_partitioned_orc_table_is_read_in_one_job_of_the_files_its_rows_need(spark, tmp_path):
+    table = labelled_table(rows=ROWS)
+    for day in range(4):
+        write_orc(tmp_path / "t" / f"dt=2024-01-0{day + 1}", table.slice(day * 30, 30))
+    files = data_files(tmp_path / "t")
+    orc = discovery.OrcFiles()
+    whole = sample_on_spark(spark, files, lambda f: orc.layout(f.path), SampleLimits())
+    assert (whole.files, whole.rows, whole.errors) == (4, ROWS, [])
+    here = sample_files(files, discovery.readers(), SampleLimits())
+    assert {c: sorted(v) for c, v in whole.values.items()} == {c: sorted(v) for c, v in here.values.items()}
+    # 45 rows: the first two files' footers count 60, the other two tails are not read
+    some = sample_on_spark(spark, files, lambda f: orc.layout(f.path), SampleLimits(rows=45))
+    assert (some.files, some.rows, some.stopped_by, some.errors) == (2, 45, "rows", [])
