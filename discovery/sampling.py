@@ -185,10 +185,12 @@ def _text(value) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def read_failure(path: str, what: str, exc: Exception) -> str:
-    # a library's message may quote what it was decoding: only our own errors, which name
-    # metadata, are passed on whole
-    reason = first_line(exc) if isinstance(exc, WatershedError) else type(exc).__name__
+def read_failure(path: str, what: str, exc: Exception, *, data: bool = False) -> str:
+    # a library's message may quote what it was decoding, and a read of `data` may fail with one
+    # of our own errors carrying it on (orc_crypto's read_orc wraps pyarrow's decode message): only
+    # our own errors about a file's layout, which name metadata, are passed on whole
+    may_quote = data or not isinstance(exc, WatershedError)
+    reason = type(exc).__name__ if may_quote else first_line(exc)
     return f"{path}: cannot {what} ({reason})"
 
 
@@ -239,7 +241,7 @@ def sample_files(
             try:
                 table = reader.read(item.path, chosen, part, limits.rows - sample.rows)
             except Exception as exc:
-                sample.errors.append(read_failure(item.path, f"read part {part}", exc))
+                sample.errors.append(read_failure(item.path, f"read part {part}", exc, data=True))
                 break
             table = table.slice(0, limits.rows - sample.rows)
             sample.rows += table.num_rows

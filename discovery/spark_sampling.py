@@ -245,7 +245,9 @@ def sample_on_spark(
                 .collect()
             )
         except Exception as exc:
-            sample.errors.append(read_failure(f"{len(paths)} {file_format} files", "read them on Spark", exc))
+            sample.errors.append(
+                read_failure(f"{len(paths)} {file_format} files", "read them on Spark", exc, data=True)
+            )
             continue
         sample.rows += len(rows)
         for position, name in enumerate(chosen):

@@ -114,3 +114,22 @@ def test_the_sample_shows_no_value_when_printed(table_dir):
     shown = repr(sample) + str(sample)
     assert sampled_values(labelled_table(rows=120))
     assert not [v for v in sampled_values(labelled_table(rows=120)) if v in shown]
+
+
+class QuotingReader(ParquetReader):
+    """The real Parquet reader whose data reads fail as orc_crypto's `read_orc` does when pyarrow
+    cannot decode a stripe: an OrcFormatError (one of our own errors) carrying pyarrow's message,
+    which may quote the value it was decoding."""
+
+    def read(self, path, columns, part, rows):
+        from watershed.orc_crypto.errors import OrcFormatError
+
+        raise OrcFormatError(path, "cannot decode: Invalid UTF8 payload in '13812345678'")
+
+
+def test_a_failed_data_read_names_the_file_and_the_error_type_never_its_message(table_dir):
+    sample = sample_files(data_files(table_dir), {"parquet": QuotingReader()}, SampleLimits(rows=1000))
+    assert sample.errors == [
+        f"{table_dir / name}: cannot read part 0 (OrcFormatError)"
+        for name in ("part-00000.snappy.parquet", "part-00001.snappy.parquet")
+    ]
