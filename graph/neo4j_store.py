@@ -122,7 +122,11 @@ class Neo4jStore(GraphStore):
         settings = settings or GraphSettings()
         # the settings' password, WATERSHED_NEO4J_PASSWORD_FILE's, or the local Neo4j's own
         secret = neo4j_server.password(settings)
-        driver = GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_user, secret))
+        # no notifications: the product reads optional properties that most nodes lack, and the
+        # driver logs each such read's "property does not exist" warning to stderr (the demo, the CLI)
+        driver = GraphDatabase.driver(
+            settings.neo4j_uri, auth=(settings.neo4j_user, secret), notifications_min_severity="OFF"
+        )
         # the address only: a URI may carry user:password@
         address = urlsplit(settings.neo4j_uri)
         where = f"Neo4j at {address.scheme}://{address.hostname}:{address.port or 7687}"

@@ -30,8 +30,8 @@ def demo_command(
         False, "--details", help="With --lineage-only, print every task's full lineage."
     ),
 ) -> None:
-    """Start the services, generate a warehouse, harvest it with Spark into FalkorDB, show lineage,
-    discover sensitive content, propagate tags, flag leaks and over-tagging."""
+    """Start the services, generate a warehouse, harvest it with Spark into the graph WATERSHED_BACKEND
+    names, show lineage, discover sensitive content, propagate tags, flag leaks and over-tagging."""
     if lineage_only:
         sample_lineage(details)
         return
@@ -41,12 +41,13 @@ def demo_command(
 def full_demo(tasks: int) -> None:
     from watershed.api.cli.graph import lineage_tree
     from watershed.api.cli.services import bring_up
+    from watershed.api.service import harvest_runs
+    from watershed.graph.backends import UnreachableGraphError, open_answering
     from watershed.graph.background import ServiceStartError
-    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.errors import WatershedError
     from watershed.graph.server import ServerError
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.generator import generate_warehouse
-    from watershed.ingest.harvest import run_harvest, spark_session
     from watershed.ingest.settings import IngestSettings
 
     settings = GraphSettings()
@@ -66,17 +67,20 @@ def full_demo(tasks: int) -> None:
         summary = generate_warehouse(warehouse, tasks=tasks, seed=7, content_tables=DEMO_CONTENT_TABLES)
         console.print(f"generated {summary.tasks} tasks over {summary.tables} tables in {warehouse}")
     catalog = Catalog.load(warehouse / "catalog.json")
-    store = FalkorDBStore.from_settings(settings)
-    store.ensure_schema()
-    spark = spark_session(IngestSettings().spark_master)
-    report = run_harvest(
-        spark,
-        tasks=str(warehouse / "tasks"),
-        catalog=catalog,
-        store=store,
-        out_dir=settings.data_dir / "harvest",
-        progress=console.print,
-    )
+    # the graph WATERSHED_BACKEND names (FalkorDB or Neo4j), harvested as `watershed harvest` does
+    try:
+        report = harvest_runs.run(
+            harvest_runs.HarvestSource(tasks=warehouse / "tasks", catalog=warehouse / "catalog.json"),
+            out=settings.data_dir / "harvest",
+            settings=IngestSettings(),
+            graph=settings,
+            progress=console.print,
+        )
+        store = open_answering(settings)
+    except UnreachableGraphError as exc:
+        fail(f"{exc}; see `watershed services status`")
+    except WatershedError as exc:
+        fail(str(exc))
     stats = store.stats()
     summary_table = Table(title="lineage graph", title_justify="left")
     for header in (
