@@ -1,6 +1,7 @@
-"""Propagation on the Neo4j backend, by what it sends (no Neo4j server can run here).
+"""Propagation on the Neo4j backend, by the transactions it sends.
 
-The Cypher itself runs against FalkorDB in the other tests; this checks that
+The Cypher itself runs on FalkorDB and on the live local Neo4j in the other tests
+(test_graph_store.py, tests/api/service/test_both_backends.py); this checks that
 on Neo4j the batch read goes through a read transaction and every fenced
 write through a managed write transaction (which the driver retries).
 """

@@ -1,8 +1,8 @@
 """A recorder in place of the Neo4j driver: what the Neo4j backend sends, per transaction.
 
-No Neo4j server can run on this machine, so the Neo4j store's statements and transactions are
-checked by what it hands the driver (the only fake in the suite; the shared Cypher itself runs
-against FalkorDB). Used by tests/graph/test_neo4j_store.py, test_neo4j_cypher.py and
+The statements themselves run against the live local Neo4j (tests/support/neo4j.py); this
+checks what a live server does not show: which kind of transaction (a read, a managed write the
+driver retries, an auto-commit) the Neo4j store hands each statement to. Used by tests/graph/test_neo4j_store.py, test_neo4j_cypher.py and
 tests/propagation/test_neo4j_tags.py."""
 
 from __future__ import annotations
