@@ -1,9 +1,10 @@
 // The Watershed steward UI: hash routes, one preact component per page.
 
 import { html, render, useState, useEffect, useRef, useCallback } from './vendor/htm-preact.js';
-import { api, get, qs, enc, ApiError, setUnauthorizedHandler } from './api.js';
+import { api, get, qs, enc, setUnauthorizedHandler } from './api.js';
 import { LineageGraph, warmUp } from './graph.js';
 import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
+import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
 
 // What tests and the benchmark read: the last lineage drawing's timings.
 window.__watershed = { renderCount: 0, lastRenderMs: null, lastFetchMs: null, lastNodes: 0, lastEdges: 0 };
@@ -18,25 +19,10 @@ function parseHash() {
 }
 
 export function go(page, ...args) {
-  location.hash = `#/${[page, ...args.map(enc)].join('/')}`;
+  location.hash = href(page, ...args);
 }
-
-const href = (page, ...args) => `#/${[page, ...args.map(enc)].join('/')}`;
-
-function canChange(me, nodeId) {
-  if (!me || !['steward', 'admin'].includes(me.role)) return false;
-  if (me.databases === null || me.databases === undefined || !nodeId) return true;
-  return me.databases.includes(nodeId.split('.')[0]);
-}
-
-const isSteward = (me) => !!me && ['steward', 'admin'].includes(me.role);
 
 // ------------------------------------------------------------------ small shared pieces
-
-function ErrorBox({ error }) {
-  if (!error) return null;
-  return html`<p class="error" role="alert">${error instanceof ApiError ? error.message : String(error)}</p>`;
-}
 
 function TagChips({ tags }) {
   const entries = Array.isArray(tags) ? tags.map((t) => [t.key, t.values]) : Object.entries(tags || {});
@@ -100,12 +86,6 @@ function bytes(n) {
     i += 1;
   }
   return `${value.toFixed(i ? 1 : 0)} ${units[i]}`;
-}
-
-function Select({ name, value, options, onChange }) {
-  return html`<select name=${name} onChange=${(e) => onChange(e.target.value)}>
-    ${options.map(([v, text]) => html`<option value=${v} selected=${v === value}>${text}</option>`)}
-  </select>`;
 }
 
 const same = (values) => values.map((v) => [v, v]);
@@ -718,22 +698,7 @@ function TtlPage({ params }) {
   const [table, setTable] = useState(params.table || '');
   const [minSavings, setMinSavings] = useState(params.min_savings || '');
   const [query, setQuery] = useState({ table: params.table, min_savings: params.min_savings });
-  const [items, setItems] = useState([]);
-  const [next, setNext] = useState(null);
-  const [error, setError] = useState(null);
-  const load = async (cursor) => {
-    try {
-      const page = await get(`/ttl/advice${qs({ ...query, limit: 50, cursor })}`);
-      setItems((old) => (cursor ? [...old, ...page.items] : page.items));
-      setNext(page.next_cursor);
-    } catch (e) {
-      setError(e);
-    }
-  };
-  useEffect(() => {
-    setError(null);
-    load();
-  }, [query]);
+  const { items, next, error, more } = usePages((cursor) => `/ttl/advice${qs({ ...query, limit: 50, cursor })}`, [query]);
   const total = items.reduce((n, item) => n + (savingsOf(item) || 0), 0);
   return html`<section>
     <h2>TTL advice</h2>
@@ -758,7 +723,7 @@ function TtlPage({ params }) {
               <td class="evidence">${(a.evidence || []).map((e) => html`<div>${evidenceText(e)}</div>`)}</td></tr>`,
           )}</tbody></table>`
       : null}
-    ${next ? html`<button onClick=${() => load(next)}>More</button>` : null}
+    ${next ? html`<button onClick=${more}>More</button>` : null}
   </section>`;
 }
 

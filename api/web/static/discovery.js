@@ -4,21 +4,8 @@
 // value, only counts and masked examples.
 
 import { html, useState, useEffect } from './vendor/htm-preact.js';
-import { api, get, qs, enc, ApiError } from './api.js';
-
-// the few shared pieces of app.js this module needs (app.js imports this one, so not the reverse)
-const href = (page, ...args) => `#/${[page, ...args.map(enc)].join('/')}`;
-
-function canChange(me, nodeId) {
-  if (!me || !['steward', 'admin'].includes(me.role)) return false;
-  if (me.databases === null || me.databases === undefined) return true;
-  return me.databases.includes(nodeId.split('.')[0]);
-}
-
-function ErrorBox({ error }) {
-  if (!error) return null;
-  return html`<p class="error" role="alert">${error instanceof ApiError ? error.message : String(error)}</p>`;
-}
+import { api, get, qs, enc } from './api.js';
+import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
 
 const tagText = (tags) => Object.entries(tags || {}).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : v}`);
 const Chips = ({ tags }) => html`${tagText(tags).map((t) => html`<span class="chip">${t}</span>`)}`;
@@ -105,23 +92,11 @@ function SampleForm({ onRun }) {
 function Proposals({ me, tick, onChanged }) {
   const [status, setStatus] = useState('open');
   const [table, setTable] = useState('');
-  const [items, setItems] = useState([]);
-  const [next, setNext] = useState(null);
-  const [error, setError] = useState(null);
   const [message, setMessage] = useState(null);
-  const load = async (cursor) => {
-    try {
-      const page = await get(`/discovery/proposals${qs({ status, table: table.trim(), limit: 50, cursor })}`);
-      setItems((old) => (cursor ? [...old, ...page.items] : page.items));
-      setNext(page.next_cursor);
-    } catch (e) {
-      setError(e);
-    }
-  };
-  useEffect(() => {
-    setError(null);
-    load();
-  }, [status, tick]);
+  const { items, next, error, setError, reload, more } = usePages(
+    (cursor) => `/discovery/proposals${qs({ status, table: table.trim(), limit: 50, cursor })}`,
+    [status, tick],
+  );
   const decided = (done) => {
     setMessage(html`${done.column}: ${done.status} ${tagText(done.tags).join(' ')}.${' '}
       ${done.status === 'accepted' ? html`<a href="#/runs">Start a propagation run</a> to carry it downstream.` : ''}`);
@@ -131,13 +106,10 @@ function Proposals({ me, tick, onChanged }) {
     <h3>Proposals</h3>
     <form class="row" onSubmit=${(e) => {
       e.preventDefault();
-      load();
+      reload();
     }}>
-      <select name="status" onChange=${(e) => setStatus(e.target.value)}>
-        ${[['open', 'open'], ['accepted', 'accepted'], ['rejected', 'rejected'], ['', 'all']].map(
-          ([v, text]) => html`<option value=${v} selected=${v === status}>${text}</option>`,
-        )}
-      </select>
+      <${Select} name="status" value=${status} onChange=${setStatus}
+        options=${[['open', 'open'], ['accepted', 'accepted'], ['rejected', 'rejected'], ['', 'all']]} />
       <input name="table" placeholder="table (db.table)" value=${table} onInput=${(e) => setTable(e.target.value)} />
       <button type="submit">Filter</button>
     </form>
@@ -154,35 +126,20 @@ function Proposals({ me, tick, onChanged }) {
               <td><${Decide} me=${me} proposal=${p} onDone=${decided} setError=${setError} /></td></tr>`,
           )}</tbody></table>`
       : html`<p>No proposals${status ? ` (${status})` : ''}.</p>`}
-    ${next ? html`<button onClick=${() => load(next)}>More</button>` : null}
+    ${next ? html`<button onClick=${more}>More</button>` : null}
   </div>`;
 }
 
 function Flags({ tick }) {
   const [kind, setKind] = useState('');
-  const [items, setItems] = useState([]);
-  const [next, setNext] = useState(null);
-  const [error, setError] = useState(null);
-  const load = async (cursor) => {
-    try {
-      const page = await get(`/discovery/flags${qs({ kind, limit: 50, cursor })}`);
-      setItems((old) => (cursor ? [...old, ...page.items] : page.items));
-      setNext(page.next_cursor);
-    } catch (e) {
-      setError(e);
-    }
-  };
-  useEffect(() => {
-    setError(null);
-    load();
-  }, [kind, tick]);
+  const { items, next, error, more } = usePages(
+    (cursor) => `/discovery/flags${qs({ kind, limit: 50, cursor })}`,
+    [kind, tick],
+  );
   return html`<div data-testid="flags">
     <h3>Flags: derived columns whose content disagrees with their tags</h3>
-    <p class="row"><select name="kind" onChange=${(e) => setKind(e.target.value)}>
-      ${[['', 'leaks and over-tagging'], ['leak', 'leaks'], ['over_tag', 'over-tagging']].map(
-        ([v, text]) => html`<option value=${v} selected=${v === kind}>${text}</option>`,
-      )}
-    </select></p>
+    <p class="row"><${Select} name="kind" value=${kind} onChange=${setKind}
+      options=${[['', 'leaks and over-tagging'], ['leak', 'leaks'], ['over_tag', 'over-tagging']]} /></p>
     <${ErrorBox} error=${error} />
     ${items.length
       ? html`<table class="grid">
@@ -196,20 +153,19 @@ function Flags({ tick }) {
               <td class="evidence">${f.reason}</td></tr>`,
           )}</tbody></table>`
       : html`<p>No flags.</p>`}
-    ${next ? html`<button onClick=${() => load(next)}>More</button>` : null}
+    ${next ? html`<button onClick=${more}>More</button>` : null}
   </div>`;
 }
 
 export function DiscoveryPage({ me }) {
   const [tick, setTick] = useState(0);
   const changed = () => setTick((t) => t + 1);
-  const steward = !!me && ['steward', 'admin'].includes(me.role);
   return html`<section data-testid="discovery-page">
     <h2>Discovery</h2>
     <p class="facts">Sensitive columns found by their content: proposals to accept as seeds (origin${' '}
       <code>discovered</code>) or reject, and flags where a derived column's content disagrees with the
       tags propagation gave it. Examples are masked; no sampled value is stored.</p>
-    ${steward ? html`<${SampleForm} onRun=${changed} />` : null}
+    ${isSteward(me) ? html`<${SampleForm} onRun=${changed} />` : null}
     <${Proposals} me=${me} tick=${tick} onChanged=${changed} />
     <${Flags} tick=${tick} />
   </section>`;
