@@ -109,17 +109,7 @@ def discover_command(
     console.print(table)
     found = [p for item in run.tables for p in item.proposals]
     if found:
-        proposals = Table("column", "tags", "confidence", "sampled", "examples", "status")
-        for p in found:
-            proposals.add_row(
-                p.column,
-                _tags(p.tags),
-                f"{p.confidence:.2f}",
-                str(p.sampled),
-                ", ".join(p.evidence.examples),
-                p.status,
-            )
-        console.print(proposals)
+        _print_proposals(found)
     flagged = [f for item in run.tables for f in item.flags]
     if flagged:
         _print_flags(flagged)
@@ -129,32 +119,36 @@ def discover_command(
     )
 
 
-@app.command("proposals")
-def proposals_command(
-    status: str = typer.Option(None, "--status", help="open, accepted or rejected (default: all)."),
-    table: str = typer.Option(None, "--table", help="Only this table's (db.table)."),
-    limit: int = typer.Option(50, "--limit", min=1, max=500, help="At most this many."),
-    cursor: str = typer.Option(None, "--cursor", help="The next_cursor of the previous page (JSON)."),
-    output: OutputFormat = format_option(),
-) -> None:
-    """List discovery proposals in column order."""
+def _listed(
+    listing, render, output: OutputFormat, *, table: str | None, limit: int, cursor: str | None, **filters
+):
+    """One page of `listing` (the use case's proposals or flags), printed by `render` or as JSON,
+    and the option that reads the next page."""
     from watershed.api.cli.graph import open_store
-    from watershed.api.service.discovery import proposals
     from watershed.api.service.pages import CursorError
 
-    if status is not None and status not in ("open", "accepted", "rejected"):
-        usage_error(f"--status {status!r}: expected open, accepted or rejected")
     try:
-        page = proposals(
-            open_store(), status=status, table=table.lower() if table else None, limit=limit, cursor=cursor
+        page = listing(
+            open_store(), table=table.lower() if table else None, limit=limit, cursor=cursor, **filters
         )
     except CursorError as exc:
         usage_error(str(exc))
     if output == OutputFormat.json:
         write_model(page)
         return
+    render(page.items)
+    if page.next_cursor:
+        console.print(f"more: --cursor {page.next_cursor}")
+
+
+def _one_of(option: str, value: str | None, allowed: tuple[str, ...]) -> None:
+    if value is not None and value not in allowed:
+        usage_error(f"{option} {value!r}: expected {', '.join(allowed[:-1])} or {allowed[-1]}")
+
+
+def _print_proposals(proposals) -> None:
     rows = Table("column", "tags", "confidence", "sampled", "detectors", "examples", "status", "by")
-    for p in page.items:
+    for p in proposals:
         rows.add_row(
             p.column,
             _tags(p.tags),
@@ -166,8 +160,21 @@ def proposals_command(
             p.by or "",
         )
     console.print(rows)
-    if page.next_cursor:
-        console.print(f"more: --cursor {page.next_cursor}")
+
+
+@app.command("proposals")
+def proposals_command(
+    status: str = typer.Option(None, "--status", help="open, accepted or rejected (default: all)."),
+    table: str = typer.Option(None, "--table", help="Only this table's (db.table)."),
+    limit: int = typer.Option(50, "--limit", min=1, max=500, help="At most this many."),
+    cursor: str = typer.Option(None, "--cursor", help="The next_cursor of the previous page (JSON)."),
+    output: OutputFormat = format_option(),
+) -> None:
+    """List discovery proposals in column order."""
+    from watershed.api.service.discovery import proposals
+
+    _one_of("--status", status, ("open", "accepted", "rejected"))
+    _listed(proposals, _print_proposals, output, status=status, table=table, limit=limit, cursor=cursor)
 
 
 def _print_flags(flags) -> None:
@@ -201,24 +208,10 @@ def flags_command(
     output: OutputFormat = format_option(),
 ) -> None:
     """List leak and over-tag flags: derived columns whose sampled content disagrees with their tags."""
-    from watershed.api.cli.graph import open_store
     from watershed.api.service.discovery import flags
-    from watershed.api.service.pages import CursorError
 
-    if kind is not None and kind not in ("leak", "over_tag"):
-        usage_error(f"--kind {kind!r}: expected leak or over_tag")
-    try:
-        page = flags(
-            open_store(), kind=kind, table=table.lower() if table else None, limit=limit, cursor=cursor
-        )
-    except CursorError as exc:
-        usage_error(str(exc))
-    if output == OutputFormat.json:
-        write_model(page)
-        return
-    _print_flags(page.items)
-    if page.next_cursor:
-        console.print(f"more: --cursor {page.next_cursor}")
+    _one_of("--kind", kind, ("leak", "over_tag"))
+    _listed(flags, _print_flags, output, kind=kind, table=table, limit=limit, cursor=cursor)
 
 
 def _decide(column: str, accept: bool, policy_file: Path | None) -> None:

@@ -779,10 +779,9 @@ def proposals(
         found = graph.discovery_proposals_of([column]).get(column)
         keep = found is not None and (status is None or found.status == status) and (after or "") < column
         return Page(items=[found] if keep else [], next_cursor=None)
-    rows = graph.discovery_proposals(status=status, table=table, after=after, limit=limit + 1)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return Page(items=rows, next_cursor=encode_cursor({"after": rows[-1].column}) if more and rows else None)
+    return _column_page(
+        graph.discovery_proposals(status=status, table=table, after=after, limit=limit + 1), limit
+    )
 
 
 def flags(
@@ -797,6 +796,12 @@ def flags(
     """A page of leak and over-tag flags in column id order, as the last scan of each table left them."""
     after = decode_cursor(cursor).get("after")
     rows = graph.discovery_flags(kind=kind, table=table, column=column, after=after, limit=limit + 1)
+    return _column_page(rows, limit)
+
+
+def _column_page(rows: list, limit: int) -> Page:
+    """A page of `limit` of `rows` (fetched `limit + 1`, in column order: the extra row only says
+    there is more); the cursor is the page's last column."""
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(items=rows, next_cursor=encode_cursor({"after": rows[-1].column}) if more and rows else None)

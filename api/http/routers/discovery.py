@@ -65,17 +65,7 @@ def list_proposals(
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
 ) -> Page[ColumnProposal]:
-    try:
-        return discovery.proposals(
-            svc.graph,
-            status=status,
-            table=parse(table, "Table")[0] if table else None,
-            column=parse(column, "Column")[0] if column else None,
-            limit=page.limit,
-            cursor=page.cursor,
-        )
-    except CursorError as exc:
-        raise ApiProblem(400, str(exc)) from None
+    return _listed(discovery.proposals, svc, page, table, column, status=status)
 
 
 @router.get("/discovery/flags", response_model=Page[DiscoveryFlag])
@@ -90,14 +80,19 @@ def list_flags(
     """Derived columns whose sampled content disagrees with their tags: a leak (sensitive content,
     no tag or a lower level) or over-tagging (a propagated tag no sampled value bears out), each with
     the lineage path back and the functions' effects on it."""
+    return _listed(discovery.flags, svc, page, table, column, kind=kind)
+
+
+def _listed(listing, svc: Service, page: PageRequest, table: str | None, column: str | None, **filters):
+    """One page of `listing` (the use case's proposals or flags) of the table or column asked for."""
     try:
-        return discovery.flags(
+        return listing(
             svc.graph,
-            kind=kind,
             table=parse(table, "Table")[0] if table else None,
             column=parse(column, "Column")[0] if column else None,
             limit=page.limit,
             cursor=page.cursor,
+            **filters,
         )
     except CursorError as exc:
         raise ApiProblem(400, str(exc)) from None
