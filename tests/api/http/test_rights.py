@@ -70,6 +70,11 @@ RIGHTS = {
     ("GET", "/api/v1/authz/grants"): "admin",
     ("POST", "/api/v1/authz/grants"): "admin",
     ("DELETE", "/api/v1/authz/grants/{grant_id}"): "admin",
+    ("POST", "/api/v1/discovery/runs"): "steward",
+    ("GET", "/api/v1/discovery/proposals"): "viewer",
+    ("GET", "/api/v1/discovery/flags"): "viewer",
+    ("POST", "/api/v1/discovery/proposals/{column_id}/accept"): "steward",
+    ("POST", "/api/v1/discovery/proposals/{column_id}/reject"): "steward",
 }
 
 #: path parameters: nodes that exist for reads; writes aim at a node of no table
@@ -105,6 +110,7 @@ BODIES = {
     ("POST", "/api/v1/authz/roles/{name}/members"): {"kind": "user", "name": "nobody"},
     ("POST", "/api/v1/authz/groups/{group}/users"): {"user": ""},
     ("POST", "/api/v1/authz/grants"): {"role": "nobody", "actions": ["select"], "database": ""},
+    ("POST", "/api/v1/discovery/runs"): {"sample_rows": 0},
 }
 _RANK = {"public": -1, "viewer": 0, "steward": 1, "admin": 2}
 
