@@ -8,7 +8,7 @@ from fastapi import Query
 from pydantic import BaseModel
 
 from watershed.api.http.problems import ApiProblem
-from watershed.api.service.pages import CursorError, Page, decode_cursor, encode_cursor
+from watershed.api.service.pages import CursorError, Page, decode_cursor, encode_cursor, keyed_page
 
 __all__ = ["Page", "PageRequest", "decode", "encode_cursor", "keyed_page", "page_request"]
 
@@ -36,14 +36,3 @@ def decode(cursor: str | None) -> dict[str, Any]:
         return decode_cursor(cursor)
     except CursorError as exc:
         raise ApiProblem(400, str(exc)) from None
-
-
-def keyed_page(items: list, limit: int, key, total: int | None = None) -> Page:
-    """A page from `limit + 1` fetched rows: the extra row only says there is more; `key` gives the cursor."""
-    more = len(items) > limit
-    items = items[:limit]
-    return Page(
-        items=items,
-        next_cursor=encode_cursor({"after": key(items[-1])}) if more and items else None,
-        total=total,
-    )

@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 
 from watershed.api.service import tag_changes
 from watershed.api.service.audit import statement
-from watershed.api.service.pages import Page, decode_cursor, encode_cursor
+from watershed.api.service.pages import Page, decode_cursor, keyed_page
 from watershed.discovery.detectors import Detector, detectors_for
 from watershed.discovery.flags import clearly_not, is_leak, keeps_form
 from watershed.discovery.proposals import ColumnVerdict, Thresholds, judge, level_tags, propose
@@ -800,11 +800,9 @@ def flags(
 
 
 def _column_page(rows: list, limit: int) -> Page:
-    """A page of `limit` of `rows` (fetched `limit + 1`, in column order: the extra row only says
-    there is more); the cursor is the page's last column."""
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return Page(items=rows, next_cursor=encode_cursor({"after": rows[-1].column}) if more and rows else None)
+    """A page of `limit` of `rows` (fetched `limit + 1`, in column order); the cursor is the
+    page's last column."""
+    return keyed_page(rows, limit, lambda row: row.column)
 
 
 def _proposal(graph: GraphStore, column: str) -> ColumnProposal:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from watershed.api.service.pages import Page, encode_cursor
+from watershed.api.service.pages import Page, encode_cursor, keyed_page
 from watershed.graph.backends import UnreachableGraphError, open_answering
 from watershed.graph.catalog import Catalog, CatalogError
 from watershed.graph.errors import WatershedError
@@ -162,10 +162,7 @@ def _run(row) -> HarvestRun:
 def listing(store: GraphStore, *, after: str = FIRST, limit: int) -> Page[HarvestRun]:
     """The runs the graph records, newest first, `limit` from below `after` (a cursor's `after`)."""
     runs = [_run(row) for row in store.read(RUNS, {"after": after, "n": limit + 1})]
-    more = len(runs) > limit
-    runs = runs[:limit]
-    cursor = encode_cursor({"after": runs[-1].id}) if more and runs else None
-    return Page[HarvestRun](items=runs, next_cursor=cursor)
+    return keyed_page(runs, limit, lambda run: run.id)
 
 
 def one(store: GraphStore, run_id: str) -> HarvestRun:

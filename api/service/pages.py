@@ -27,6 +27,18 @@ class Page(BaseModel, Generic[T]):
     total: int | None = None
 
 
+def keyed_page(items: list, limit: int, key, total: int | None = None) -> Page:
+    """A page from `limit + 1` fetched items: the extra one only says there is more; `key(item)`
+    is the position the next page starts after."""
+    more = len(items) > limit
+    items = items[:limit]
+    return Page(
+        items=items,
+        next_cursor=encode_cursor({"after": key(items[-1])}) if more and items else None,
+        total=total,
+    )
+
+
 def encode_cursor(position: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(position, separators=(",", ":")).encode()).decode().rstrip("=")
 
