@@ -47,6 +47,14 @@ class Detector:
         except Exception:  # a library's bug on odd input is "not this kind of value", never a crash
             return False
 
+    def masked(self, value: str) -> str:
+        """The example shown for `value`; a mask that fails hides it whole, since its exception
+        could carry the value into a log or an answer."""
+        try:
+            return self.mask(value)
+        except Exception:
+            return "*" * len(value)
+
 
 # ---------------------------------------------------------------- masks
 

@@ -59,7 +59,7 @@ def judge(values: Sequence[str], detectors: Sequence[Detector]) -> ColumnVerdict
                 verdict.counts[detector.name] = verdict.counts.get(detector.name, 0) + 1
                 examples = verdict.examples.setdefault(detector.name, [])
                 if len(examples) < MAX_EXAMPLES:
-                    examples.append(detector.mask(value))
+                    examples.append(detector.masked(value))
     return verdict
 
 

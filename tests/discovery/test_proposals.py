@@ -90,3 +90,14 @@ def test_the_content_fingerprint_is_the_kind_of_content_not_the_rows():
 @pytest.mark.parametrize("kind", sorted(k for k, (_, t) in KINDS.items() if t is None))
 def test_decoys_alone_are_not_proposed(kind):
     assert _propose("x", column_values(kind, 300, random.Random(9))) is None
+
+
+def test_a_mask_that_fails_hides_the_whole_value_and_never_raises_it():
+    from watershed.discovery.detectors import Detector
+
+    def mask(value: str) -> str:
+        raise ValueError(f"cannot mask {value}")
+
+    broken = Detector("broken", "phone", "L3", validate=lambda v: True, mask=mask)
+    verdict = judge(["13812345678"], [broken])
+    assert verdict.examples["broken"] == ["*" * 11]
