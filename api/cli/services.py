@@ -194,29 +194,45 @@ KEYSTORE_BACKUP = "keystore.json"
 def _graph_spec(settings: GraphSettings):
     from watershed.graph.services import specs
 
-    if settings.backend == "neo4j":
-        fail(
-            "backup and restore take FalkorDB's snapshot; WATERSHED_BACKEND=neo4j has none here yet "
-            "(docs/graph.md, 'Neo4j')"
-        )
     return next(spec for spec in specs(settings) if spec.name == "falkordb")
+
+
+def _graph_backup(settings: GraphSettings, directory: Path, restoring: bool):
+    """The graph's backup written to (or restored from) `directory`: FalkorDB's snapshot, or a
+    Neo4j's export through the driver (graph/neo4j_backup.py); its manifest."""
+    if settings.backend != "neo4j":
+        from watershed.graph.backup import backup, restore
+
+        return (restore if restoring else backup)(_graph_spec(settings), directory)
+    from watershed.graph.backends import UnreachableGraphError, open_answering
+    from watershed.graph.neo4j_backup import backup, restore
+
+    try:
+        store = open_answering(settings)
+    except UnreachableGraphError as exc:
+        raise ServerError(f"{exc}; run `watershed services up`") from None
+    try:
+        return (restore if restoring else backup)(store, directory)
+    finally:
+        store.close()
 
 
 @app.command("backup")
 def backup_command(
     directory: Path = typer.Argument(..., help="Where to write the backup (created if missing)."),
 ) -> None:
-    """Write a consistent backup of the running graph (a FalkorDB snapshot) and of the keystore into DIRECTORY.
+    """Write a consistent backup of the running graph (a FalkorDB snapshot, or a Neo4j's export) and of
+    the keystore into DIRECTORY.
 
     The keystore copy stays encrypted under its passphrase: back the passphrase up elsewhere.
     """
-    from watershed.graph.backup import backup
+    from watershed.graph.errors import WatershedError
     from watershed.orc_crypto.keys.base import KeyProviderError
     from watershed.orc_crypto.keys.embedded import KeystoreSettings, backup_keystore
 
     try:
-        manifest = backup(_graph_spec(GraphSettings()), directory)
-    except (ServerError, OSError) as exc:
+        manifest = _graph_backup(GraphSettings(), directory, restoring=False)
+    except (ServerError, WatershedError, OSError) as exc:
         fail(f"backup to {directory}: {exc}")
     console.print(
         f"backed up graphs {', '.join(manifest.graphs) or '(none)'} to {directory} ({manifest.bytes} bytes)"
@@ -238,10 +254,10 @@ def restore_command(
 ) -> None:
     """Replace the graph (and the keystore, when the backup has one) with the backup in DIRECTORY.
 
-    FalkorDB is stopped and restarted (its old files kept aside). A keystore in the backup must open
+    FalkorDB is stopped and restarted (its old files kept aside); a Neo4j database must be empty. A keystore in the backup must open
     with the configured passphrase before it replaces the current one; a running KMS picks it up.
     """
-    from watershed.graph.backup import restore
+    from watershed.graph.errors import WatershedError
     from watershed.orc_crypto.keys.base import KeyProviderError
     from watershed.orc_crypto.keys.embedded import (
         EmbeddedKeystore,
@@ -259,8 +275,8 @@ def restore_command(
         except KeyProviderError as exc:
             fail(f"restore from {directory}: the keystore in the backup does not open: {exc}")
     try:
-        manifest = restore(_graph_spec(GraphSettings()), directory)
-    except (ServerError, OSError) as exc:
+        manifest = _graph_backup(GraphSettings(), directory, restoring=True)
+    except (ServerError, WatershedError, OSError) as exc:
         fail(f"restore from {directory}: {exc}")
     console.print(f"restored graphs {', '.join(manifest.graphs) or '(none)'} from {directory}")
     if saved_keystore.exists():
