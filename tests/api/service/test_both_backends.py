@@ -67,6 +67,10 @@ def _difference(found: object, other: object) -> str:
     return f": {found!r} != {other!r}"
 
 
+#: each stack's Redis database on the session's Redis (test_two_faces has 7)
+BROKER_DB = {"falkordb": 11, "neo4j": 12}
+
+
 @dataclass
 class Stack:
     backend: str
@@ -85,7 +89,9 @@ def stack(request, celery_redis, tmp_path_factory):
     env = {
         "WATERSHED_BACKEND": backend,
         "WATERSHED_GRAPH_NAME": f"both_{next(_graphs)}",
-        "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{celery_redis.port}/0",
+        # a Redis database of the stack's own: the session's workers, started with whatever
+        # settings the test that first needed them had, serve database 0 and would take its batches
+        "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{celery_redis.port}/{BROKER_DB[backend]}",
         "WATERSHED_DATA_DIR": str(tmp_path_factory.mktemp(f"both-{backend}")),
     }
     # the workers' FalkorDB setting, unused on Neo4j (any valid port)
