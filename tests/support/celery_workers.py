@@ -21,6 +21,9 @@ from watershed.api.service.celery_app import app_for, worker_argv
 from watershed.graph.server import ServerSpec, free_port, start, stop
 from watershed.propagation.settings import PropagationSettings
 
+#: the environment when the plugin loads, before any test patches it
+SESSION_ENVIRON = dict(os.environ)
+
 
 @pytest.fixture(scope="session")
 def celery_redis(tmp_path_factory):
@@ -39,9 +42,9 @@ class Workers:
     A worker serves the queues `start` is given (default: the propagation queue only).
     """
 
-    def __init__(self, redis_port: int, falkordb_port: int, log_dir: Path) -> None:
+    def __init__(self, redis_port: int, falkordb_port: int, log_dir: Path, environ=None) -> None:
         self.env = {
-            **os.environ,
+            **(os.environ if environ is None else environ),
             "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{redis_port}/0",
             "WATERSHED_FALKORDB_PORT": str(falkordb_port),
             # a killed worker's unacknowledged task goes to another worker after this long
@@ -119,7 +122,11 @@ class Workers:
 @pytest.fixture(scope="session")
 def workers(celery_redis, falkordb_server, tmp_path_factory):
     """One propagation worker for the session; tests may start more (and must stop those)."""
-    pool = Workers(celery_redis.port, falkordb_server.port, tmp_path_factory.mktemp("workers"))
+    # The environment the session began with, not that of the test that first asks for the
+    # workers: a test's patched WATERSHED_BACKEND or graph would otherwise become the session's.
+    pool = Workers(
+        celery_redis.port, falkordb_server.port, tmp_path_factory.mktemp("workers"), SESSION_ENVIRON
+    )
     try:
         pool.start(1)
         yield pool
