@@ -62,7 +62,7 @@ def _options(
     """Watershed: column-level lineage and SQL-semantic tag propagation for data warehouses."""
 
 
-app.command("lineage")(lineage.lineage_command)
+app.add_typer(lineage.app, name="lineage")
 app.command("demo")(demo.demo_command)
 app.add_typer(services.app, name="services")
 app.add_typer(graph.app, name="graph")

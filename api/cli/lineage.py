@@ -1,4 +1,8 @@
-"""`watershed lineage`: the lineage of one SQL script, as a table or JSON.
+"""`watershed lineage`: the lineage of one SQL script, as a table or JSON; and the lineage group.
+
+`watershed lineage FILE` analyses a script (it is `watershed lineage analyse FILE`); the group's
+other commands (OpenLineage emission, reconcile, sources) register on `app` below, each from its
+own module. A script whose file name is a command's name is given as `./NAME`.
 
 Exit status: 0 when every statement was fully analysed; 1 when one could not be (a statement
 error, or a reference left unresolved: an unknown column or table), or the input cannot be
@@ -13,9 +17,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO, get_args
 
+import click
 import typer
 from pydantic import TypeAdapter
 from rich.table import Table
+from typer.core import TyperGroup
 
 from watershed.api.cli.output import (
     OutputFormat,
@@ -33,6 +39,23 @@ from watershed.ingest.limits import AnalysisLimitError, analysis_limits
 from watershed.ingest.sources import TaskSourceError, decode_text
 
 
+class _AnalyseByDefault(TyperGroup):
+    """A group whose first argument, when it names no command, is the script of `analyse`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["analyse", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_AnalyseByDefault,
+    no_args_is_help=True,
+    help="Column lineage: of one SQL script (`watershed lineage FILE`), and OpenLineage in and out.",
+)
+
+
+@app.command("analyse")
 def lineage_command(
     file: Path = typer.Argument(
         ..., help="SQL script to analyse ('-' reads standard input).", readable=False

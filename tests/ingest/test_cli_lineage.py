@@ -126,3 +126,15 @@ def test_a_binary_script_or_a_catalog_directory_is_one_error_naming_it(tmp_path)
     assert len(result.output.strip().splitlines()) == 1
     piped = runner.invoke(app, ["lineage", "-"], input=b"SELECT \xff FROM t", catch_exceptions=False)
     assert piped.exit_code == 1 and "standard input" in piped.output and "UTF-8" in piped.output
+
+
+def test_lineage_is_a_group_whose_default_command_analyses_a_script(tmp_path):
+    script = tmp_path / "t.sql"
+    script.write_text("INSERT OVERWRITE TABLE d.out SELECT a FROM d.src")
+    default = _lineage(str(script), "--format", "json")
+    named = _lineage("analyse", str(script), "--format", "json")
+    assert default.exit_code == named.exit_code == 0, default.output + named.output
+    assert json.loads(default.output) == json.loads(named.output)
+    assert json.loads(default.output)["writes"] == ["d.out"]
+    listed = _lineage("--help")
+    assert listed.exit_code == 0 and "analyse" in listed.output
