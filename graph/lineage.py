@@ -43,6 +43,9 @@ class SqlTask(BaseModel):
     owner: str | None = None
     schedule: str | None = None
     vars: dict[str, str] = Field(default_factory=dict)
+    #: where the task came from (a harvest corpus, an OpenLineage producer's namespace): a
+    #: harvest prunes only its own source's tasks; None for tasks loaded before sources existed
+    source: str | None = None
 
     @field_validator("task_id")
     @classmethod

@@ -52,7 +52,7 @@ SET_COLUMN_TYPES = (
 UNSET_TASK_VERSIONS = "UNWIND $ids AS id MERGE (k:Task {id: id}) SET k.version = null"
 MERGE_TASKS = (
     "UNWIND $rows AS r MERGE (k:Task {id: r[0]}) "
-    "SET k.sql_hash = r[2], k.owner = r[3], k.schedule = r[4], k.dialect = r[5], k.errors = r[6], k.sql = r[7]"
+    "SET k.sql_hash = r[2], k.owner = r[3], k.schedule = r[4], k.dialect = r[5], k.errors = r[6], k.sql = r[7], k.source = r[8]"
 )
 SET_TASK_VERSIONS = "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.version = r[1]"
 # Edges of a (re)loaded task version are created, not merged: its old edges were deleted first.

@@ -102,6 +102,7 @@ class LoadRows:
                 len(lineage.errors),
                 # the text too: a steward clicking a lineage edge reads the SQL behind it
                 task.sql,
+                task.source,
             ]
         )
         for table in lineage.writes:
