@@ -31,6 +31,28 @@ class IngestSettings(WatershedSettings):
     #: the largest share of the graph's tasks one harvest may prune (remove because the corpus
     #: lacks them) without `--prune-force`; an empty corpus never prunes without it
     prune_max_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: (WATERSHED_OPENLINEAGE_NAMESPACES) how an OpenLineage dataset's namespace reads, first match
+    #: wins: [pattern (fnmatch), target]; target `table` (name `[catalog.]db.table`), `table:<catalog>`,
+    #: `path` (files named by the namespace's URI and the name), `path:fs` (files of the cluster's
+    #: default file system). An unmatched namespace is kept as is (docs/openlineage.md, "Names")
+    openlineage_namespaces: list[tuple[str, str]] = Field(
+        default_factory=lambda: [
+            ("hive://*", "table"),
+            ("spark_catalog", "table"),
+            ("file", "path:fs"),
+            ("hdfs://*", "path"),
+            ("s3://*", "path"),
+            ("s3a://*", "path"),
+            ("gs://*", "path"),
+            ("abfss://*", "path"),
+            ("wasbs://*", "path"),
+        ]
+    )
+    #: (WATERSHED_OPENLINEAGE_TABLE_NAMESPACE) the namespace Watershed's tables are emitted under
+    openlineage_table_namespace: str = "spark_catalog"
+    #: (WATERSHED_OPENLINEAGE_DIALECT) the dialect of an event's SQL whose facet names none and whose
+    #: processing engine is not Spark
+    openlineage_dialect: str = "hive"
     #: the Spark master of `watershed harvest` and of the harvest job (WATERSHED_SPARK_MASTER);
     #: unset, a job launched by spark-submit keeps the master spark-submit gave it, and anything
     #: else runs on local[*]
