@@ -136,3 +136,23 @@ if [ ! -f "$neo4j_dir/classes/WatershedNeo4j.class" ] || [ "$launcher/WatershedN
     javac -nowarn --release 17 -cp "$neo4j_dir/lib/*" -d "$neo4j_dir/classes" "$launcher/WatershedNeo4j.java" \
         || { echo "error: compiling $launcher/WatershedNeo4j.java failed" >&2; exit 1; }
 fi
+
+# --- OpenLineage's Spark listener, for the tests that attach it to a local PySpark session
+# (tests/ingest/test_openlineage_spark.py): the shaded jar pinned in scripts/maven/openlineage-spark/
+# pom.xml, copied from Maven Central into the virtualenv once; nothing is downloaded at run time.
+ol_pom=scripts/maven/openlineage-spark/pom.xml
+ol_version="$(sed -n 's:.*<openlineage.version>\(.*\)</openlineage.version>.*:\1:p' "$ol_pom")"
+ol_root=.venv/share/watershed
+ol_dir="$ol_root/openlineage-spark-$ol_version"
+if [ ! -f "$ol_dir/.complete" ]; then
+    echo "fetching OpenLineage's Spark listener $ol_version from Maven Central into $ol_dir (about 45 MB, once)"
+    rm -rf "$ol_dir.tmp"
+    mkdir -p "$ol_root"
+    mvn -q -B -f "$ol_pom" dependency:copy-dependencies -DincludeScope=runtime -DexcludeTransitive=true \
+        -DoutputDirectory="$PWD/$ol_dir.tmp" >"$ol_root/openlineage-fetch.log" 2>&1 \
+        || { echo "error: fetching io.openlineage:openlineage-spark_2.13:$ol_version with mvn failed; see $ol_root/openlineage-fetch.log" >&2; exit 1; }
+    touch "$ol_dir.tmp/.complete"
+    # another pinned version's copy is no longer used
+    find "$ol_root" -mindepth 1 -maxdepth 1 -type d -name 'openlineage-spark-*' ! -name "openlineage-spark-$ol_version.tmp" -exec rm -rf {} +
+    mv "$ol_dir.tmp" "$ol_dir"
+fi
