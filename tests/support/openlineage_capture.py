@@ -1,0 +1,80 @@
+"""A small HTTP server that keeps every OpenLineage event POSTed to it: what a real producer (the
+Spark listener, Airflow's provider) sends, seen before Watershed's intake reads it. It answers 200
+to any path and records the path, the Authorization header and the parsed JSON body (an array body
+is a batch: each element is kept as its own event)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Posted:
+    path: str
+    authorization: str | None
+    event: dict
+
+
+@dataclass
+class Capture:
+    url: str
+    posts: list[Posted] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def events(self, path: str | None = None) -> list[dict]:
+        with self.lock:
+            return [p.event for p in self.posts if path is None or p.path == path]
+
+    def wait_for(self, predicate, timeout: float = 60.0) -> list[dict]:
+        """The events once `predicate(events)` holds; the listener posts asynchronously, after the
+        job's action returned. Raises naming what arrived when the time is up."""
+        deadline = time.monotonic() + timeout
+        while True:
+            events = self.events()
+            if predicate(events):
+                return events
+            if time.monotonic() > deadline:
+                seen = sorted({(e.get("job", {}).get("name"), e.get("eventType")) for e in events}, key=str)
+                raise AssertionError(f"the awaited OpenLineage events did not arrive; got {seen}")
+            time.sleep(0.1)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    capture: Capture
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        parsed = json.loads(body) if body else None
+        events = parsed if isinstance(parsed, list) else [parsed]
+        with self.capture.lock:
+            for event in events:
+                self.capture.posts.append(Posted(self.path, self.headers.get("Authorization"), event))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format, *args) -> None:  # quiet: the stdlib logs every request to stderr
+        pass
+
+
+class CaptureServer:
+    """The capture server on a free loopback port, in a thread of the test process."""
+
+    def __init__(self) -> None:
+        handler = type("Handler", (_Handler,), {})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.capture = Capture(url=f"http://127.0.0.1:{self.httpd.server_address[1]}")
+        handler.capture = self.capture
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> Capture:
+        self.thread.start()
+        return self.capture
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
