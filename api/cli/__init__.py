@@ -18,6 +18,7 @@ from watershed.api.cli import (
     harvest,
     kms,
     lineage,
+    lineage_emit,
     nightly,
     orc,
     propagate,
@@ -63,6 +64,7 @@ def _options(
 
 
 app.add_typer(lineage.app, name="lineage")
+lineage.app.command("emit")(lineage_emit.emit_command)
 app.command("demo")(demo.demo_command)
 app.add_typer(services.app, name="services")
 app.add_typer(graph.app, name="graph")
