@@ -32,6 +32,7 @@ from tests.support.nightly_warehouse import (
     nightly_inputs,
     protection_records,
 )
+from tests.support.openlineage_capture import CaptureServer
 from tests.support.processes import stop_group
 from tests.support.protected_warehouse import CLEAN, SOURCE, TABLES, held
 from watershed.api.cli import app
@@ -89,13 +90,29 @@ def warehouse(tmp_path_factory):
     return out
 
 
+#: the API key Airflow's OpenLineage provider sends (to the capture server: not a real token)
+LINEAGE_KEY = "airflow-lineage-key"
+
+
 @pytest.fixture(scope="module")
-def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse):
-    """Airflow in .venv-airflow (created on first use), its SQLite DB migrated, env for the services."""
+def lineage_capture():
+    """Where Airflow's OpenLineage provider sends the DAG's own task events during these runs."""
+    with CaptureServer() as capture:
+        yield capture
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse, lineage_capture):
+    """Airflow in .venv-airflow (created on first use), its SQLite DB migrated, env for the services,
+    its OpenLineage provider configured as docs/openlineage.md says (HTTP transport, api_key auth)."""
     subprocess.run(["bash", str(REPO / "scripts" / "airflow_venv.sh")], check=True, timeout=1500)
     home = tmp_path_factory.mktemp("airflow-home")
     data = tmp_path_factory.mktemp("dag-data")
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("WATERSHED_", "AIRFLOW", "PYSPARK"))}
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("WATERSHED_", "AIRFLOW", "PYSPARK", "OPENLINEAGE"))
+    }
     env = {
         **keep,
         "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -109,6 +126,15 @@ def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse)
         "WATERSHED_CELERY_BROKER": f"redis://127.0.0.1:{celery_redis.port}/0",
         "WATERSHED_NIGHTLY_TASKS": str(warehouse / "tasks"),
         "WATERSHED_NIGHTLY_CATALOG": str(warehouse / "catalog.json"),
+        "AIRFLOW__OPENLINEAGE__NAMESPACE": "watershed-nightly",
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+            {
+                "type": "http",
+                "url": lineage_capture.url,
+                "endpoint": "api/v1/lineage",
+                "auth": {"type": "api_key", "apiKey": LINEAGE_KEY},
+            }
+        ),
     }
     airflow = Airflow(env, home)
     migrated = airflow.run("db", "migrate", graph="unused")
@@ -135,6 +161,26 @@ def _json_output(text: str):
     return json.loads("\n".join(lines[start:]))
 
 
+def _assert_the_tasks_events_arrived(capture) -> None:
+    """Airflow's OpenLineage provider sent, to the configured endpoint with the API key, a START
+    and a COMPLETE for every task the run ran (job name dag.task), each a child of the DAG run's
+    own COMPLETE event, whose state facet lists the tasks and their states."""
+    posts = list(capture.posts)
+    assert posts, "Airflow's OpenLineage provider sent nothing"
+    assert {(p.path, p.authorization) for p in posts} == {("/api/v1/lineage", f"Bearer {LINEAGE_KEY}")}
+    events = [p.event for p in posts]
+    assert {e["job"]["namespace"] for e in events} == {"watershed-nightly"}
+    [dag_run] = [e for e in events if e["job"]["name"] == "watershed_nightly"]
+    assert dag_run["eventType"] == "COMPLETE"
+    states = dag_run["run"]["facets"]["airflowState"]["tasksState"]
+    ran = {task for task, state in states.items() if state == "success"}
+    assert {"prepare", "harvest", "propagate", "summary"} <= ran, states
+    sent = {(e["job"]["name"], e["eventType"]) for e in events if e is not dag_run}
+    assert sent == {(f"watershed_nightly.{task}", kind) for task in ran for kind in ("START", "COMPLETE")}
+    parents = {e["run"]["facets"]["parent"]["run"]["runId"] for e in events if e is not dag_run}
+    assert parents == {dag_run["run"]["runId"]}
+
+
 def test_the_dag_passes_airflows_import_check_and_parses_in_under_a_second(airflow):
     errors = airflow.run("dags", "list-import-errors", "-o", "json", graph="unused")
     assert errors.returncode == 0, errors.stderr
@@ -149,6 +195,7 @@ def test_the_dag_passes_airflows_import_check_and_parses_in_under_a_second(airfl
 
 def test_a_run_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
     airflow,
+    lineage_capture,
     falkordb_server,
     celery_redis,
     warehouse,
@@ -156,8 +203,10 @@ def test_a_run_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
     tmp_path,
 ):
     dag_graph, hand_graph = "dag_nightly", "dag_by_hand"
+    lineage_capture.clear()
     first = airflow.run("dags", "test", "watershed_nightly", DAY, graph=dag_graph)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    _assert_the_tasks_events_arrived(lineage_capture)
     summary = _summary(airflow)
     assert summary["status"] == "complete", summary
     steps = {s["step"]: s for s in summary["steps"]}

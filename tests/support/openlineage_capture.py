@@ -25,6 +25,10 @@ class Capture:
     posts: list[Posted] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def clear(self) -> None:
+        with self.lock:
+            self.posts.clear()
+
     def events(self, path: str | None = None) -> list[dict]:
         with self.lock:
             return [p.event for p in self.posts if path is None or p.path == path]
