@@ -1,6 +1,7 @@
 """The nightly Airflow DAG `watershed_nightly`: harvest → discover → propagate → TTL advice →
 protection plan → protection apply (off unless the `apply_protection` param is on) → a run summary,
-once per logical date.
+once per logical date; beside them, after propagation, OpenLineage emission (off unless
+WATERSHED_OPENLINEAGE_EMIT_URL is set).
 
 Point Airflow's `dags_folder` at this folder (installed: `python -c "import watershed.dags, os;
 print(os.path.dirname(watershed.dags.__file__))"`), or import `dag` from `watershed.dags.watershed_nightly`.
@@ -172,6 +173,14 @@ def applied(prepared: dict) -> dict:
     return protection_apply_result(prepared["date"], _settings()).model_dump()
 
 
+@task(**STEP_DEFAULTS)
+def emit(prepared: dict) -> dict:
+    """Every task's lineage as OpenLineage events (skipped unless WATERSHED_OPENLINEAGE_EMIT_URL is set)."""
+    from watershed.api.service.nightly import steps
+
+    return steps.emit(prepared["date"], _settings()).model_dump()
+
+
 @task(trigger_rule="all_done")
 def summary(prepared: dict) -> dict:
     """Always runs: the night's summary and audit entry, then fails the DAG run when a step did not finish."""
@@ -231,6 +240,7 @@ with DAG(
     )
     apply_step = applied(prepared)
     skipped = apply_skipped(prepared, plan_step)
+    emit_step = emit(prepared)
     done = summary(prepared)
 
     (
@@ -246,3 +256,5 @@ with DAG(
     )
     branch >> apply >> apply_step >> done
     branch >> skipped >> done
+    # beside the TTL and protection steps: a consumer that is down holds none of them back
+    propagate_step >> emit_step >> done

@@ -17,7 +17,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
@@ -28,7 +28,7 @@ from watershed.api.service.nightly.settings import NightlySettings
 from watershed.graph.errors import WatershedError
 
 #: the steps in the order they run
-STEPS = ("harvest", "discover", "propagate", "ttl", "protection_plan", "protection_apply")
+STEPS = ("harvest", "discover", "propagate", "ttl", "protection_plan", "protection_apply", "emit")
 #: who the audit log names for what the nightly chain changes
 ACTOR = "nightly"
 #: the setting that gives the protection steps their KMS (NightlySettings.nightly_kms)
@@ -537,6 +537,52 @@ def _apply_result(day: str, settings: NightlySettings, run, store) -> StepResult
             f"{len(run.skipped)} held back (`watershed protect runs`)"
         )
     return save_result(settings, StepResult(step="protection_apply", date=day, run_id=run.id, counts=counts))
+
+
+# ------------------------------------------------------------------ OpenLineage out
+
+
+def emit(day: str, settings: NightlySettings | None = None) -> StepResult:
+    """Every task's lineage as OpenLineage RunEvents to WATERSHED_OPENLINEAGE_EMIT_URL (with the key
+    of WATERSHED_OPENLINEAGE_API_KEY_FILE), after propagation so the tags are tonight's; skipped
+    when no URL is set. The events' time is the night's (the day after the logical date, 00:00 UTC),
+    so a re-run of the date sends the very same events."""
+    from watershed.api.service import lineage_emission
+
+    settings = settings or NightlySettings()
+    check_date(day)
+    emission = lineage_emission.LineageEmissionSettings()
+    url = emission.openlineage_emit_url
+    if not url:
+        return save_result(
+            settings,
+            StepResult(
+                step="emit",
+                date=day,
+                status="skipped",
+                message="OpenLineage emission is off (set WATERSHED_OPENLINEAGE_EMIT_URL)",
+            ),
+        )
+    policy = _policy(f"emit {day}: ")
+    night = datetime.combine(date.fromisoformat(day) + timedelta(days=1), datetime.min.time(), UTC)
+    store = _open_graph(settings)
+    try:
+        transport = lineage_emission.http_target(url, emission, lineage_emission.api_key(emission))
+        report = lineage_emission.emit(store, transport, url, policy, settings=emission, event_time=night)
+    except lineage_emission.EmissionError as exc:
+        raise NightlyError(f"emit {day}: {exc}") from None
+    finally:
+        store.close()
+    return save_result(
+        settings,
+        StepResult(
+            step="emit",
+            date=day,
+            counts={"tasks": report.tasks, "sent": report.sent, "skipped": len(report.skipped)},
+            seconds=round(report.seconds, 2),
+            message=f"to {url}",
+        ),
+    )
 
 
 # ------------------------------------------------------------------ summary

@@ -113,3 +113,37 @@ def test_the_api_key_comes_from_a_setting_when_no_file_is_named(tmp_path, monkey
     monkeypatch.setenv("WATERSHED_OPENLINEAGE_API_KEY_FILE", str(key_file))
     assert service.api_key(service.LineageEmissionSettings()) == "from-file"
     assert KEY not in repr(service.LineageEmissionSettings())
+
+
+def test_the_nightly_step_is_off_without_a_url_and_sends_the_same_events_on_a_re_run(
+    graph_store, falkordb_server, receiver, tmp_path, monkeypatch
+):
+    from watershed.api.service.nightly import NightlySettings, steps
+
+    generate_warehouse(tmp_path / "w", tasks=5, seed=2)
+    load_generated(graph_store, tmp_path / "w")
+    settings = NightlySettings(
+        falkordb_port=falkordb_server.port, graph_name=graph_store.graph_name, data_dir=tmp_path / "var"
+    )
+    monkeypatch.delenv("WATERSHED_OPENLINEAGE_EMIT_URL", raising=False)
+    off = steps.emit("2024-01-30", settings)
+    assert off.status == "skipped" and "WATERSHED_OPENLINEAGE_EMIT_URL" in off.message
+
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY)
+    monkeypatch.setenv("WATERSHED_OPENLINEAGE_EMIT_URL", receiver.url)
+    monkeypatch.setenv("WATERSHED_OPENLINEAGE_API_KEY_FILE", str(key_file))
+    first = steps.emit("2024-01-30", settings)
+    assert first.status == "done" and first.counts == {"tasks": 5, "sent": 5, "skipped": 0}
+    assert steps.results_of(settings, "2024-01-30")["emit"] == first
+    sent = [body for _, _, body in receiver.posts]
+    assert {body["eventTime"] for body in sent} == {"2024-01-31T00:00:00+00:00"}
+    assert {auth for _, auth, _ in receiver.posts} == {f"Bearer {KEY}"}
+    steps.emit("2024-01-30", settings)
+    assert [body for _, _, body in receiver.posts[5:]] == sent
+
+    receiver.refuse_from = 0
+    with pytest.raises(
+        steps.NightlyError, match=f"emit 2024-01-30: sending to {receiver.url} failed after 0"
+    ):
+        steps.emit("2024-01-30", settings)
