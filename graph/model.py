@@ -90,6 +90,8 @@ class LoadResult(BaseModel):
     weak_edges: int = 0
     table_edges: int = 0
     seconds: float = 0.0
+    #: ids of tasks another source had loaded, now this load's (its source names one)
+    taken_over: list[str] = Field(default_factory=list)
 
 
 class HarvestRun(BaseModel):

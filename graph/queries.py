@@ -52,9 +52,35 @@ SET_COLUMN_TYPES = (
 UNSET_TASK_VERSIONS = "UNWIND $ids AS id MERGE (k:Task {id: id}) SET k.version = null"
 MERGE_TASKS = (
     "UNWIND $rows AS r MERGE (k:Task {id: r[0]}) "
-    "SET k.sql_hash = r[2], k.owner = r[3], k.schedule = r[4], k.dialect = r[5], k.errors = r[6], k.sql = r[7], k.source = r[8]"
+    "SET k.sql_hash = r[2], k.owner = r[3], k.schedule = r[4], k.dialect = r[5], k.errors = r[6], k.sql = r[7], "
+    "k.source = coalesce(r[8], k.source)"
 )
 SET_TASK_VERSIONS = "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.version = r[1]"
+
+# Sources (api/service/lineage_sources.py, ingest/harvest.py): a task's `source` names the harvest
+# corpus or OpenLineage namespace that last loaded it, `seen_at` (UTC ISO text) when it last did.
+#: what upsert_tasks compares a batch against: stored version and source
+TASK_VERSIONS_AND_SOURCES = "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.version, k.source"
+#: every task loaded or found unchanged: rows [id, source, seen_at]; a load naming no source keeps the task's
+TOUCH_TASKS = (
+    "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.source = coalesce(r[1], k.source), k.seen_at = r[2]"
+)
+TASK_IDS_OF_SOURCE = "MATCH (k:Task) WHERE k.source = $source RETURN k.id"
+#: tasks loaded before sources existed
+SOURCELESS_TASK_IDS = "MATCH (k:Task) WHERE k.source IS NULL RETURN k.id"
+#: source-less tasks a harvest adopts as its own (ingest/harvest.py says when)
+ADOPT_TASKS = "UNWIND $ids AS id MATCH (k:Task {id: id}) WHERE k.source IS NULL SET k.source = $source"
+#: per source: its tasks, the newest seen time, and how many were last seen before $cutoff (or never)
+TASK_SOURCES = (
+    "MATCH (k:Task) RETURN k.source, count(k), max(k.seen_at), "
+    "sum(CASE WHEN k.seen_at IS NULL OR k.seen_at < $cutoff THEN 1 ELSE 0 END)"
+)
+#: a page of stale tasks in id order after $after: of one source, or ($source null) of every OpenLineage one
+STALE_TASKS = (
+    "MATCH (k:Task) WHERE ($source IS NULL AND k.source STARTS WITH 'openlineage:' OR k.source = $source) "
+    "AND (k.seen_at IS NULL OR k.seen_at < $cutoff) AND toString(k.id) > $after "
+    "RETURN k.id, k.source, k.seen_at ORDER BY k.id LIMIT $n"
+)
 # Edges of a (re)loaded task version are created, not merged: its old edges were deleted first.
 # The deletes find a task's edges from the tables it WRITES, so a load creates its WRITES (and
 # READS) before any other edge: edges of a load cut short are then always found by the next one.

@@ -126,6 +126,9 @@ class GraphSettings(DataDirSettings):
     neo4j_home: AbsolutePath | None = None
     #: rows per UNWIND batch when loading lineage
     load_batch_size: Count = 10000
+    #: (WATERSHED_OPENLINEAGE_STALE_DAYS) a task of an OpenLineage source (`openlineage:*`) not seen
+    #: for longer is reported stale by `watershed lineage sources` (never deleted)
+    openlineage_stale_days: float = Field(default=7.0, gt=0)
 
 
 def _settings_classes(root: type = BaseSettings) -> dict[str, type[BaseSettings]]:

@@ -21,6 +21,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from watershed.graph import ids as node_ids
@@ -178,34 +179,55 @@ class GraphStore(ABC):
         self,
         items: Iterable[tuple[SqlTask, TaskLineage | Callable[[], TaskLineage]]],
         catalog: Catalog | None = None,
+        *,
+        seen_at: str | None = None,
     ) -> LoadResult:
         """Load many tasks' lineage; each task replaces its previous version as a unit.
 
         A task's lineage may come as a function returning it, called only when the task's version
         changed: the harvest then decodes an executor's result only for a task it loads.
+
+        Every task, loaded or unchanged, gets its `source` (when it names one: the later load
+        takes a task over from another source) and `seen_at` (UTC ISO text, default now): an
+        unchanged task costs one cheap statement for the batch, not a reload.
         """
         began = time.monotonic()
         items = list(items)
-        stored = self.stored_versions([task.task_id for task, _ in items])
+        stored = {
+            row[0]: (row[1], row[2])
+            for row in self.read(
+                queries.TASK_VERSIONS_AND_SOURCES, {"ids": [task.task_id for task, _ in items]}
+            )
+        }
+        at = seen_at or datetime.now(UTC).isoformat(timespec="seconds")
         rows = LoadRows()
         changed: list[str] = []
+        touched: list[list[Any]] = []
+        taken_over: list[str] = []
         unchanged = 0
         seen: set[str] = set()
         for task, lineage in items:
             if task.task_id in seen:
                 continue
             seen.add(task.task_id)
-            if stored.get(task.task_id) == task.effective_version:
+            touched.append([task.task_id, task.source, at])
+            version, source = stored.get(task.task_id, (None, None))
+            if task.source is not None and source is not None and source != task.source:
+                taken_over.append(task.task_id)
+            if version is not None and version == task.effective_version:
                 unchanged += 1
                 continue
             changed.append(task.task_id)
             rows.add(task, lineage() if callable(lineage) else lineage, catalog)
+        touches = [(queries.TOUCH_TASKS, {"rows": list(batch)}) for batch in chunks(touched, self.batch_size)]
         if changed:
             known = self.known_columns()
             new_columns = {i: row for i, row in rows.columns.items() if i not in known}
             rows.columns = new_columns
-            self.write_all(self._load_statements(changed, rows))
+            self.write_all(self._load_statements(changed, rows) + touches)
             known.update(new_columns)
+        elif touches:
+            self.write_all(touches)
         return LoadResult(
             loaded=len(changed),
             unchanged=unchanged,
@@ -213,6 +235,7 @@ class GraphStore(ABC):
             weak_edges=len(rows.weak_edges),
             table_edges=len(rows.table_edges),
             seconds=time.monotonic() - began,
+            taken_over=taken_over,
         )
 
     def upsert_catalog(self, catalog: Catalog) -> int:
@@ -292,6 +315,23 @@ class GraphStore(ABC):
 
     def task_ids(self) -> list[str]:
         return [row[0] for row in self.read(queries.TASK_IDS)]
+
+    def task_ids_of_source(self, source: str | None) -> list[str]:
+        """The ids of the tasks `source` last loaded; None: of the tasks loaded before sources existed."""
+        if source is None:
+            return [row[0] for row in self.read(queries.SOURCELESS_TASK_IDS)]
+        return [row[0] for row in self.read(queries.TASK_IDS_OF_SOURCE, {"source": source})]
+
+    def adopt_tasks(self, task_ids: Sequence[str], source: str) -> None:
+        """Give the source-less tasks among `task_ids` to `source` (tasks with a source keep it)."""
+        ids = list(task_ids)
+        if ids:
+            self.write_all(
+                [
+                    (queries.ADOPT_TASKS, {"ids": list(batch), "source": source})
+                    for batch in chunks(ids, self.batch_size)
+                ]
+            )
 
     def record_run(self, run: HarvestRun) -> None:
         self.write_all([(queries.RECORD_RUN, run.model_dump())])

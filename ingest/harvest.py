@@ -1,7 +1,7 @@
 """The Spark harvest job: extract every task's lineage in the executors, load it into the graph.
 
-    spark-submit [--master M] ingest/harvest.py --tasks TASKS [--catalog catalog.json] [--out DIR]
-        [--graph falkordb|neo4j|none] [--no-prune | --prune-force]
+    spark-submit [--master M] ingest/harvest.py --tasks TASKS [--source NAME] [--catalog catalog.json]
+        [--out DIR] [--graph falkordb|neo4j|none] [--no-prune | --prune-force]
     watershed harvest --tasks TASKS ...
 
 Both entry points take the graph backend, the Spark master and the rest from
@@ -27,11 +27,18 @@ place (file:line, .sql file, Parquet row, or the table, where Spark finds
 them before extraction): none of its records is loaded and the graph keeps
 the version it has, so every re-harvest gives the same graph and errors.
 
-After loading, tasks the graph has and the corpus lacks are pruned, unless
-the corpus is empty or pruning would remove more than `prune_max_fraction`
-(default 0.5) of the graph's tasks: then nothing is removed, the lineage
-loaded stays, the output and run.json say how many tasks (and the first ids)
-would have gone, and the exit status is 1 (`--prune-force` removes them).
+Every task is loaded as the run's source (`--source NAME`, default
+`files:<absolute path>` of TASKS or `table:<name>` of the table: the same corpus
+always gives the same name), and marked seen at the run's start (`seen_at`). A
+task another source loaded last is taken over (run.json's `taken_over`).
+
+After loading, the source's tasks the graph has and the corpus lacks are pruned
+(never another source's; tasks loaded before sources existed are adopted by the
+first corpus that defines one of them: `_adopt`), unless the corpus is empty or
+pruning would remove more than `prune_max_fraction` (default 0.5) of the
+source's tasks: then nothing is removed, the lineage loaded stays, the output
+and run.json say how many tasks (and the first ids) would have gone, and the
+exit status is 1 (`--prune-force` removes them).
 Exit status: 0 done, 1 bad input, failure or refused prune, 2 usage.
 
 On a cluster, ship the packages with `--py-files watershed.zip` or install
@@ -249,6 +256,13 @@ class HarvestReport:
     loaded: int = 0
     unchanged: int = 0
     deleted: int = 0
+    #: the source every task of the run was loaded as (`source_name`)
+    source: str = ""
+    #: tasks another source had loaded that this run took over, and the first of them
+    taken_over: int = 0
+    taken_over_first: list[str] = field(default_factory=list)
+    #: tasks loaded before sources existed that this run adopted as its own (`_adopt`)
+    adopted: int = 0
     #: done | nothing | off | skipped (records without a known id) | refused (the safety limit) | ""
     prune: str = ""
     prune_message: str = ""
@@ -263,6 +277,8 @@ class HarvestReport:
     out_dir: str = ""
     #: the master of the Spark application that extracted the lineage
     spark_master: str = ""
+    #: when the run began (UTC ISO): every task it loads or finds unchanged was seen then
+    started_at: str = ""
 
     def summary(self) -> dict:
         """What run.json and the job's last output line hold."""
@@ -271,6 +287,7 @@ class HarvestReport:
             "status": self.status,
             **({"error": self.error} if self.error else {}),
             "inputs": self.inputs,
+            "source": self.source,
             "tasks": self.tasks,
             "tasks_with_errors": self.tasks_with_errors,
             "statement_errors": self.statement_errors,
@@ -279,6 +296,8 @@ class HarvestReport:
             "loaded": self.loaded,
             "unchanged": self.unchanged,
             "deleted": self.deleted,
+            "taken_over": {"count": self.taken_over, "first": self.taken_over_first},
+            "adopted": self.adopted,
             "prune": {
                 "status": self.prune,
                 "message": self.prune_message,
@@ -291,11 +310,55 @@ class HarvestReport:
             "seconds": round(self.seconds, 3),
             "out_dir": self.out_dir,
             "spark_master": self.spark_master,
+            "started_at": self.started_at,
         }
 
 
 #: how many task ids a prune message and run.json list
 PRUNE_EXAMPLES = 10
+
+#: the longest source name (a corpus's absolute path fits; a name is stored on every task)
+SOURCE_MAX_CHARS = 512
+#: the prefix of OpenLineage producers' sources (api/service/lineage_intake.py): never a harvest's
+OPENLINEAGE_PREFIX = "openlineage:"
+
+
+def default_source(tasks: str | Path | None, tasks_table: str | None) -> str:
+    """A corpus's source name when none is given: the same corpus always gives the same name.
+
+    `files:<absolute path>` for a directory of .sql files or an export file (the path as
+    resolved, so a relative path and its absolute twin agree), `table:<name>` (lower case, as
+    Spark and Hive read names) for a task table.
+    """
+    if tasks_table is not None:
+        return f"table:{tasks_table.strip().lower()}"
+    if tasks is None:
+        raise HarvestError("a harvest needs --tasks or --tasks-table to name its source")
+    return f"files:{Path(tasks).resolve()}"
+
+
+def source_name(name: str | None, tasks: str | Path | None = None, tasks_table: str | None = None) -> str:
+    """The checked source name of a harvest: `name` (`--source`), else `default_source`'s.
+
+    A HarvestError names the input when it is blank, longer than SOURCE_MAX_CHARS, holds a
+    character that does not print (a newline, a control character), or claims an OpenLineage
+    producer's prefix (a harvest would then prune that producer's tasks).
+    """
+    given = name is not None
+    text = name.strip() if given else default_source(tasks, tasks_table)
+    what = f"--source {name!r}" if given else f"the source name {text!r} of {tasks_table or tasks}"
+    if not text:
+        raise HarvestError(f"{what}: a source name must not be blank")
+    if len(text) > SOURCE_MAX_CHARS:
+        hint = "" if given else " (name it with --source)"
+        raise HarvestError(f"{what[:80]}...: longer than {SOURCE_MAX_CHARS} characters{hint}")
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        hint = "" if given else " (name it with --source)"
+        raise HarvestError(f"{what}: holds the character {bad!r}, which does not print{hint}")
+    if text.startswith(OPENLINEAGE_PREFIX):
+        raise HarvestError(f"{what}: {OPENLINEAGE_PREFIX}* names OpenLineage producers, not a harvest")
+    return text
 
 
 def check_out_dir(out_dir: str | Path) -> Path:
@@ -367,14 +430,19 @@ def run_harvest(
     prune_max_fraction: float | None = None,
     progress: Callable[[str], None] = print,
     settings: IngestSettings | None = None,
+    source: str | None = None,
 ) -> HarvestReport:
-    """Harvest a task corpus; with `prune`, tasks the graph has but the corpus lacks are deleted.
+    """Harvest a task corpus as the source `source` (else the corpus's `default_source`); with
+    `prune`, tasks of that source the graph has but the corpus lacks are deleted.
 
-    Pruning refuses (the report's `status` is `prune-refused`, nothing is
-    deleted, the lineage loaded stays) when the corpus is empty or would
-    remove more than `prune_max_fraction` of the graph's tasks (the setting
-    `prune_max_fraction`, 50% by default), unless `prune_force`. Ids the corpus
-    defines more than once, and bad records whose id is known, are never pruned.
+    Every task loaded, or found unchanged, is marked with the source and the run's start time
+    (`seen_at`); a task another source had loaded is taken over (counted in the report). Only
+    the source's own tasks are ever pruned, and those loaded before sources existed when this
+    run adopts them (`_adopt`). Pruning refuses (the report's `status` is `prune-refused`,
+    nothing is deleted, the lineage loaded stays) when the corpus is empty or would remove more
+    than `prune_max_fraction` of the source's tasks (the setting `prune_max_fraction`, 50% by
+    default), unless `prune_force`. Ids the corpus defines more than once, and bad records whose
+    id is known, are never pruned.
 
     A source that cannot be read raises `TaskSourceError` before anything is
     written; an unusable `--out` or task table raises `HarvestError`. A run
@@ -386,7 +454,11 @@ def run_harvest(
     began = time.monotonic()
     run_id = f"harvest-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     report = HarvestReport(
-        run_id=run_id, inputs=[tasks or f"table:{tasks_table}"], spark_master=spark.sparkContext.master
+        run_id=run_id,
+        inputs=[tasks or f"table:{tasks_table}"],
+        spark_master=spark.sparkContext.master,
+        source=source_name(source, tasks, tasks_table),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     settings = settings or IngestSettings()
     if prune_max_fraction is None:
@@ -408,12 +480,18 @@ def run_harvest(
     out = _make_run_dir(Path(out_dir), run_id)
     report.out_dir = str(out)
     try:
-        # The safety limit is a share of what the graph held before this run loaded anything.
-        tasks_before = len(store.task_ids()) if store is not None and prune else 0
+        # The safety limit is a share of what the source had before this run loaded anything.
+        own_before: set[str] = set()
+        sourceless_before: set[str] = set()
+        if store is not None and prune:
+            own_before = set(store.task_ids_of_source(report.source))
+            sourceless_before = set(store.task_ids_of_source(None))
         seen = _extract_and_load(
             spark, rdd, out, catalog, settings, store, batch_size, report, progress, known
         )
         if store is not None and prune:
+            adopting = _adopt(store, seen, sourceless_before, report, progress)
+            tasks_before = len(own_before | sourceless_before) if adopting else len(own_before)
             _prune(store, seen, tasks_before, report, prune_force, prune_max_fraction, progress)
         else:
             report.prune = "off"
@@ -522,6 +600,8 @@ def _extract_and_load(
                 for error in task_errors:
                     errors.write(json.dumps(error) + "\n")
             task = known[task_id] if known is not None else unpack_model(SqlTask, task_packed)
+            # the corpus's records never name a source: the run's is every task's
+            task.source = report.source
             seen.add(task.task_id)
             if store is None:
                 continue
@@ -575,8 +655,9 @@ def _prune(
     max_fraction: float,
     progress,
 ) -> None:
-    """Delete the tasks the graph has and the corpus lacks, unless that looks like a corpus gone wrong."""
-    graph_ids = set(store.task_ids())
+    """Delete the source's tasks the graph has and the corpus lacks, unless that looks like a
+    corpus gone wrong. Tasks of other sources are never looked at."""
+    graph_ids = set(store.task_ids_of_source(report.source))
     # Ids the corpus names but does not load (defined twice, or a bad record) keep what the graph has.
     kept = {d.task_id for d in report.duplicates} | {p.task_id for p in report.source_problems if p.task_id}
     gone = sorted(graph_ids - seen - kept)
@@ -604,7 +685,8 @@ def _prune(
     reason = (
         "the corpus holds no task"
         if not seen
-        else f"{share:.0%} of the {tasks_before} tasks it had, more than the limit of {max_fraction:.0%} "
+        else f"{share:.0%} of the {tasks_before} tasks of source {report.source}, more than the limit of "
+        f"{max_fraction:.0%} "
         "(setting prune_max_fraction)"
         if share > max_fraction
         else None
@@ -625,11 +707,34 @@ def _prune(
     progress(f"  {report.prune_message}")
 
 
+def _adopt(store, seen: set[str], sourceless_before: set[str], report: HarvestReport, progress) -> bool:
+    """Adopt the tasks loaded before sources existed, when this corpus is theirs; whether it is.
+
+    The rule: a pruning harvest whose corpus defines at least one source-less task takes every
+    task still without a source as its own (marked with its source, so later runs prune them
+    too, and the guard counts them). A graph from before sources had one corpus (a second was
+    refused): re-harvesting it adopts and prunes what it no longer has, as before. A new corpus
+    that shares no task with them leaves them alone: it never prunes another corpus's lineage.
+    """
+    if not sourceless_before & seen:
+        return False
+    orphans = sorted(store.task_ids_of_source(None))
+    if orphans:
+        store.adopt_tasks(orphans, report.source)
+        report.adopted = len(orphans)
+        progress(f"  {len(orphans)} tasks loaded before sources existed are now {report.source}'s")
+    return True
+
+
 def _load(store, pending, catalog, report: HarvestReport, progress) -> None:
     began = time.monotonic()
-    result = store.upsert_tasks(pending, catalog)
+    result = store.upsert_tasks(pending, catalog, seen_at=report.started_at)
     report.loaded += result.loaded
     report.unchanged += result.unchanged
+    if result.taken_over:
+        room = PRUNE_EXAMPLES - len(report.taken_over_first)
+        report.taken_over_first += result.taken_over[: max(room, 0)]
+        report.taken_over += len(result.taken_over)
     report.load_seconds += time.monotonic() - began
     progress(
         f"  {report.tasks} tasks extracted, {report.loaded} loaded, {report.unchanged} unchanged, "
@@ -755,6 +860,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--tasks", help="directory of .sql files, or a .jsonl/.parquet task export")
     parser.add_argument("--tasks-table", help="a Spark/Hive table with the export's columns")
+    parser.add_argument(
+        "--source",
+        default=None,
+        help="the source name the tasks are loaded as, and pruned within "
+        "(default files:<absolute path> or table:<name>)",
+    )
     parser.add_argument("--catalog", help="JSON catalog file")
     parser.add_argument(
         "--spark-catalog", action="store_true", help="take the schemas from the Spark/Hive catalog"
@@ -814,6 +925,7 @@ def _main(args: argparse.Namespace) -> int:
         )
     if args.tasks:
         check_task_source(args.tasks)
+    source_name(args.source, args.tasks, args.tasks_table)
     check_out_dir(out)
     catalog = Catalog.load(args.catalog) if args.catalog else None
     store = None if args.graph == "none" else open_graph(graph_settings)
@@ -831,6 +943,7 @@ def _main(args: argparse.Namespace) -> int:
         prune_force=args.prune_force,
         prune_max_fraction=settings.prune_max_fraction,
         settings=settings,
+        source=args.source,
     )
     print(json.dumps(report.summary()))
     if report.status == "prune-refused":

@@ -22,6 +22,12 @@ def harvest_command(
         "--tasks-table",
         help="Spark/Hive table with task_id, version, sql, dialect, owner, schedule, vars.",
     ),
+    source_name: str | None = typer.Option(
+        None,
+        "--source",
+        help="The source the tasks are loaded as; pruning removes only this source's tasks "
+        "(default files:<absolute path> of --tasks, or table:<name> of --tasks-table).",
+    ),
     catalog: Path | None = typer.Option(None, "--catalog", "-c", help="JSON schema catalog.", readable=False),
     spark_catalog: bool = typer.Option(
         False, "--spark-catalog", help="Take the schemas from the Spark/Hive catalog."
@@ -61,7 +67,7 @@ def harvest_command(
     if prune_force and not prune:
         usage_error("give --prune-force or --no-prune, not both")
     source = harvest_runs.HarvestSource(
-        tasks=tasks, tasks_table=tasks_table, catalog=catalog, spark_catalog=spark_catalog
+        tasks=tasks, tasks_table=tasks_table, catalog=catalog, spark_catalog=spark_catalog, name=source_name
     )
     try:
         report = harvest_runs.run(
@@ -91,7 +97,15 @@ def harvest_command(
         f"{len(report.source_problems)} unreadable records, {len(report.duplicates)} duplicate task ids; "
         f"extract {report.extract_seconds:.1f} s, load {report.load_seconds:.1f} s"
     )
-    console.print(f"errors and run record: {report.out_dir}")
+    if report.taken_over:
+        console.print(
+            f"{report.taken_over} tasks taken over from other sources (now {report.source}'s): "
+            f"{', '.join(report.taken_over_first)}"
+            + (" ..." if report.taken_over > len(report.taken_over_first) else "")
+        )
+    if report.adopted:
+        console.print(f"{report.adopted} tasks loaded before sources existed adopted as {report.source}'s")
+    console.print(f"source {report.source}; errors and run record: {report.out_dir}")
     if report.status == "prune-refused":
         fail(report.prune_message)
 

@@ -36,6 +36,7 @@ from watershed.ingest.harvest import (
     catalog_from_spark,
     check_out_dir,
     run_harvest,
+    source_name,
     spark_session,
 )
 from watershed.ingest.settings import IngestSettings
@@ -64,12 +65,22 @@ class HarvestProblem(BaseModel):
 class HarvestSource:
     """What a run harvests: exactly one of `tasks` (a directory of .sql files or a .jsonl/.parquet
     export) and `tasks_table` (a Spark/Hive table); the schemas from `catalog` (a JSON file) or,
-    with `spark_catalog`, from the Spark/Hive catalog."""
+    with `spark_catalog`, from the Spark/Hive catalog. `name` is the source its tasks are loaded
+    as and pruned within (ingest/harvest.source_name: default `files:<absolute path>` or
+    `table:<name>`)."""
 
     tasks: Path | None = None
     tasks_table: str | None = None
     catalog: Path | None = None
     spark_catalog: bool = False
+    name: str | None = None
+
+    def source_name(self) -> str:
+        """The checked source name; HarvestRunError naming the input when it is no usable name."""
+        try:
+            return source_name(self.name, self.tasks, self.tasks_table)
+        except HarvestError as exc:
+            raise HarvestRunError(str(exc)) from None
 
     def __str__(self) -> str:
         return str(self.tasks if self.tasks is not None else self.tasks_table)
@@ -77,6 +88,7 @@ class HarvestSource:
 
 def check(source: HarvestSource, out: Path) -> Catalog | None:
     """Every input checked before Spark starts or anything is written; the catalog file's catalog."""
+    source.source_name()
     try:
         if source.tasks is not None:
             check_task_source(source.tasks)
@@ -133,6 +145,7 @@ def run(
                 prune_max_fraction=settings.prune_max_fraction,
                 progress=progress or (lambda _message: None),
                 settings=settings,
+                source=source.name,
             )
         except (TaskSourceError, HarvestError) as exc:
             raise HarvestRunError(str(exc)) from None

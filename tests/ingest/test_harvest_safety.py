@@ -29,6 +29,8 @@ def write_tasks(directory, ids, source="ods.src"):
 
 
 def harvest(spark, store, tasks, out, **kwargs):
+    # the directories of a test are versions of one corpus: one source, whatever the path
+    kwargs.setdefault("source", "corpus")
     return run_harvest(spark, tasks=str(tasks), store=store, out_dir=out, progress=lambda _: None, **kwargs)
 
 
@@ -102,7 +104,9 @@ def test_both_entry_points_refuse_to_prune_with_exit_1_and_keep_the_load(
         corpus = write_tasks(tmp_path / "corpus", ids)
         out = tmp_path / "out"
         first = runner.invoke(
-            app, ["harvest", "--tasks", str(corpus), "--out", str(out)], catch_exceptions=False
+            app,
+            ["harvest", "--tasks", str(corpus), "--source", "corpus", "--out", str(out)],
+            catch_exceptions=False,
         )
         assert first.exit_code == 0, first.output
         before = snapshot(graph_store)
@@ -110,7 +114,9 @@ def test_both_entry_points_refuse_to_prune_with_exit_1_and_keep_the_load(
         # One task left and a new one: the new one loads, the two missing ones (67%) stay.
         smaller = write_tasks(tmp_path / "smaller", ["keep_a", "new_d"])
         refused = runner.invoke(
-            app, ["harvest", "--tasks", str(smaller), "--out", str(out)], catch_exceptions=False
+            app,
+            ["harvest", "--tasks", str(smaller), "--source", "corpus", "--out", str(out)],
+            catch_exceptions=False,
         )
         assert refused.exit_code == 1, refused.output
         text = " ".join(refused.output.split())
@@ -121,13 +127,15 @@ def test_both_entry_points_refuse_to_prune_with_exit_1_and_keep_the_load(
 
         capsys.readouterr()
         (tmp_path / "empty").mkdir()
-        status = harvest_main(["--tasks", str(tmp_path / "empty"), "--out", str(out)])
+        status = harvest_main(["--tasks", str(tmp_path / "empty"), "--source", "corpus", "--out", str(out)])
         captured = capsys.readouterr()
         assert status == 1 and "prune refused" in captured.err and "keep_a" in captured.err
         assert json.loads(captured.out.splitlines()[-1])["prune"]["would_remove"] == 4
         assert [row[0] for row in snapshot(graph_store)[0]] == tasks_now
 
-        forced = harvest_main(["--tasks", str(smaller), "--out", str(out), "--prune-force"])
+        forced = harvest_main(
+            ["--tasks", str(smaller), "--source", "corpus", "--out", str(out), "--prune-force"]
+        )
         assert forced == 0
         assert [row[0] for row in snapshot(graph_store)[0]] == ["keep_a", "new_d"]
     finally:

@@ -15,6 +15,9 @@ class NightlySettings(GraphSettings):
     nightly_tasks: AbsolutePath | None = None
     #: a Spark/Hive table with the export's columns, instead of `nightly_tasks`
     nightly_tasks_table: str | None = None
+    #: (WATERSHED_NIGHTLY_SOURCE) the source the night's tasks are loaded as and pruned within;
+    #: default `files:<nightly_tasks>` or `table:<nightly_tasks_table>` (ingest/harvest.source_name)
+    nightly_source: str | None = None
     #: the JSON schema catalog of the warehouse (none: the tasks' own CREATE statements only)
     nightly_catalog: AbsolutePath | None = None
     #: the KMS the protection steps use (kms://http@HOST:PORT/kms); default: the policy's

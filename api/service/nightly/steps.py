@@ -141,6 +141,8 @@ def _task_source(settings: NightlySettings) -> list[str]:
 def harvest_job_args(settings: NightlySettings, day: str) -> list[str]:
     """The arguments of the harvest job (ingest/harvest.py) for `day`: what spark-submit runs."""
     args = _task_source(settings)
+    if settings.nightly_source is not None:
+        args += ["--source", settings.nightly_source]
     if settings.nightly_catalog is not None:
         args += ["--catalog", str(settings.nightly_catalog)]
     return [*args, "--out", str(harvest_out(settings, day)), "--run-date", day]
@@ -161,6 +163,7 @@ def harvest(
         tasks=settings.nightly_tasks,
         tasks_table=settings.nightly_tasks_table,
         catalog=settings.nightly_catalog,
+        name=settings.nightly_source,
     )
     try:
         report = run(
