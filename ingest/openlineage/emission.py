@@ -72,6 +72,8 @@ ROLE_SUBTYPES: dict[str, str] = {
     "group": "GROUP_BY",
     "order": "SORT",
     "condition": "CONDITIONAL",
+    #: a weak reference the intake took from an INDIRECT/WINDOW transformation
+    "window": "WINDOW",
 }
 
 Masks = Callable[[str], bool]
