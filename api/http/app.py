@@ -20,6 +20,7 @@ from watershed.api.http.routers import (
     authz,
     discovery,
     lineage,
+    lineage_sources,
     protection,
     runs,
     search,
@@ -35,8 +36,22 @@ from watershed.graph.store import GraphStore
 
 PREFIX = "/api/v1"
 #: the API's routers, in the order their routes match: protection before tables, so that
-#: /tables/{t}/protection is not read as the /tables/{t:path} page
-ROUTERS = (session, search, protection, tables, lineage, tags, runs, ttl, users, authz, discovery)
+#: /tables/{t}/protection is not read as the /tables/{t:path} page; lineage_sources before lineage,
+#: whose /lineage/{node_id:path} would take /lineage/sources
+ROUTERS = (
+    session,
+    search,
+    protection,
+    tables,
+    lineage_sources,
+    lineage,
+    tags,
+    runs,
+    ttl,
+    users,
+    authz,
+    discovery,
+)
 WEB = Path(__file__).resolve().parents[1] / "web" / "static"
 log = logging.getLogger("watershed.api")
 

@@ -24,6 +24,8 @@ RIGHTS = {
     ("GET", "/api/v1/tables/{table_id}/ddl"): "viewer",
     ("GET", "/api/v1/columns/{column_id}"): "viewer",
     ("GET", "/api/v1/lineage/{node_id}"): "viewer",
+    ("GET", "/api/v1/lineage/sources"): "viewer",
+    ("GET", "/api/v1/lineage/sources/stale"): "viewer",
     ("GET", "/api/v1/edges"): "viewer",
     ("POST", "/api/v1/lineage/sql"): "steward",
     ("GET", "/api/v1/nodes/{node_id}/tags"): "viewer",
