@@ -1,15 +1,23 @@
 """A small HTTP server that keeps every OpenLineage event POSTed to it: what a real producer (the
-Spark listener, Airflow's provider) sends, seen before Watershed's intake reads it. It answers 200
-to any path and records the path, the Authorization header and the parsed JSON body (an array body
-is a batch: each element is kept as its own event)."""
+Spark listener, Airflow's provider) sends, seen before Watershed's intake reads it. It records the
+path, the Authorization header and the parsed JSON body (an array body is a batch: each element is
+kept as its own event). On its own it answers 200; given `forward_to` (Watershed's base URL) it
+passes each request on unchanged (path, body, Authorization, content headers) and answers what
+Watershed answered, keeping that status beside the event."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+
+#: the request headers passed on to Watershed
+FORWARDED = ("Authorization", "Content-Type", "Content-Encoding")
 
 
 @dataclass
@@ -17,6 +25,9 @@ class Posted:
     path: str
     authorization: str | None
     event: dict
+    #: what Watershed answered (200 when nothing is forwarded)
+    status: int = 200
+    answer: str = ""
 
 
 @dataclass
@@ -34,8 +45,8 @@ class Capture:
             return [p.event for p in self.posts if path is None or p.path == path]
 
     def wait_for(self, predicate, timeout: float = 60.0) -> list[dict]:
-        """The events once `predicate(events)` holds; the listener posts asynchronously, after the
-        job's action returned. Raises naming what arrived when the time is up."""
+        """The events once `predicate(events)` holds; a producer may post after its job returned.
+        Raises naming what arrived when the time is up."""
         deadline = time.monotonic() + timeout
         while True:
             events = self.events()
@@ -49,17 +60,36 @@ class Capture:
 
 class _Handler(BaseHTTPRequestHandler):
     capture: Capture
+    forward_to: str | None
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        parsed = json.loads(body) if body else None
+        status, answer = 200, b""
+        if self.forward_to:
+            headers = {name: self.headers[name] for name in FORWARDED if self.headers.get(name)}
+            reply = httpx.post(self.forward_to + self.path, content=body, headers=headers, timeout=120)
+            status, answer = reply.status_code, reply.content
+        raw = body
+        if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
+            raw = gzip.decompress(body)
+        parsed = json.loads(raw) if raw else None
         events = parsed if isinstance(parsed, list) else [parsed]
         with self.capture.lock:
             for event in events:
-                self.capture.posts.append(Posted(self.path, self.headers.get("Authorization"), event))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
+                self.capture.posts.append(
+                    Posted(
+                        self.path,
+                        self.headers.get("Authorization"),
+                        event,
+                        status,
+                        answer.decode("utf-8", "replace"),
+                    )
+                )
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
+        self.wfile.write(answer)
 
     def log_message(self, format, *args) -> None:  # quiet: the stdlib logs every request to stderr
         pass
@@ -68,8 +98,8 @@ class _Handler(BaseHTTPRequestHandler):
 class CaptureServer:
     """The capture server on a free loopback port, in a thread of the test process."""
 
-    def __init__(self) -> None:
-        handler = type("Handler", (_Handler,), {})
+    def __init__(self, forward_to: str | None = None) -> None:
+        handler = type("Handler", (_Handler,), {"forward_to": forward_to})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.capture = Capture(url=f"http://127.0.0.1:{self.httpd.server_address[1]}")
         handler.capture = self.capture
