@@ -18,7 +18,12 @@ from pydantic import BaseModel, Field, field_validator
 from watershed.graph import ids
 
 Kind = Literal["direct", "expression", "aggregate", "window", "conditional-value", "script"]
-Role = Literal["filter", "join", "group", "order", "condition"]
+#: `window`: a window's PARTITION BY / ORDER BY column as OpenLineage reports it (INDIRECT/WINDOW)
+Role = Literal["filter", "join", "group", "order", "condition", "window"]
+
+#: the function an OpenLineage hop marked `masking: true` carries (a producer that saw a hash or a
+#: mask, without saying which): propagation's policy counts it among the hash functions
+OPENLINEAGE_MASKING = "openlineage.masking"
 
 #: Strength order used when several transformations lie on one path: the
 #: strongest wins (an aggregate over a CASE value is an aggregate).
@@ -78,6 +83,8 @@ class SourceColumn:
     key: str | None = None
     kind: Kind
     functions: list[str] = field(default_factory=list)
+    #: what a producer said the hop does (an OpenLineage transformation's description), kept on the edge
+    description: str | None = None
 
     @property
     def id(self) -> str:

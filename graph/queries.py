@@ -86,7 +86,7 @@ STALE_TASKS = (
 # READS) before any other edge: edges of a load cut short are then always found by the next one.
 CREATE_COLUMN_EDGES = (
     "UNWIND $rows AS r MATCH (a:Column {id: r[0]}) MATCH (b:Column {id: r[1]}) "
-    "CREATE (a)-[:FLOWS_TO {task: r[2], kind: r[3], functions: r[4], key: r[5]}]->(b)"
+    "CREATE (a)-[:FLOWS_TO {task: r[2], kind: r[3], functions: r[4], key: r[5], description: r[6]}]->(b)"
 )
 CREATE_WEAK_EDGES = (
     "UNWIND $rows AS r MATCH (a:Column {id: r[0]}) MATCH (b:Table {id: r[1]}) "

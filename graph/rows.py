@@ -13,7 +13,7 @@ index them by):
   that creates the view. None where unknown: the load keeps what the graph already has.
 - column:      [id, table, name, type]
 - task:        [id, version, sql_hash, owner, schedule, dialect, errors, sql]
-- column edge: [source, target, task, kind, functions, key]
+- column edge: [source, target, task, kind, functions, key, description]
 - weak edge:   [column, table, task, role]
 - table edge:  [source, target, task]
 - read:        [task, table, predicates, partition_window, unparsed_partition_predicates, filters]
@@ -128,7 +128,15 @@ class LoadRows:
             for source in column.sources:
                 self.add_column(source.column, catalog)
                 self.column_edges.append(
-                    [source.column, column.target, task_id, source.kind, list(source.functions), source.key]
+                    [
+                        source.column,
+                        column.target,
+                        task_id,
+                        source.kind,
+                        list(source.functions),
+                        source.key,
+                        source.description,
+                    ]
                 )
         for ref in lineage.weak_references:
             self.add_column(ref.column, catalog)

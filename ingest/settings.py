@@ -53,6 +53,9 @@ class IngestSettings(WatershedSettings):
     #: (WATERSHED_OPENLINEAGE_DIALECT) the dialect of an event's SQL whose facet names none and whose
     #: processing engine is not Spark
     openlineage_dialect: str = "hive"
+    #: (WATERSHED_OPENLINEAGE_MAX_BODY_BYTES) the largest POST /api/v1/lineage body, after gzip is
+    #: undone; the API's own limit (WATERSHED_API_MAX_BODY_BYTES) bounds what is sent
+    openlineage_max_body_bytes: int = Field(default=1024 * 1024, ge=1)
     #: the Spark master of `watershed harvest` and of the harvest job (WATERSHED_SPARK_MASTER);
     #: unset, a job launched by spark-submit keeps the master spark-submit gave it, and anything
     #: else runs on local[*]

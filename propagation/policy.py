@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from watershed.graph import ids
 from watershed.graph.errors import PolicyError, WatershedError
+from watershed.graph.lineage import OPENLINEAGE_MASKING
 from watershed.graph.protection import ProtectionPolicy
 
 KEEP_FUNCTIONS = [
@@ -82,7 +83,9 @@ DROP_FUNCTIONS = [
     "mask_show_last_n",
     "mask_hash",
 ]
-HASH_FUNCTIONS = ["md5", "sha1", "sha2", "hash", "xxhash64", "crc32"]
+#: OPENLINEAGE_MASKING: a hop an OpenLineage producer marked `masking: true` downgrades as a hash
+#: does (a policy's `functions: {openlineage.masking: drop}` makes it a mask)
+HASH_FUNCTIONS = ["md5", "sha1", "sha2", "hash", "xxhash64", "crc32", OPENLINEAGE_MASKING]
 #: types whose values are few enough to enumerate (a phone number, an id): a plain hash of one
 #: is reversed by hashing every candidate, so it keeps its level unless the hash is keyed
 ENUMERABLE_TYPES = ["phone", "ssn", "id_card", "bank_card"]

@@ -134,8 +134,10 @@ def bearer(request: Request) -> str | None:
     return value.strip()
 
 
-def caller(request: Request, svc: Service = Depends(service)) -> Me:
-    """The authenticated caller: a Bearer token, else the session cookie (with the CSRF header on unsafe methods)."""
+def authenticated(request: Request, svc: Service = Depends(service)) -> Me:
+    """The authenticated caller of any role: a Bearer token, else the session cookie (with the CSRF
+    header on unsafe methods). Routes take `caller`, which refuses a producer; only the OpenLineage
+    intake takes this."""
     token = bearer(request)
     if token is not None:
         found = svc.accounts.authenticate(token)
@@ -153,6 +155,20 @@ def caller(request: Request, svc: Service = Depends(service)) -> Me:
             )
         return me
     raise unauthorized()
+
+
+def caller(me: Me = Depends(authenticated)) -> Me:
+    """The authenticated caller, a producer refused: its token posts lineage and does nothing else."""
+    if me.role == "producer":
+        raise ApiProblem(403, "viewer right needed")
+    return me
+
+
+def lineage_writer(me: Me = Depends(authenticated)) -> Me:
+    """A caller who may post OpenLineage events: a producer, a steward or an admin."""
+    if not me.may_post_lineage():
+        me.require("steward")
+    return me
 
 
 def needs(right: Right):

@@ -272,12 +272,12 @@ class SqlLineageRequest(BaseModel):
 
 class UserCreate(BaseModel):
     name: UserName = Field(description=f"Stored in lower case; {NAME_RULE}.")
-    role: Literal["viewer", "steward", "admin"]
+    role: Literal["producer", "viewer", "steward", "admin"]
     #: a list limits the user to those databases (any case, stored in lower case); null gives all
     databases: list[DatabaseName] | None = Field(default=None, min_length=1)
 
 
 class UserPatch(BaseModel):
-    role: Literal["viewer", "steward", "admin"] | None = None
+    role: Literal["producer", "viewer", "steward", "admin"] | None = None
     #: a list limits the user to those databases; null gives all; leave out to keep it
     databases: list[DatabaseName] | None = Field(default=None, min_length=1)

@@ -1,5 +1,7 @@
 """Roles, the rights they carry, and the database scope a steward or delegated admin is limited to.
 
+producer  posts OpenLineage events (POST /api/v1/lineage) and nothing else: it reads nothing,
+          not even /me (an OpenLineage producer's token, kept in a Spark or Airflow config);
 viewer  reads everything (every database);
 steward + changes tags and blocks, starts and cancels propagation runs, posts SQL for lineage;
 admin   + users, other users' tokens, grants, the audit trail.
@@ -17,9 +19,11 @@ from pydantic import BaseModel
 
 from watershed.graph.errors import WatershedError
 
-Role = Literal["viewer", "steward", "admin"]
+Role = Literal["producer", "viewer", "steward", "admin"]
 Right = Literal["viewer", "steward", "admin"]
-ROLES: tuple[Role, ...] = ("viewer", "steward", "admin")
+#: ranked: a role holds the rights of those before it, except a producer's one (`may_post_lineage`),
+#: which only stewards and admins share
+ROLES: tuple[Role, ...] = ("producer", "viewer", "steward", "admin")
 _RANK = {role: i for i, role in enumerate(ROLES)}
 
 
@@ -37,6 +41,10 @@ class Me(BaseModel):
 
     def has(self, right: Right) -> bool:
         return _RANK[self.role] >= _RANK[right]
+
+    def may_post_lineage(self) -> bool:
+        """Whether the caller may load OpenLineage events: a producer, a steward or an admin."""
+        return self.role == "producer" or self.has("steward")
 
     def covers(self, db: str) -> bool:
         return self.databases is None or db in self.databases

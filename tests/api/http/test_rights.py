@@ -28,6 +28,8 @@ RIGHTS = {
     ("GET", "/api/v1/lineage/sources/stale"): "viewer",
     ("GET", "/api/v1/edges"): "viewer",
     ("POST", "/api/v1/lineage/sql"): "steward",
+    # OpenLineage events: a steward, or a producer (whose token does nothing else: test_openlineage_http.py)
+    ("POST", "/api/v1/lineage"): "steward",
     ("GET", "/api/v1/nodes/{node_id}/tags"): "viewer",
     ("GET", "/api/v1/nodes/{node_id}/tags/{key}/why"): "viewer",
     ("PUT", "/api/v1/nodes/{node_id}/tags/{key}"): "steward",

@@ -1,0 +1,127 @@
+"""OpenLineage events into the graph: validated, converted, loaded as tasks, audited.
+
+`Intake.take(document, actor)` takes one event or a batch (a JSON array, as some producers send:
+the stock Python client, the Spark listener and Airflow's provider send one event per POST) and
+
+1. checks every event of it and converts each (`ingest.openlineage`) before anything is written:
+   a bad event is an `EventError` naming the JSON path of the bad field, and nothing of the batch
+   is loaded;
+2. per event, reads the run state its task was last loaded from (`openlineage_run` on the Task:
+   run id, event type, event time) and loads only an event that supersedes it
+   (`RunState.supersedes`): the same event again changes nothing, a START or RUNNING after its
+   run's COMPLETE is refused, a newer run replaces an older one, so events in any order converge;
+3. loads through `GraphStore.upsert_tasks` (a task whose lineage is the same content stays
+   `unchanged`), then sets the run state and the facet's runtime edges (`runtime_lineage`, read
+   by `lineage_reconcile`) and writes the audit entry (`lineage.openlineage`, the producer's token
+   user) in one `write_all`. A crash between the two leaves the older run state: the producer's
+   retry of the same event then finds the lineage unchanged and writes the state.
+
+Called by POST /api/v1/lineage (api/http/routers/openlineage.py).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from watershed.api.service.accounts.rights import ForbiddenError
+from watershed.api.service.audit import statement
+from watershed.graph import ids
+from watershed.graph.store import GraphStore
+from watershed.ingest.openlineage.convert import Conversion, Converter, RunState
+from watershed.ingest.openlineage.events import EventError, parse_events
+from watershed.ingest.openlineage.names import DatasetNameError
+from watershed.ingest.settings import IngestSettings
+
+AUDIT_ACTION = "lineage.openlineage"
+RUN_STATES = "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.openlineage_run"
+SET_RUN_STATES = (
+    "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.openlineage_run = r[1], k.runtime_lineage = r[2]"
+)
+
+
+class IntakeResult(BaseModel):
+    """What one POST did, per task id."""
+
+    events: int = 0
+    #: tasks whose lineage was (re)loaded
+    loaded: list[str] = Field(default_factory=list)
+    #: tasks whose lineage was already this content (a new run of the same job): run state updated
+    unchanged: list[str] = Field(default_factory=list)
+    #: tasks an event did not touch: the same event again, or older than what the task was loaded from
+    superseded: list[str] = Field(default_factory=list)
+    #: events with no lineage to load (a DatasetEvent, a run event without outputs or SQL)
+    ignored: int = 0
+
+
+class Intake:
+    """The intake use case on one graph, under one configuration of names and dialects."""
+
+    def __init__(self, graph: GraphStore, settings: IngestSettings | None = None) -> None:
+        self.graph = graph
+        self.converter = Converter(settings)
+        # read-decide-write of one task's run state must not interleave in this process
+        self._lock = threading.Lock()
+
+    def convert_all(self, document: Any) -> tuple[int, list[Conversion | None]]:
+        """Every event of the document checked and converted, or the first bad one's error."""
+        events = parse_events(document)
+        batch = isinstance(document, list)
+        conversions = []
+        for index, event in enumerate(events):
+            try:
+                conversions.append(self.converter.convert(event))
+            except DatasetNameError as exc:
+                raise EventError(f"[{index}]" if batch else "", str(exc)) from None
+        return len(events), conversions
+
+    def take(self, document: Any, actor: str, covers: Callable[[str], bool] | None = None) -> IntakeResult:
+        """Load the document's events as `actor`; `covers` (a caller limited to databases): whether
+        a database is theirs, checked for every table the batch writes before anything is."""
+        count, conversions = self.convert_all(document)
+        for conversion in conversions if covers is not None else []:
+            for table in conversion.lineage.writes if conversion is not None else []:
+                database = ids.split(table)[0]
+                if not covers(database):
+                    raise ForbiddenError(f"lineage right on database {database} needed (job writes {table})")
+        result = IntakeResult(events=count)
+        with self._lock:
+            for conversion in conversions:
+                if conversion is None:
+                    result.ignored += 1
+                    continue
+                self._load(conversion, actor, result)
+        return result
+
+    def _load(self, conversion: Conversion, actor: str, result: IntakeResult) -> None:
+        task = conversion.task
+        rows = self.graph.read(RUN_STATES, {"ids": [task.task_id]})
+        stored = RunState.from_json(rows[0][1]) if rows else None
+        if not conversion.state.supersedes(stored):
+            result.superseded.append(task.task_id)
+            return
+        load = self.graph.upsert_tasks([(task, conversion.lineage)], conversion.catalog)
+        runtime = (
+            json.dumps(conversion.runtime, separators=(",", ":")) if conversion.runtime is not None else None
+        )
+        writes = [(SET_RUN_STATES, {"rows": [[task.task_id, conversion.state.to_json(), runtime]]})]
+        if load.loaded:
+            result.loaded.append(task.task_id)
+            state = conversion.state
+            after = {
+                "run": state.run_id,
+                "event": state.event_type,
+                "time": state.event_time.isoformat(),
+                "version": task.version,
+                "column_edges": load.column_edges,
+                "weak_edges": load.weak_edges,
+                "table_edges": load.table_edges,
+            }
+            writes.append(statement(actor, AUDIT_ACTION, task.task_id, None, after))
+        else:
+            result.unchanged.append(task.task_id)
+        self.graph.write_all(writes)
