@@ -19,6 +19,7 @@ from watershed.api.cli import (
     kms,
     lineage,
     lineage_emit,
+    lineage_reconcile,
     lineage_sources,
     nightly,
     orc,
@@ -67,6 +68,7 @@ def _options(
 app.add_typer(lineage.app, name="lineage")
 lineage.app.command("emit")(lineage_emit.emit_command)
 lineage.app.command("sources")(lineage_sources.sources_command)
+lineage.app.command("reconcile")(lineage_reconcile.reconcile_command)
 app.command("demo")(demo.demo_command)
 app.add_typer(services.app, name="services")
 app.add_typer(graph.app, name="graph")

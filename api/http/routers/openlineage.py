@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import zlib
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
 
-from watershed.api.http.deps import Service, lineage_writer, service
+from watershed.api.http.deps import Service, lineage_writer, service, viewer
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service.accounts.rights import Me
 from watershed.api.service.lineage_intake import Intake, IntakeResult
+from watershed.api.service.lineage_reconcile import NothingToReconcileError, TaskReconcile, reconcile
 from watershed.ingest.openlineage.events import EventError
 from watershed.ingest.settings import IngestSettings
 
@@ -84,3 +85,21 @@ async def _run(taker: Intake, document, me: Me) -> IntakeResult:
 
     # extraction and the graph's round trips block: off the event loop
     return await run_in_threadpool(taker.take, document, me.name, me.covers)
+
+
+@router.get("/tasks/{task_id:path}/reconcile", response_model=TaskReconcile)
+def task_reconcile(
+    task_id: str = Path(
+        max_length=2000,
+        description="A task id; an OpenLineage job's is `namespace.name`, quoted as graph ids are.",
+        examples=["spark_app.`app.insert_dw_user_daily`"],
+    ),
+    _: Me = Depends(viewer),
+    svc: Service = Depends(service),
+) -> TaskReconcile:
+    """The task's SQL lineage against its runtime lineage: edges only the SQL found, only the
+    engine reported, and kinds that differ (docs/openlineage.md, "Reconcile")."""
+    try:
+        return reconcile(svc.graph, task_id).tasks[0]
+    except NothingToReconcileError as exc:
+        raise ApiProblem(404, str(exc)) from None

@@ -156,3 +156,34 @@ def test_a_producer_token_reads_nothing_else(api, producer, method, path):
     with api.client("producer") as client:
         answer = client.request(method, path, json={"sql": "select 1"} if method == "POST" else None)
     assert (answer.status_code, answer.json()["detail"]) == (403, "viewer right needed")
+
+
+def test_reconcile_is_the_same_through_the_api_and_the_cli(api, producer, monkeypatch):
+    from urllib.parse import quote
+
+    from typer.testing import CliRunner
+
+    from tests.api.service.test_lineage_intake_reconcile import SQL
+    from watershed.api.cli import app
+
+    task = "spark_app.`app.reconciled`"
+    with api.client("producer") as client:
+        assert client.post("/lineage", json=facet_event(job="app.reconciled", sql=SQL)).status_code == 201
+    with api.client("viewer") as client:
+        answer = client.get(f"/tasks/{quote(task, safe='')}/reconcile")
+        missing = client.get("/tasks/spark_app.nothing/reconcile")
+    assert answer.status_code == 200, answer.text
+    assert [e["kind"] for e in answer.json()["sql_only"]] == ["weak:group"]
+    assert missing.status_code == 404 and "not found" in missing.json()["detail"]
+    for name, value in (
+        ("WATERSHED_FALKORDB_HOST", api.settings.falkordb_host),
+        ("WATERSHED_FALKORDB_PORT", str(api.settings.falkordb_port)),
+        ("WATERSHED_GRAPH_NAME", api.settings.graph_name),
+        ("WATERSHED_BACKEND", "falkordb"),
+    ):
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(
+        app, ["lineage", "reconcile", "--job", task, "--format", "json"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["tasks"] == [answer.json()]

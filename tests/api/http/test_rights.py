@@ -30,6 +30,7 @@ RIGHTS = {
     ("POST", "/api/v1/lineage/sql"): "steward",
     # OpenLineage events: a steward, or a producer (whose token does nothing else: test_openlineage_http.py)
     ("POST", "/api/v1/lineage"): "steward",
+    ("GET", "/api/v1/tasks/{task_id}/reconcile"): "viewer",
     ("GET", "/api/v1/nodes/{node_id}/tags"): "viewer",
     ("GET", "/api/v1/nodes/{node_id}/tags/{key}/why"): "viewer",
     ("PUT", "/api/v1/nodes/{node_id}/tags/{key}"): "steward",
