@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.support.api_service import ThreadServer, make_settings
 from tests.support.nightly_state import graph_state, plan_state
 from tests.support.nightly_warehouse import (
     PROTECTED,
@@ -37,6 +38,7 @@ from tests.support.processes import stop_group
 from tests.support.protected_warehouse import CLEAN, SOURCE, TABLES, held
 from watershed.api.cli import app
 from watershed.graph.falkordb_store import FalkorDBStore
+from watershed.graph.server import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.services]
 
@@ -90,19 +92,45 @@ def warehouse(tmp_path_factory):
     return out
 
 
-#: the API key Airflow's OpenLineage provider sends (to the capture server: not a real token)
-LINEAGE_KEY = "airflow-lineage-key"
+@pytest.fixture(scope="module")
+def lineage_service(falkordb_server, celery_redis, tmp_path_factory):
+    """Watershed's service on a graph of its own, for Airflow's OpenLineage provider: its URL and
+    a producer's token."""
+    from watershed.api.http.app import create_app
+    from watershed.api.service.accounts.store import AccountStore
+
+    graph = "dag_lineage_intake"
+    store = _store(falkordb_server, graph)
+    store.ensure_schema()
+    accounts = AccountStore(store)
+    accounts.add("airflow", "producer", None, actor="test")
+    token = accounts.create_token("airflow", "test").token
+    settings = make_settings(falkordb_server, celery_redis, graph, tmp_path_factory.mktemp("dag-lineage-api"))
+    port = free_port()
+    server = ThreadServer(create_app(settings, store), port)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}", token
+    finally:
+        server.stop()
+        store.clear()
+        store.close()
 
 
 @pytest.fixture(scope="module")
-def lineage_capture():
-    """Where Airflow's OpenLineage provider sends the DAG's own task events during these runs."""
-    with CaptureServer() as capture:
+def lineage_capture(lineage_service):
+    """Where Airflow's OpenLineage provider sends the DAG's own task events during these runs:
+    Watershed, through a capture server that keeps each event and Watershed's answer
+    (tests/support/openlineage_capture.py)."""
+    url, _token = lineage_service
+    with CaptureServer(forward_to=url) as capture:
         yield capture
 
 
 @pytest.fixture(scope="module")
-def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse, lineage_capture):
+def airflow(
+    tmp_path_factory, falkordb_server, celery_redis, workers, warehouse, lineage_service, lineage_capture
+):
     """Airflow in .venv-airflow (created on first use), its SQLite DB migrated, env for the services,
     its OpenLineage provider configured as docs/openlineage.md says (HTTP transport, api_key auth)."""
     subprocess.run(["bash", str(REPO / "scripts" / "airflow_venv.sh")], check=True, timeout=1500)
@@ -132,7 +160,7 @@ def airflow(tmp_path_factory, falkordb_server, celery_redis, workers, warehouse,
                 "type": "http",
                 "url": lineage_capture.url,
                 "endpoint": "api/v1/lineage",
-                "auth": {"type": "api_key", "apiKey": LINEAGE_KEY},
+                "auth": {"type": "api_key", "apiKey": lineage_service[1]},
             }
         ),
     }
@@ -161,13 +189,15 @@ def _json_output(text: str):
     return json.loads("\n".join(lines[start:]))
 
 
-def _assert_the_tasks_events_arrived(capture) -> None:
-    """Airflow's OpenLineage provider sent, to the configured endpoint with the API key, a START
-    and a COMPLETE for every task the run ran (job name dag.task), each a child of the DAG run's
-    own COMPLETE event, whose state facet lists the tasks and their states."""
+def _assert_the_tasks_events_arrived(capture, token: str) -> None:
+    """Airflow's OpenLineage provider sent, to the configured endpoint with the producer's token, a
+    START and a COMPLETE for every task the run ran (job name dag.task), each a child of the DAG
+    run's own COMPLETE event, whose state facet lists the tasks and their states; Watershed took
+    every one."""
     posts = list(capture.posts)
     assert posts, "Airflow's OpenLineage provider sent nothing"
-    assert {(p.path, p.authorization) for p in posts} == {("/api/v1/lineage", f"Bearer {LINEAGE_KEY}")}
+    assert {(p.path, p.authorization) for p in posts} == {("/api/v1/lineage", f"Bearer {token}")}
+    assert [(p.event["job"]["name"], p.status, p.answer) for p in posts if p.status >= 300] == []
     events = [p.event for p in posts]
     assert {e["job"]["namespace"] for e in events} == {"watershed-nightly"}
     [dag_run] = [e for e in events if e["job"]["name"] == "watershed_nightly"]
@@ -195,6 +225,7 @@ def test_the_dag_passes_airflows_import_check_and_parses_in_under_a_second(airfl
 
 def test_a_run_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
     airflow,
+    lineage_service,
     lineage_capture,
     falkordb_server,
     celery_redis,
@@ -206,7 +237,7 @@ def test_a_run_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
     lineage_capture.clear()
     first = airflow.run("dags", "test", "watershed_nightly", DAY, graph=dag_graph)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    _assert_the_tasks_events_arrived(lineage_capture)
+    _assert_the_tasks_events_arrived(lineage_capture, lineage_service[1])
     summary = _summary(airflow)
     assert summary["status"] == "complete", summary
     steps = {s["step"]: s for s in summary["steps"]}
