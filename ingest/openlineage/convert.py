@@ -201,7 +201,11 @@ class Converter:
             lineage = self._sql_lineage(task, catalog)
             has_facet = any(o.facets.columnLineage for o in event.outputs)
             runtime = runtime_edges(facet) if has_facet else None
-            if not lineage.writes and facet.writes:
+            if lineage.writes and event.outputs and not _writes_an_output(lineage.writes, event.outputs, known):
+                # a stale SQL facet (Spark 4.3's listener sends a session's last spark.sql text with
+                # its later DataFrame actions): not this job's SQL, so neither its text nor its lineage
+                task.sql, lineage, runtime = "", facet, None
+            elif not lineage.writes and facet.writes:
                 # the SQL said nothing of what the run wrote (it failed, or it was a SELECT of a
                 # DataFrame job): the runtime's lineage, with the SQL's errors kept
                 lineage = facet.model_copy(update={"errors": lineage.errors, "dialect": task.dialect})
@@ -282,6 +286,24 @@ class Converter:
             weak_references=[WeakReference(column=c, role=r, target_table=t) for c, r, t in weak],  # type: ignore[arg-type]
             table_edges=[TableEdge(source=s, target=t) for s in reads for t in writes if s != t],
         )
+
+
+def _last_name(table_id: str) -> str:
+    """A table's name, or the last segment of a path node's location."""
+    return ids.name(table_id).rstrip("/").rpartition("/")[2].lower()
+
+
+def _writes_an_output(writes: list[str], outputs: list[Dataset], known: dict[tuple[str, str], str]) -> bool:
+    """Whether the SQL writes one of the event's outputs, by name: the output's id, its path's
+    last segment or a symlink's table name (Spark names a table's files by the table's name; a
+    session without a rule for its warehouse reads them as `path:` nodes)."""
+    names = set()
+    for dataset in outputs:
+        names.add(_last_name(known[(dataset.namespace, dataset.name)]))
+        names.add(dataset.name.rstrip("/").rpartition("/")[2].lower())
+        for link in dataset.facets.symlinks.identifiers if dataset.facets.symlinks else []:
+            names.add(link.name.rpartition(".")[2].lower())
+    return any(_last_name(table) in names for table in writes)
 
 
 def _transformations(fields: ColumnFields, field: InputField) -> list[Transformation]:
