@@ -24,7 +24,10 @@ from watershed.api.cli.output import (
 users_app = typer.Typer(help="Users of the steward service: roles and database grants.", no_args_is_help=True)
 tokens_app = typer.Typer(help="API tokens (shown once, stored as salted hashes).", no_args_is_help=True)
 
-ROLE_HELP = "viewer (reads), steward (+ tags, runs), admin (+ users, grants, audit)."
+ROLE_HELP = (
+    "producer (posts OpenLineage events, nothing else), viewer (reads), steward (+ tags, runs), "
+    "admin (+ users, grants, audit)."
+)
 DB_HELP = "Limit a steward or admin to this database; repeatable (default: all databases)."
 
 
