@@ -30,8 +30,9 @@ def sources_command(
     cursor: str | None = typer.Option(None, "--cursor", help="The next_cursor a previous page printed."),
     output: OutputFormat = format_option("Output format: a table, or JSON (the Page the API returns)."),
 ) -> None:
-    """The sources of the graph's tasks (harvest corpora, OpenLineage namespaces) with their task
-    counts, last seen time and stale counts; with --stale, the stale tasks themselves."""
+    """The sources of the graph's tasks (harvest corpora, OpenLineage namespaces; "(none)": tasks
+    loaded before sources existed) with their task counts, last seen time and stale counts; with
+    --stale, the stale tasks themselves (reported, never deleted)."""
     from watershed.api.service import lineage_sources
     from watershed.api.service.pages import CursorError, decode_cursor
     from watershed.graph.settings import GraphSettings
@@ -67,7 +68,7 @@ def sources_command(
         table = Table("source", "kind", "tasks", "last seen", "stale")
         for item in page.items:
             table.add_row(
-                item.name or "(none: loaded before sources)",
+                item.name or "(none)",
                 item.kind,
                 str(item.tasks),
                 item.last_seen or "never",

@@ -60,6 +60,12 @@ def test_a_viewer_lists_the_sources_and_the_cli_prints_the_same_page(producers, 
     assert by_name[None]["kind"] == "none" and by_name[None]["tasks"] > 0 and by_name[None]["stale"] == 0
     assert page["total"] == 3 and page["next_cursor"] is None
     assert cli_json(api, monkeypatch) == page
+    table = CliRunner().invoke(app, ["lineage", "sources"], catch_exceptions=False)
+    assert table.exit_code == 0, table.output
+    spark_row = next(line for line in table.output.splitlines() if "openlineage:spark" in line)
+    kind, tasks, last_seen, stale = (cell.strip() for cell in spark_row.split("│")[2:6])
+    assert (kind, tasks, stale) == ("openlineage", "3", "2") and last_seen.startswith(spark["last_seen"][:10])
+    assert "(none)" in table.output
 
 
 def test_stale_tasks_are_paged_and_a_harvest_source_is_a_400(producers, monkeypatch):
