@@ -1,13 +1,15 @@
 """OpenLineage's Spark listener (1.53.0, Maven Central, fetched by scripts/bootstrap.sh) attached to
 a local PySpark 4.3 session whose HTTP transport points at Watershed's POST /api/v1/lineage with a
-producer's token (api_key auth): a SQL job, a DataFrame job with a hashed column and a job writing
-Parquet files (tests/support/openlineage_spark_jobs.py).
+producer's token (api_key auth): a SQL job, then a DataFrame job with a hashed column and a job
+writing Parquet files (tests/support/openlineage_spark_jobs.py, `sql-first`: the listener sends the
+SQL job's text as the SQL facet of the two later jobs too, as in any script that mixes both).
 
 - Every event the listener sent reached the endpoint with the token, and Watershed took it (2xx);
   the events say what the jobs did (the listener's own column lineage, checked here so a listener
   that stops reporting it is seen as such, not as an intake bug).
 - The graph gets all three jobs: the SQL job read by Watershed's extractor from its SQL facet, the
-  DataFrame and file jobs from their column facets (the file job's output a `path:` node).
+  DataFrame and file jobs from their column facets, their stale SQL facet dropped (the file job's
+  output a `path:` node).
 - The DataFrame job's hashed column is downgraded by propagation: a steward's pii=L4 on
   customers.email reaches customer_orders.email as L4 through the SQL job and
   customers_hashed.email_hash as the policy's pseudonymised level through the `masking` hop.
@@ -79,13 +81,17 @@ def watershed(falkordb_server, celery_redis, tmp_path_factory):
 def sent(watershed):
     """The three jobs run once, the listener sending to Watershed: what it posted, as kept."""
     with CaptureServer(forward_to=watershed["url"]) as capture:
-        run_jobs(capture.url, watershed["tokens"]["spark"], NAMESPACE, watershed["workdir"])
+        run_jobs(capture.url, watershed["tokens"]["spark"], NAMESPACE, watershed["workdir"], "sql-first")
         return list(capture.posts)
 
 
 def _complete(events: list[dict]) -> dict:
     """A job's last COMPLETE event: the one with the whole column lineage."""
     return [e for e in events if e["eventType"] == "COMPLETE"][-1]
+
+
+def _sql(event: dict) -> str:
+    return (event["job"].get("facets", {}).get("sql") or {}).get("query", "")
 
 
 def _sources(event: dict, output: str, column: str) -> set[tuple[str, str, str, bool]]:
@@ -119,7 +125,8 @@ def test_the_listener_reports_each_jobs_column_lineage(sent):
     assert _sources(sql, "customer_orders", "amount") == {("orders", "amount", "DIRECT/IDENTITY", False)}
 
     dataframe = _complete(job_events(events, "dataframe"))
-    assert "sql" not in dataframe["job"].get("facets", {})
+    # the listener's stale SQL facet: the SQL job's text, not this job's (Watershed drops it)
+    assert any("INSERT INTO customer_orders" in _sql(e) for e in job_events(events, "dataframe"))
     assert _sources(dataframe, "customers_hashed", "email_hash") == {
         ("customers", "email", "DIRECT/TRANSFORMATION", True)
     }
@@ -161,6 +168,12 @@ def test_the_graph_gets_all_three_jobs(sent, watershed):
     assert {"default.customer_orders", "default.customers_hashed"} <= written, writes
     assert any(table.replace("`", "") == order_totals for table in written), writes
     assert all(task.startswith(f"{NAMESPACE}.") for task in tasks), tasks
+    # the later jobs' stale SQL facet (the INSERT's text) was not read as their lineage: only the
+    # jobs named after customer_orders write it, and the file job writes its directory alone
+    assert all("customer_orders" in task for task, table in writes if table == "default.customer_orders"), (
+        writes
+    )
+    assert {table.replace("`", "") for task, table in writes if "order_totals" in task} == {order_totals}
 
     # the SQL job, read by the extractor from its SQL facet: direct copies, the join and the filter
     assert _flows(store, "default.customer_orders.email") == {("default.customers.email", "direct")}

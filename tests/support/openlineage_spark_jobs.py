@@ -3,7 +3,7 @@ SparkContext per process: the session's `spark` fixture has no listener, and a l
 read when a context starts). The listener's HTTP transport sends every event to URL + ENDPOINT with
 the API key as a bearer token.
 
-    python -m tests.support.openlineage_spark_jobs JAR URL ENDPOINT API_KEY NAMESPACE WORKDIR
+    python -m tests.support.openlineage_spark_jobs JAR URL ENDPOINT API_KEY NAMESPACE WORKDIR ORDER
 
 `run_jobs` starts that process; `job_events` picks one job's events out of what arrived.
 `python -m tests.support.openlineage_spark_jobs --record DIR` re-records the events committed under
@@ -16,9 +16,11 @@ then the jobs, each one Spark action, so one OpenLineage run (its job name ends 
 - files: default.orders summed per customer, written as Parquet files to WORKDIR/files/order_totals
 - sql: INSERT INTO default.customer_orders SELECT ... FROM customers JOIN orders ... WHERE ...
 
-The SQL job runs last on purpose: on Spark 4.3 the listener (1.53.0) reports the text of the last
-`spark.sql` statement as the SQL job facet of every later DataFrame action of the session, so a
-DataFrame job after it would carry the INSERT's text (tests/ingest/openlineage/events/README.md).
+ORDER is `sql-last` or `sql-first`. On Spark 4.3 the listener (1.53.0) reports the text of the
+last `spark.sql` statement as the SQL job facet of every later DataFrame action of the session
+(tests/ingest/openlineage/events/README.md): run first, the SQL job's INSERT text rides along with
+the DataFrame and file jobs, as in a real script that mixes both; the recorded events are
+`sql-last`, so each job's facets are its own.
 """
 
 from __future__ import annotations
@@ -57,9 +59,9 @@ def listener_jar() -> Path:
     return jar
 
 
-def run_jobs(url: str, api_key: str, namespace: str, workdir: Path) -> None:
+def run_jobs(url: str, api_key: str, namespace: str, workdir: Path, order: str = "sql-last") -> None:
     """The three jobs in a Spark process of their own, its listener sending to `url`."""
-    args = [str(listener_jar()), url, ENDPOINT, api_key, namespace, str(workdir)]
+    args = [str(listener_jar()), url, ENDPOINT, api_key, namespace, str(workdir), order]
     done = subprocess.run(
         [sys.executable, "-m", "tests.support.openlineage_spark_jobs", *args],
         cwd=ROOT,
@@ -161,15 +163,18 @@ def main(argv: list[str]) -> None:
     if argv[0] == "--record":
         record(Path(argv[1]))
         return
-    jar, url, endpoint, api_key, namespace, workdir = argv
+    jar, url, endpoint, api_key, namespace, workdir, order = argv
+    if order not in ("sql-first", "sql-last"):
+        raise SystemExit(f"ORDER: expected sql-first or sql-last, got {order!r}")
     work = Path(workdir)
     spark = session(jar, url, endpoint, api_key, namespace, work)
     spark.sparkContext.setLogLevel("ERROR")
+    jobs = [lambda: dataframe_job(spark), lambda: files_job(spark, work)]
+    jobs.insert(0 if order == "sql-first" else len(jobs), lambda: sql_job(spark))
     try:
         set_up_tables(spark)
-        dataframe_job(spark)
-        files_job(spark, work)
-        sql_job(spark)
+        for job in jobs:
+            job()
     finally:
         # stopping the context drains the listener's queue: every event is sent before the exit
         spark.stop()
