@@ -181,6 +181,7 @@ class GraphStore(ABC):
         catalog: Catalog | None = None,
         *,
         seen_at: str | None = None,
+        also: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> LoadResult:
         """Load many tasks' lineage; each task replaces its previous version as a unit.
 
@@ -190,6 +191,9 @@ class GraphStore(ABC):
         Every task, loaded or unchanged, gets its `source` (when it names one: the later load
         takes a task over from another source) and `seen_at` (UTC ISO text, default now): an
         unchanged task costs one cheap statement for the batch, not a reload.
+
+        `also`: statements written in the same unit, after the load (the OpenLineage intake's run
+        state and audit entry): one round trip, and no crash between the load and them.
         """
         began = time.monotonic()
         items = list(items)
@@ -224,10 +228,10 @@ class GraphStore(ABC):
             known = self.known_columns()
             new_columns = {i: row for i, row in rows.columns.items() if i not in known}
             rows.columns = new_columns
-            self.write_all(self._load_statements(changed, rows) + touches)
+            self.write_all(self._load_statements(changed, rows) + touches + list(also))
             known.update(new_columns)
-        elif touches:
-            self.write_all(touches)
+        elif touches or also:
+            self.write_all(touches + list(also))
         return LoadResult(
             loaded=len(changed),
             unchanged=unchanged,

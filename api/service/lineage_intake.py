@@ -6,15 +6,15 @@ the stock Python client, the Spark listener and Airflow's provider send one even
 1. checks every event of it and converts each (`ingest.openlineage`) before anything is written:
    a bad event is an `EventError` naming the JSON path of the bad field, and nothing of the batch
    is loaded;
-2. per event, reads the run state its task was last loaded from (`openlineage_run` on the Task:
-   run id, event type, event time) and loads only an event that supersedes it
-   (`RunState.supersedes`): the same event again changes nothing, a START or RUNNING after its
-   run's COMPLETE is refused, a newer run replaces an older one, so events in any order converge;
-3. loads through `GraphStore.upsert_tasks` (a task whose lineage is the same content stays
-   `unchanged`), then sets the run state and the facet's runtime edges (`runtime_lineage`, read
-   by `lineage_reconcile`) and writes the audit entry (`lineage.openlineage`, the producer's token
-   user) in one `write_all`. A crash between the two leaves the older run state: the producer's
-   retry of the same event then finds the lineage unchanged and writes the state.
+2. per event, in order, compares it with the run state its task was last loaded from
+   (`openlineage_run` on the Task: run id, event type, event time; or an earlier event's of the
+   batch) and keeps only an event that supersedes it (`RunState.supersedes`): the same event
+   again changes nothing, a START or RUNNING after its run's COMPLETE is refused, a newer run
+   replaces an older one, so events in any order converge;
+3. loads the batch's winners through one `GraphStore.upsert_tasks` (a task whose lineage is the
+   same content stays `unchanged`) and, in the same write, sets the run state and the facet's runtime edges
+   (`runtime_lineage`, read by `lineage_reconcile`) and, for a load, the audit entry
+   (`lineage.openlineage`, the producer's token user).
 
 Called by POST /api/v1/lineage (api/http/routers/openlineage.py).
 """
@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from watershed.api.service.accounts.rights import ForbiddenError
 from watershed.api.service.audit import statement
 from watershed.graph import ids
+from watershed.graph.catalog import Catalog
 from watershed.graph.store import GraphStore
 from watershed.ingest.openlineage.convert import Conversion, Converter, RunState
 from watershed.ingest.openlineage.events import EventError, parse_events
@@ -38,7 +39,7 @@ from watershed.ingest.openlineage.names import DatasetNameError
 from watershed.ingest.settings import IngestSettings
 
 AUDIT_ACTION = "lineage.openlineage"
-RUN_STATES = "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.openlineage_run"
+RUN_STATES = "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.openlineage_run, k.version"
 SET_RUN_STATES = (
     "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.openlineage_run = r[1], k.runtime_lineage = r[2]"
 )
@@ -90,38 +91,54 @@ class Intake:
                     raise ForbiddenError(f"lineage right on database {database} needed (job writes {table})")
         result = IntakeResult(events=count)
         with self._lock:
-            for conversion in conversions:
-                if conversion is None:
-                    result.ignored += 1
-                    continue
-                self._load(conversion, actor, result)
+            self._load([c for c in conversions if c is not None], actor, result)
+        result.ignored = sum(1 for c in conversions if c is None)
         return result
 
-    def _load(self, conversion: Conversion, actor: str, result: IntakeResult) -> None:
-        task = conversion.task
-        rows = self.graph.read(RUN_STATES, {"ids": [task.task_id]})
-        stored = RunState.from_json(rows[0][1]) if rows else None
-        if not conversion.state.supersedes(stored):
-            result.superseded.append(task.task_id)
+    def _load(self, conversions: list[Conversion], actor: str, result: IntakeResult) -> None:
+        """The batch's events in order, each against the run state before it (the graph's, or an
+        earlier event's of the batch), the winners loaded by one `upsert_tasks`."""
+        task_ids = list(dict.fromkeys(c.task.task_id for c in conversions))
+        stored = {
+            task: (RunState.from_json(state), version)
+            for task, state, version in self.graph.read(RUN_STATES, {"ids": task_ids})
+        }
+        winners: dict[str, Conversion] = {}
+        for conversion in conversions:
+            task = conversion.task.task_id
+            before = winners[task].state if task in winners else stored.get(task, (None, None))[0]
+            if conversion.state.supersedes(before):
+                winners[task] = conversion
+            else:
+                result.superseded.append(task)
+        if not winners:
             return
-        load = self.graph.upsert_tasks([(task, conversion.lineage)], conversion.catalog)
-        runtime = (
-            json.dumps(conversion.runtime, separators=(",", ":")) if conversion.runtime is not None else None
-        )
-        writes = [(SET_RUN_STATES, {"rows": [[task.task_id, conversion.state.to_json(), runtime]]})]
-        if load.loaded:
-            result.loaded.append(task.task_id)
+        states: list[list] = []
+        also: list[tuple[str, dict]] = [(SET_RUN_STATES, {"rows": states})]
+        tables = {}
+        for task, conversion in winners.items():
             state = conversion.state
+            runtime = conversion.runtime
+            runtime_json = json.dumps(runtime, separators=(",", ":")) if runtime is not None else None
+            states.append([task, state.to_json(), runtime_json])
+            if conversion.catalog is not None:
+                tables.update(conversion.catalog.tables)
+            # the version read under the lock: only a load is audited, in the load's own write
+            if stored.get(task, (None, None))[1] == conversion.task.version:
+                result.unchanged.append(task)
+                continue
+            result.loaded.append(task)
             after = {
                 "run": state.run_id,
                 "event": state.event_type,
                 "time": state.event_time.isoformat(),
-                "version": task.version,
-                "column_edges": load.column_edges,
-                "weak_edges": load.weak_edges,
-                "table_edges": load.table_edges,
+                "version": conversion.task.version,
+                "column_edges": sum(len(c.sources) for c in conversion.lineage.columns),
+                "weak_edges": len(conversion.lineage.weak_references),
+                "table_edges": len(conversion.lineage.table_edges),
             }
-            writes.append(statement(actor, AUDIT_ACTION, task.task_id, None, after))
-        else:
-            result.unchanged.append(task.task_id)
-        self.graph.write_all(writes)
+            also.append(statement(actor, AUDIT_ACTION, task, None, after))
+        catalog = (
+            Catalog(default_database=self.converter.names.default_database, tables=tables) if tables else None
+        )
+        self.graph.upsert_tasks([(c.task, c.lineage) for c in winners.values()], catalog, also=also)

@@ -201,7 +201,11 @@ class Converter:
             lineage = self._sql_lineage(task, catalog)
             has_facet = any(o.facets.columnLineage for o in event.outputs)
             runtime = runtime_edges(facet) if has_facet else None
-            if lineage.writes and event.outputs and not _writes_an_output(lineage.writes, event.outputs, known):
+            if (
+                lineage.writes
+                and event.outputs
+                and not _writes_an_output(lineage.writes, event.outputs, known)
+            ):
                 # a stale SQL facet (Spark 4.3's listener sends a session's last spark.sql text with
                 # its later DataFrame actions): not this job's SQL, so neither its text nor its lineage
                 task.sql, lineage, runtime = "", facet, None
@@ -242,8 +246,12 @@ class Converter:
                 continue
             table = known[(dataset.namespace, dataset.name)]
             columns = {f.name.strip().lower(): f.type or "string" for f in schema.fields if f.name.strip()}
-            tables[table] = CatalogTable(
-                name=table, columns=[CatalogColumn(name=n, type=t.lower()) for n, t in columns.items()]
+            # names checked and folded above: built without validation (a Spark event's schemas
+            # are hundreds of columns, and a validated column costs as much as the rest of its load)
+            tables[table] = CatalogTable.model_construct(
+                name=table,
+                columns=[CatalogColumn.model_construct(name=n, type=t.lower()) for n, t in columns.items()],
+                partitioned_by=[],
             )
         return Catalog(default_database=self.names.default_database, tables=tables) if tables else None
 

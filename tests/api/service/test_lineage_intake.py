@@ -127,3 +127,15 @@ def test_sql_lineage_is_loaded_and_the_runtime_kept_beside_it(intake, backend_st
         "MATCH (k:Task {id: $id})-[r:READS]->(:Table {id: 'ods.user_log'}) RETURN r.predicates", {"id": TASK}
     )
     assert predicates == ["dt = '2024-01-31'"]
+
+
+def test_a_batch_is_taken_in_order_and_loaded_at_once(intake, backend_store):
+    run = "0190d0a6-1c2b-7d3e-8f40-00000000000b"
+    start = run_event(run_id=run, event_type="START", time="2024-01-31T02:00:00Z")
+    complete = facet_event(run_id=run, time="2024-01-31T02:10:00Z")
+    other = facet_event(job="app.other", time="2024-01-31T02:05:00Z")
+    result = intake.take([complete, other, start], "p")
+    assert sorted(result.loaded) == sorted([TASK, "spark_app.`app.other`"])
+    assert result.superseded == [TASK]  # the START after its COMPLETE
+    assert ("ods.user_log.app", "dw.user_daily.app", "direct", (), None) in _edges(backend_store)
+    assert len(_entries(backend_store)) == 2
