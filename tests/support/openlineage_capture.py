@@ -89,7 +89,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
-        self.wfile.write(answer)
+        if answer:  # a producer may close as soon as it has an empty answer's headers
+            self.wfile.write(answer)
 
     def log_message(self, format, *args) -> None:  # quiet: the stdlib logs every request to stderr
         pass
