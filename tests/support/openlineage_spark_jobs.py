@@ -46,9 +46,9 @@ def listener_jar() -> Path:
     """The listener's jar as scripts/bootstrap.sh placed it, in the version the pom pins."""
     pom = (ROOT / "scripts" / "maven" / "openlineage-spark" / "pom.xml").read_text()
     version = pom.split("<openlineage.version>")[1].split("<")[0]
+    # the virtualenv's share/ folder, as graph/neo4j_server.py finds the local Neo4j
     jar = (
-        ROOT
-        / ".venv"
+        Path(sys.prefix)
         / "share"
         / "watershed"
         / f"openlineage-spark-{version}"
