@@ -14,6 +14,7 @@ layer by the next `propagate`.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -400,5 +401,8 @@ def _record_in_graph(graph: GraphStore, record: RunRecord) -> None:
         "changed": record.tags_changed,
         "cone": record.cone,
         "resumed": record.resumed,
+        # a run's layers outlive the Redis record, which the next run overwrites: a JSON list,
+        # since a graph property holds no list of maps on either backend
+        "layer_records": json.dumps([layer.model_dump() for layer in record.layers]),
     }
     graph.execute(queries.RECORD_RUN, params)

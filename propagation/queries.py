@@ -213,5 +213,5 @@ NOW = "RETURN timestamp()"
 RECORD_RUN = (
     "MERGE (r:PropagationRun {id: $id}) SET r.mode = $mode, r.status = $status, r.started_at = $started_at, "
     "r.finished_at = $finished_at, r.layers = $layers, r.nodes = $nodes, r.tags_changed = $changed, "
-    "r.cone = $cone, r.resumed = $resumed"
+    "r.cone = $cone, r.resumed = $resumed, r.layer_records = $layer_records"
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from fastapi import APIRouter, Depends
 
 from watershed.api.http.deps import Service, service, steward, viewer
@@ -14,7 +16,7 @@ from watershed.api.service.accounts.rights import Me
 from watershed.api.service.audit import record
 from watershed.api.service.harvest_runs import HarvestProblem
 from watershed.graph.model import HarvestRun
-from watershed.propagation.run_state import RunRecord
+from watershed.propagation.run_state import LayerRecord, RunRecord
 
 router = APIRouter(tags=["runs"])
 
@@ -22,16 +24,17 @@ router = APIRouter(tags=["runs"])
 # with the runs at and above it too, so every page after the first was the first page again
 PROPAGATION_RUNS = (
     "MATCH (r:PropagationRun) WHERE toString(r.id) < $after "
-    "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed ORDER BY r.id DESC LIMIT $n"
+    "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed, r.layer_records "
+    "ORDER BY r.id DESC LIMIT $n"
 )
 PROPAGATION_RUN = (
     "MATCH (r:PropagationRun {id: $id}) "
-    "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed"
+    "RETURN r.id, r.mode, r.status, r.started_at, r.finished_at, r.cone, r.resumed, r.layer_records"
 )
 
 
 def _from_graph(row, current: RunRecord | None) -> RunRecord:
-    run_id, mode, status, started_at, finished_at, cone, resumed = row
+    run_id, mode, status, started_at, finished_at, cone, resumed, layer_records = row
     if current is not None and current.run_id == run_id:
         return current.model_copy(update={"frontier": []})
     # The graph keeps a summary of past runs; token and graph clock live only in the current record.
@@ -45,6 +48,8 @@ def _from_graph(row, current: RunRecord | None) -> RunRecord:
         finished_at=finished_at,
         cone=cone or 0,
         resumed=resumed or 0,
+        # runs recorded before the layers were kept have none
+        layers=[LayerRecord.model_validate(layer) for layer in json.loads(layer_records or "[]")],
     )
 
 
