@@ -24,6 +24,7 @@ def sources_command(
         None,
         "--stale-days",
         min=0.001,
+        max=36500,
         help="Days unseen after which a task is stale (default: the setting openlineage_stale_days, 7).",
     ),
     limit: int = typer.Option(100, "--limit", min=1, max=1000, help="Items per page."),

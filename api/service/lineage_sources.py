@@ -27,6 +27,8 @@ from watershed.graph.store import GraphStore
 from watershed.ingest.harvest import OPENLINEAGE_PREFIX
 
 SourceKind = Literal["harvest", "openlineage", "none"]
+#: the longest stale time asked for (a century): beyond it no date is stale, and dates overflow
+MAX_STALE_DAYS = 36500
 
 
 class LineageSourceError(WatershedError, ValueError):
@@ -61,8 +63,8 @@ def kind_of(name: str | None) -> SourceKind:
 
 def cutoff(stale_days: float, now: datetime | None = None) -> str:
     """The seen time before which a task is stale, as the UTC ISO text `seen_at` is compared with."""
-    if stale_days <= 0:
-        raise LineageSourceError(f"stale days {stale_days}: must be more than 0")
+    if not 0 < stale_days <= MAX_STALE_DAYS:
+        raise LineageSourceError(f"stale days {stale_days}: must be more than 0 and at most {MAX_STALE_DAYS}")
     moment = (now or datetime.now(UTC)) - timedelta(days=stale_days)
     return moment.astimezone(UTC).isoformat(timespec="seconds")
 

@@ -47,7 +47,10 @@ def sources(
 @router.get("/lineage/sources/stale", response_model=Page[StaleTask])
 def stale(
     source: str | None = Query(
-        None, max_length=600, description="One OpenLineage source (openlineage:<namespace>); default all."
+        None,
+        max_length=600,
+        pattern="^openlineage:",
+        description="One OpenLineage source (openlineage:<namespace>); default all. Harvest sources never go stale.",
     ),
     stale_days: float | None = STALE_DAYS,
     page: PageRequest = Depends(page_request),

@@ -113,5 +113,7 @@ def test_sources_are_listed_with_their_counts_and_openlineage_tasks_go_stale(bac
 def test_a_harvest_source_has_no_stale_list(graph_store):
     with pytest.raises(lineage_sources.LineageSourceError, match="'files:/corpus'"):
         lineage_sources.stale_tasks(graph_store, stale_days=7, source="files:/corpus")
-    with pytest.raises(lineage_sources.LineageSourceError, match="stale days 0"):
+    with pytest.raises(lineage_sources.LineageSourceError, match="stale days 0: must be more than 0"):
         lineage_sources.sources(graph_store, stale_days=0)
+    with pytest.raises(lineage_sources.LineageSourceError, match="at most 36500"):
+        lineage_sources.stale_tasks(graph_store, stale_days=1e9)
