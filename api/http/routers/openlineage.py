@@ -56,7 +56,27 @@ async def _body(request: Request, limit: int) -> bytes:
     "/lineage",
     response_model=IntakeResult,
     status_code=201,
-    responses={200: {"model": IntakeResult, "description": "Nothing was loaded (known or older events)"}},
+    responses={
+        200: {"model": IntakeResult, "description": "Nothing was loaded (known or older events)"},
+        415: {"description": "A Content-Encoding other than gzip"},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "An OpenLineage event of spec 2-0-x (RunEvent, JobEvent, DatasetEvent) or a JSON "
+            "array of them; checked against the spec by the intake (a bad field is a 400 naming its path).",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "oneOf": [
+                            {"type": "object", "title": "Event"},
+                            {"type": "array", "title": "Events", "items": {"type": "object"}},
+                        ]
+                    }
+                }
+            },
+        }
+    },
 )
 async def post_lineage(
     request: Request,

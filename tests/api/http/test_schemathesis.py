@@ -40,6 +40,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/v1/authz/check": "the SQL text and its dialect (WATERSHED_AUTHZ_DIALECTS)",
     "POST /api/v1/authz/rewrite": "the SQL text and its dialect (WATERSHED_AUTHZ_DIALECTS)",
     "POST /api/v1/lineage/sql": "the SQL text: the analyser decides",
+    "POST /api/v1/lineage": "an OpenLineage event: the intake checks the spec's schema, not restated here",
     "GET /api/v1/search": "a tag filter names a tag of the policy file",
     "POST /api/v1/authz/grants": "one scope of three optional fields; a database or table of the graph",
     "GET /api/v1/authz/grants": "role and user are each optional, but not both together",
