@@ -356,6 +356,14 @@ class Policy(_Strict):
         a secret function's salt): a function after it still sees the source's own value."""
         return function in WHOLE_VALUE_FUNCTIONS or function in self.secret_functions
 
+    def blocked_keys(self, blocks: frozenset[str]) -> frozenset[str]:
+        """The keys a node's blocks remove: each blocked key, and a blocked sensitivity family's
+        type key with it (a block of `pii` stops `pii_type` too: the type of a value the steward
+        said is not sensitive here would keep the column looking sensitive). Blocking only the
+        type key leaves the family's level alone."""
+        types = (self.sensitivity[key].types_key for key in blocks if key in self.sensitivity)
+        return blocks | {key for key in types if key}
+
     def family_of_type_key(self, key: str) -> tuple[str, SensitivityFamily] | None:
         for name, family in self.sensitivity.items():
             if family.types_key == key:

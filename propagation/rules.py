@@ -22,7 +22,8 @@ on the same inputs gives the same answer, in any order.
 - Business values follow value edges, narrowed by the task's filters on the
   dimension columns of the source table; contributions are united.
 - Weak references carry nothing unless the policy says `business`.
-- Precedence for a key: a block removes it; else a manual tag; else a seed
+- Precedence for a key: a block removes it (a block of a sensitivity family
+  removes its type key too, `Policy.blocked_keys`); else a manual tag; else a seed
   (an accepted discovery over a policy rule seed, `OWN_PRECEDENCE`); else what
   propagation derived.
 """
@@ -96,6 +97,7 @@ def derive(
 ) -> dict[str, TagValue]:
     derived = _propagated(incoming, policy, strict)
     result: dict[str, TagValue] = {}
+    blocks = policy.blocked_keys(blocks) if blocks else blocks
     for key in {*derived, *(seeds or {}), *(manual or {})}:
         if key in blocks:
             continue

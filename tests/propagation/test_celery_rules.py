@@ -85,7 +85,18 @@ def test_block_stops_a_tag(warehouse, graph_store, celery_redis):
     assert record.mode == "incremental"
     assert values(warehouse, "dwd.users.tax_id", "pii") is None
     assert values(warehouse, "dws.stats.any_id", "pii") is None  # nothing flows past the block
-    assert values(warehouse, "dwd.users.tax_id", "pii_type") == {"ssn"}  # only the blocked key
+    # a block of the family stops its type key too, here and downstream
+    assert values(warehouse, "dwd.users.tax_id", "pii_type") is None
+    assert values(warehouse, "dws.stats.any_id", "pii_type") is None
+    assert values(warehouse, "ods.users.ssn", "pii_type") == {"ssn"}  # upstream of the block
+
+
+def test_blocking_a_type_key_leaves_the_family_level(warehouse, graph_store, celery_redis):
+    warehouse.block("dwd.users.tax_id", "pii_type", by="steward")
+    run(graph_store, celery_redis)
+    assert values(warehouse, "dwd.users.tax_id", "pii_type") is None
+    assert values(warehouse, "dws.stats.any_id", "pii_type") is None
+    assert values(warehouse, "dwd.users.tax_id", "pii") == {"L4"}
 
 
 def test_manual_tag_overrides(warehouse, graph_store, celery_redis):
