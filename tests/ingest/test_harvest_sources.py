@@ -11,6 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
+from watershed.api.service.nightly.settings import NightlySettings
+from watershed.api.service.nightly.steps import harvest_result
 from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
 from watershed.ingest.harvest import HarvestError, default_source, run_harvest, source_name
@@ -73,6 +75,15 @@ def test_a_task_two_corpora_define_belongs_to_the_later_load(spark, graph_store,
     harvest(spark, graph_store, a, tmp_path / "out", source="corpus-a")
     taken = harvest(spark, graph_store, b, tmp_path / "out", source="corpus-b")
     assert (taken.taken_over, taken.taken_over_first, taken.unchanged) == (1, ["shared"], 1)
+    # the nightly's harvest step reports it from the run record
+    night = harvest_result(
+        "2024-01-31", NightlySettings(data_dir=tmp_path / "data"), run_dir=Path(taken.out_dir)
+    )
+    assert {k: night.counts[k] for k in ("source", "taken_over", "adopted")} == {
+        "source": "corpus-b",
+        "taken_over": 1,
+        "adopted": 0,
+    }
     assert task_sources(graph_store)["shared"] == "corpus-b"
     assert json.loads((Path(taken.out_dir) / "run.json").read_text())["taken_over"] == {
         "count": 1,

@@ -201,6 +201,12 @@ def harvest_result(
     counts = {
         key: record.get(key) for key in ("tasks", "loaded", "unchanged", "deleted", "tasks_with_errors")
     }
+    # which source the night loaded, and what it took from other sources or adopted (README "Sources")
+    counts |= {
+        "source": record.get("source"),
+        "taken_over": (record.get("taken_over") or {}).get("count", 0),
+        "adopted": record.get("adopted", 0),
+    }
     return save_result(
         settings,
         StepResult(
