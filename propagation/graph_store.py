@@ -198,6 +198,25 @@ class GraphTagStore:
             )
         return out
 
+    def upstream(self, nodes: Iterable[str]) -> set[str]:
+        """The nodes with a value edge into any of `nodes` (column to column, table to table)."""
+        out: set[str] = set()
+        for batch in chunks(list(nodes), self.batch_size):
+            columns, tables = _split(batch)
+            out.update(
+                row[0] for row in self.graph.read(queries.UPSTREAM, {"columns": columns, "tables": tables})
+            )
+        return out
+
+    def blocks_on(self, nodes: Iterable[str], keys: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """Stewards' blocks of any of `keys` on `nodes`: (node, key, by, at) rows."""
+        rows: list[tuple[str, str, str, str]] = []
+        for batch in chunks(list(nodes), self.batch_size):
+            columns, tables = _split(batch)
+            params = {"columns": columns, "tables": tables, "keys": list(keys)}
+            rows.extend(tuple(row) for row in self.graph.read(queries.BLOCKS_ON, params))
+        return rows
+
     def write_tags(self, tags: dict[str, dict[str, TagValue]], run_id: str, token: int, stamp: str) -> None:
         by_label: dict[str, list[list[Any]]] = {"Column": [], "Table": []}
         for node, node_tags in tags.items():

@@ -85,6 +85,21 @@ DOWNSTREAM = (
     "UNWIND $tables AS id MATCH (:Table {id: id})-[:FLOWS_TO]->(o:Table) RETURN DISTINCT o.id AS id"
 )
 
+# the nodes a tag reaches these from (value edges only: weak references carry no sensitivity)
+UPSTREAM = (
+    "UNWIND $columns AS id MATCH (s:Column)-[:FLOWS_TO]->(:Column {id: id}) RETURN DISTINCT s.id AS id "
+    "UNION "
+    "UNWIND $tables AS id MATCH (s:Table)-[:FLOWS_TO]->(:Table {id: id}) RETURN DISTINCT s.id AS id"
+)
+# stewards' blocks of any of $keys on the nodes named; rows: [node, key, by, at]
+BLOCKS_ON = (
+    "UNWIND $columns AS id MATCH (n:Column {id: id})-[b:BLOCKS]->(:Tag) WHERE b.key IN $keys "
+    "RETURN n.id AS node, b.key AS key, b.by AS by, b.at AS at "
+    "UNION "
+    "UNWIND $tables AS id MATCH (n:Table {id: id})-[b:BLOCKS]->(:Tag) WHERE b.key IN $keys "
+    "RETURN n.id AS node, b.key AS key, b.by AS by, b.at AS at"
+)
+
 
 def write_tags(label: str) -> str:
     """Replace the propagated tags of a batch of nodes; rows: [id, tags JSON, [[tag id, key, value, from, via_task, kind, rule, hops]]]."""
