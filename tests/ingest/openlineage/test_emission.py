@@ -67,7 +67,12 @@ def masks(function: str) -> bool:
 
 @pytest.fixture
 def warehouse(backend_store, falkordb_server, tmp_path):
-    """A generated warehouse (30 tasks) loaded as a harvest loads it, seeded and propagated."""
+    return propagated_warehouse(backend_store, falkordb_server, tmp_path)
+
+
+def propagated_warehouse(store, falkordb_server, directory: Path):
+    """A generated warehouse (30 tasks) loaded into `store` as a harvest loads it, seeded (the
+    demo's app values, pii on one ODS uid column) and propagated."""
     import redis
 
     from watershed.propagation.coordinator import local_runner, propagate
@@ -76,20 +81,20 @@ def warehouse(backend_store, falkordb_server, tmp_path):
     from watershed.propagation.run_state import RunState
     from watershed.propagation.settings import PropagationSettings
 
-    generate_warehouse(tmp_path, tasks=30, seed=5)
-    _, catalog = load_generated(backend_store, tmp_path)
+    generate_warehouse(directory, tasks=30, seed=5)
+    _, catalog = load_generated(store, directory)
     policy = default_policy()
-    tags = GraphTagStore(backend_store, policy)
+    tags = GraphTagStore(store, policy)
     seed_apps(tags, catalog)
-    ods = sorted(c for c in backend_store.known_columns() if c.startswith("ods.") and c.endswith(".uid"))
+    ods = sorted(c for c in store.known_columns() if c.startswith("ods.") and c.endswith(".uid"))
     tags.set_tag(ods[0], "pii", ["L3"], by="test")
     # the run's lock and record live in a Redis: the FalkorDB server is one
     state = RunState(
-        redis.Redis(host=falkordb_server.host, port=falkordb_server.port), f"emit-{tmp_path.name}"
+        redis.Redis(host=falkordb_server.host, port=falkordb_server.port), f"emit-{directory.name}"
     )
-    record = propagate(backend_store, policy, state, local_runner, full=True, settings=PropagationSettings())
+    record = propagate(store, policy, state, local_runner, full=True, settings=PropagationSettings())
     assert record.status == "done", record
-    return backend_store
+    return store
 
 
 def emitted(store, **options) -> list[event_v2.RunEvent]:
