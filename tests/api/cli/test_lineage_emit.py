@@ -8,9 +8,8 @@ import json
 import pytest
 
 from bench.propagation_bench import load_generated
-from tests.api.service.test_lineage_emission import KEY
 from tests.support.cli import runner
-from tests.support.openlineage_receiver import receiving
+from tests.support.openlineage_emission import KEY, receiving
 from watershed.api.cli import app
 from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.openlineage.events import parse_event

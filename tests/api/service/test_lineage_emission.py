@@ -10,14 +10,13 @@ from datetime import UTC, datetime
 import pytest
 
 from bench.propagation_bench import load_generated
-from tests.support.openlineage_receiver import receiving
+from tests.support.openlineage_emission import KEY, receiving
 from watershed.api.service import lineage_emission as service
 from watershed.ingest.generator import generate_warehouse
 from watershed.ingest.openlineage.events import parse_event
 from watershed.propagation.policy import Policy, default_policy
 
 WHEN = datetime(2024, 1, 31, 2, 0, tzinfo=UTC)
-KEY = "ol-key-7f3a"
 
 
 @pytest.fixture

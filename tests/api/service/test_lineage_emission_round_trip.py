@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.ingest.openlineage.test_emission import propagated_warehouse
+from tests.support.openlineage_emission import propagated_warehouse
 from watershed.api.service import lineage_emission as service
 from watershed.api.service.lineage_intake import Intake
 from watershed.api.service.lineage_reconcile import reconcile

@@ -26,9 +26,8 @@ from openlineage.client.facet_v2 import (
 )
 from openlineage.client.serde import Serde
 
-from bench.propagation_bench import load_generated
+from tests.support.openlineage_emission import propagated_warehouse
 from watershed.graph import ids
-from watershed.ingest.generator import generate_warehouse, seed_apps
 from watershed.ingest.openlineage import emission
 from watershed.ingest.openlineage.emission import (
     TAGS_FACET,
@@ -68,33 +67,6 @@ def masks(function: str) -> bool:
 @pytest.fixture
 def warehouse(backend_store, falkordb_server, tmp_path):
     return propagated_warehouse(backend_store, falkordb_server, tmp_path)
-
-
-def propagated_warehouse(store, falkordb_server, directory: Path):
-    """A generated warehouse (30 tasks) loaded into `store` as a harvest loads it, seeded (the
-    demo's app values, pii on one ODS uid column) and propagated."""
-    import redis
-
-    from watershed.propagation.coordinator import local_runner, propagate
-    from watershed.propagation.graph_store import GraphTagStore
-    from watershed.propagation.policy import default_policy
-    from watershed.propagation.run_state import RunState
-    from watershed.propagation.settings import PropagationSettings
-
-    generate_warehouse(directory, tasks=30, seed=5)
-    _, catalog = load_generated(store, directory)
-    policy = default_policy()
-    tags = GraphTagStore(store, policy)
-    seed_apps(tags, catalog)
-    ods = sorted(c for c in store.known_columns() if c.startswith("ods.") and c.endswith(".uid"))
-    tags.set_tag(ods[0], "pii", ["L3"], by="test")
-    # the run's lock and record live in a Redis: the FalkorDB server is one
-    state = RunState(
-        redis.Redis(host=falkordb_server.host, port=falkordb_server.port), f"emit-{directory.name}"
-    )
-    record = propagate(store, policy, state, local_runner, full=True, settings=PropagationSettings())
-    assert record.status == "done", record
-    return store
 
 
 def emitted(store, **options) -> list[event_v2.RunEvent]:
