@@ -125,9 +125,7 @@ class WatershedTagsDatasetFacet(DatasetFacet):
 
 # A task's edges end at the tables it WRITES (graph/queries.py deletes them from there too): each
 # query starts at the task's node, so a batch never scans the graph.
-_TASKS = (
-    "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.version, k.sql, k.dialect, k.owner, k.source"
-)
+_TASKS = "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.version, k.sql, k.dialect, k.owner"
 _TASK_TABLES = (
     "UNWIND $ids AS id MATCH (k:Task {id: id})-[r:READS|WRITES]->(t:Table) RETURN k.id, type(r), t.id"
 )

@@ -312,3 +312,18 @@ def test_a_new_task_version_is_a_new_run(backend_store):
     first = load("INSERT OVERWRITE TABLE dw.b SELECT md5(x) AS x FROM ods.a")
     assert load("INSERT OVERWRITE TABLE dw.b SELECT md5(x) AS x FROM ods.a") == first
     assert load("INSERT OVERWRITE TABLE dw.b SELECT x FROM ods.a WHERE y > 1") != first
+
+
+def test_a_task_whose_load_was_cut_short_is_not_sent_and_is_named(backend_store):
+    from watershed.graph import queries
+    from watershed.graph.lineage import SqlTask
+    from watershed.ingest.extract import extract_lineage
+
+    for task_id in ("t1", "t2"):
+        task = SqlTask(task_id=task_id, sql=f"INSERT OVERWRITE TABLE dw.{task_id} SELECT x FROM ods.a")
+        backend_store.upsert_tasks([(task, extract_lineage(task))])
+    # what a load killed after its first statement leaves: the task without a version
+    backend_store.write_all([(queries.UNSET_TASK_VERSIONS, {"ids": ["t1"]})])
+    counted = emission.Emission()
+    assert [e.job.name for e in emitted(backend_store, emission=counted)] == ["t2"]
+    assert (counted.tasks, counted.events, counted.skipped) == (2, 1, ["t1"])
