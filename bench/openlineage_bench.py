@@ -28,6 +28,10 @@ Memory: `--memory-events` events through one `Intake`, in arrays of 100 (new run
 (and with `--tracemalloc` its traced size) sampled every tenth of the way; flat means the last sample is
 within a few MB of the first after warm-up. Writes bench/results/openlineage_bench.json with the
 command. Nothing here asserts a timing.
+
+`--reconcile-only` loads the Spark listener's recorded events (tests/ingest/openlineage/events/)
+and writes their reconcile report (edges only the SQL found, only the runtime found) to
+bench/results/openlineage_reconcile.json.
 """
 
 from __future__ import annotations
@@ -64,6 +68,10 @@ INPUTS, COLUMNS_PER_INPUT = 5, 10
 SUBTYPES = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
 #: events per POST of the batched intake (a JSON array; the stock producers send one per POST)
 BATCH = 100
+#: the recorded Spark events' session catalog (no Hive): its tables are named under this URI
+RECORDED_WAREHOUSE = "file:/tmp/watershed-openlineage-jobs/warehouse"
+RECORDED = ROOT / "tests" / "ingest" / "openlineage" / "events"
+RECONCILE_RESULTS = ROOT / "bench" / "results" / "openlineage_reconcile.json"
 
 
 def _facet(producer: str) -> dict:
@@ -281,6 +289,21 @@ def measure_memory(graph: FalkorDBStore, events: int, jobs: int, traced: bool) -
     }
 
 
+def reconcile_recorded(graph: FalkorDBStore, directory: Path) -> dict:
+    """The reconcile report of the Spark listener's recorded events (one JSON array per job, as
+    tests/ingest/openlineage/events/README.md says), loaded in arrival order."""
+    from watershed.api.service.lineage_reconcile import reconcile
+
+    fresh(graph)
+    settings = IngestSettings(openlineage_namespaces=[(RECORDED_WAREHOUSE, "table"), ("file", "path:fs")])
+    intake = Intake(graph, settings)
+    files = sorted(directory.glob("*.json"))
+    for path in files:
+        for event in json.loads(path.read_text()):
+            intake.take(event, "bench")
+    return {"events": [p.name for p in files], **reconcile(graph).model_dump()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -294,6 +317,11 @@ def main() -> None:
         help="also sample tracemalloc (Python's own allocations; 2-3x slower)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--reconcile-only",
+        action="store_true",
+        help=f"only write the reconcile report of the recorded Spark events to {RECONCILE_RESULTS.name}",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="watershed-openlineage-bench-"))
@@ -302,6 +330,12 @@ def main() -> None:
     try:
         graph = FalkorDBStore(spec.host, spec.port, graph=GRAPH)
         graph.ensure_schema()
+        if args.reconcile_only:
+            report = reconcile_recorded(graph, RECORDED)
+            report["command"] = shlex.join([".venv/bin/python", "bench/openlineage_bench.py", *sys.argv[1:]])
+            RECONCILE_RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+            print(json.dumps(report, indent=2))
+            return
         results = {}
         for kind, sql in (("facet_only", False), ("sql", True)):
             results[kind] = measure_kind(graph, args.jobs, sql)
