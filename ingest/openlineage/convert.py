@@ -199,6 +199,7 @@ class Converter:
             if nominal is not None:
                 task.vars = {"date": nominal.nominalStartTime.date().isoformat()}
             lineage = self._sql_lineage(task, catalog)
+            from_sql = True
             has_facet = any(o.facets.columnLineage for o in event.outputs)
             runtime = runtime_edges(facet) if has_facet else None
             if (
@@ -208,16 +209,18 @@ class Converter:
             ):
                 # a stale SQL facet (Spark 4.3's listener sends a session's last spark.sql text with
                 # its later DataFrame actions): not this job's SQL, so neither its text nor its lineage
-                task.sql, lineage, runtime = "", facet, None
+                task.sql, lineage, runtime, from_sql = "", facet, None, False
             elif not lineage.writes and facet.writes:
                 # the SQL said nothing of what the run wrote (it failed, or it was a SELECT of a
                 # DataFrame job): the runtime's lineage, with the SQL's errors kept
                 lineage = facet.model_copy(update={"errors": lineage.errors, "dialect": task.dialect})
+                from_sql = False
         else:
-            lineage, runtime = facet, None
+            lineage, runtime, from_sql = facet, None, False
         if not lineage.writes:
             return None
-        task.version = _version(task, lineage if sql is None else None, runtime, catalog)
+        # the SQL's lineage follows from what the hash covers; any other is hashed itself
+        task.version = _version(task, None if from_sql else lineage, runtime, catalog)
         lineage.task_id, lineage.version, lineage.dialect = task.task_id, task.version, task.dialect
         return Conversion(task=task, lineage=lineage, catalog=catalog, state=state, runtime=runtime)
 

@@ -114,3 +114,12 @@ def test_the_policy_counts_the_masking_hop_as_a_hash():
     policy = default_policy()
     family = next(iter(policy.sensitivity.values()))
     assert policy.effect(OPENLINEAGE_MASKING, family) == f"downgrade:{family.pseudonymised}"
+
+
+def test_a_stale_sql_facets_job_is_versioned_by_its_column_facet():
+    stale = "INSERT OVERWRITE TABLE dw.elsewhere SELECT a FROM ods.x"
+    one = _convert(facet_event(sql=stale))
+    other = facet_event(sql=stale)
+    other["outputs"][0]["facets"]["columnLineage"]["fields"]["app"]["inputFields"][0]["field"] = "app_name"
+    assert one.task.sql == "" and one.runtime is None
+    assert _convert(other).task.version != one.task.version
