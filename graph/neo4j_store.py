@@ -4,12 +4,21 @@ The data queries are the shared ones in `graph.queries`; only the schema
 statements are Neo4j's own. A load runs as one managed write transaction
 (`execute_write`), which the driver retries on transient errors (leader
 changes, deadlocks), so a load is all-or-nothing and safe to retry.
+
+A read is one auto-commit query on a session the calling thread keeps (RUN and PULL in one round
+trip; a managed read transaction adds BEGIN and COMMIT, and a new session per read its own Python
+work): a page, a lineage hop or a propagation batch costs one round trip, as on FalkorDB. Sessions
+are not thread-safe, and the API calls one store from its worker threads: each thread has its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import secrets
+import threading
+import time
+import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -55,6 +64,13 @@ CONSTRAINTS = [
     # a derived column's leak or over-tag flag, one per column id; a table's scan replaces its table's
     "CREATE CONSTRAINT watershed_discovery_flag_id IF NOT EXISTS FOR (n:DiscoveryFlag) REQUIRE n.id IS UNIQUE",
     "CREATE INDEX watershed_discovery_flag_table IF NOT EXISTS FOR (n:DiscoveryFlag) ON (n.table)",
+    # what an incremental propagation starts from (propagation.queries CHANGED_SINCE,
+    # COLUMNS_CREATED_SINCE: `WHERE n.<time> >= $since`): range seeks instead of a scan of every
+    # Column and Table
+    "CREATE INDEX watershed_column_created_at IF NOT EXISTS FOR (n:Column) ON (n.created_at)",
+    "CREATE INDEX watershed_column_own_changed_at IF NOT EXISTS FOR (n:Column) ON (n.own_changed_at)",
+    "CREATE INDEX watershed_table_own_changed_at IF NOT EXISTS FOR (n:Table) ON (n.own_changed_at)",
+    "CREATE INDEX watershed_table_lineage_changed_at IF NOT EXISTS FOR (n:Table) ON (n.lineage_changed_at)",
     # change stamps (graph.kept): one node per name
     "CREATE CONSTRAINT watershed_stamp_name IF NOT EXISTS FOR (n:WatershedStamp) REQUIRE n.name IS UNIQUE",
 ]
@@ -62,8 +78,12 @@ CONSTRAINTS = [
 # Change stamps (graph.kept) are WatershedStamp nodes, one per name, with a random value; every
 # stamp includes the epoch's, which `clear` moves: a reader never keeps values across a clear.
 STAMP_LABEL = "WatershedStamp"
-#: tries of a queued record's statement on a transient error (a deadlock, a leader change)
-QUEUE_ATTEMPTS = 3
+#: tries of an auto-commit statement (a read, a queued record) on an error the driver calls
+#: retryable (a deadlock, a leader change, a connection the server closed), the n-th after
+#: RETRY_DELAY * 2**(n-1) seconds; a managed transaction's retries, kept short: a server that is
+#: down is reported in a second instead of the managed API's 30
+AUTO_ATTEMPTS = 3
+RETRY_DELAY = 0.2
 EPOCH = "#epoch"
 _STAMP_NOW = (
     "OPTIONAL MATCH (e:WatershedStamp {name: '#epoch'}) OPTIONAL MATCH (s:WatershedStamp {name: $stamp_name}) "
@@ -107,6 +127,25 @@ def _rows(tx, query: str, params: dict[str, Any]) -> list[list[Any]]:
     return [list(record.values()) for record in tx.run(query, params)]
 
 
+class _KeptSession:
+    """A session one thread keeps, closed when the thread ends (its locals go), when the store's
+    driver is replaced, or when the store closes."""
+
+    def __init__(self, driver, access_mode: str, database: str) -> None:
+        self.driver = driver
+        # entered as a context manager: leaving it is how every session-like object closes
+        self.session = driver.session(database=database, default_access_mode=access_mode)
+        self._exit = self.session.__exit__
+
+    def close(self) -> None:
+        exit_, self._exit = self._exit, None
+        if exit_ is not None:
+            exit_(None, None, None)
+
+    def __del__(self) -> None:
+        self.close()
+
+
 class Neo4jStore(GraphStore):
     def __init__(self, driver, database: str = "neo4j", batch_size: int = 5000, where: str = "Neo4j") -> None:
         self.driver = driver
@@ -114,6 +153,9 @@ class Neo4jStore(GraphStore):
         self.batch_size = batch_size
         #: where the graph is, as errors name it (no credential)
         self.where = f"{where}, database {database}"
+        #: each thread's sessions by access mode, and every live one (for `close`)
+        self._sessions = threading.local()
+        self._kept: weakref.WeakSet[_KeptSession] = weakref.WeakSet()
 
     @classmethod
     def from_settings(cls, settings: GraphSettings | None = None) -> Neo4jStore:
@@ -137,13 +179,37 @@ class Neo4jStore(GraphStore):
         # A managed read retries a server that is down for 30 s; this answers at once.
         self.driver.verify_connectivity()
 
+    def _session(self, access_mode: str):
+        """This thread's session of `access_mode` on the store's driver."""
+        kept = getattr(self._sessions, access_mode, None)
+        if kept is None or kept.driver is not self.driver:
+            kept = _KeptSession(self.driver, access_mode, self.database)
+            setattr(self._sessions, access_mode, kept)
+            self._kept.add(kept)
+        return kept.session
+
+    def _auto(self, access_mode: str, query: str, params: dict[str, Any]) -> list[list[Any]]:
+        """`query` as one auto-commit statement on this thread's session; retried (on a new
+        session) on a retryable error, so only statements safe to repeat come here."""
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        for attempt in range(AUTO_ATTEMPTS):
+            try:
+                return [list(record.values()) for record in self._session(access_mode).run(query, params)]
+            except (DriverError, Neo4jError) as exc:
+                if attempt == AUTO_ATTEMPTS - 1 or not exc.is_retryable():
+                    raise
+                # the session's connection may be the broken one; a new session takes another
+                kept = getattr(self._sessions, access_mode)
+                setattr(self._sessions, access_mode, None)
+                with contextlib.suppress(Exception):
+                    kept.close()
+                time.sleep(RETRY_DELAY * 2**attempt)
+        raise AssertionError("unreachable")
+
     @_reaching_server
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        def read(tx):
-            return [list(record.values()) for record in tx.run(query, params or {})]
-
-        with self.driver.session(database=self.database) as session:
-            return session.execute_read(read)
+        return self._auto("READ", query, params or {})
 
     @_reaching_server
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
@@ -184,25 +250,15 @@ class Neo4jStore(GraphStore):
         # Neo4j has no queue beside the graph: the record is written at once, in the one
         # statement that checks the stamp. An auto-commit transaction sends RUN and PULL
         # together, one round trip (a managed one adds BEGIN and COMMIT); a transient error is
-        # retried here instead, which the idempotent statement (a MERGE on an id) allows.
-        from neo4j.exceptions import TransientError
-
+        # retried by `_auto` instead, which the idempotent statement (a MERGE on an id) allows.
         query = _queued_under_stamp(statement)
         params = {"rows": [row], "stamp_name": stamp_name, "stamp": stamp}
-        with self.driver.session(database=self.database) as session:
-            for attempt in range(QUEUE_ATTEMPTS):
-                try:
-                    [[now]] = [list(record.values()) for record in session.run(query, params)]
-                    break
-                except TransientError:
-                    if attempt == QUEUE_ATTEMPTS - 1:
-                        raise
+        [[now]] = self._auto("WRITE", query, params)
         return None if stamp is None or now == stamp else now
 
     @_reaching_server
     def change_stamp(self, name: str) -> str | None:
-        with self.driver.session(database=self.database) as session:
-            [[now]] = session.execute_read(_rows, _STAMP, {"stamp_name": name})
+        [[now]] = self.read(_STAMP, {"stamp_name": name})
         return now
 
     @_reaching_server
@@ -231,4 +287,6 @@ class Neo4jStore(GraphStore):
         self.forget_columns()
 
     def close(self) -> None:
+        for kept in list(self._kept):
+            kept.close()
         self.driver.close()

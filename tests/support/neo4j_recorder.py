@@ -33,14 +33,25 @@ class Recorder:
         self.answers: dict[str, list] = {}
 
     # driver
-    def session(self, database):
+    def session(self, database, default_access_mode="WRITE"):
         assert database == "lineage"
-        return self
+        return RecordedSession(self, default_access_mode)
 
     def close(self):
         pass
 
-    # session
+    def answer(self, query):
+        return RecordedResult([Record(v) for v in self.answers.get(query.split()[0] + query[-20:], [])])
+
+
+class RecordedSession:
+    """A session of the recorder: an auto-commit statement of a READ session is recorded as a
+    "read" (the driver routes it to a reader), of a WRITE session as "auto"."""
+
+    def __init__(self, recorder: Recorder, access_mode: str) -> None:
+        self.recorder = recorder
+        self.access_mode = access_mode
+
     def __enter__(self):
         return self
 
@@ -48,22 +59,21 @@ class Recorder:
         return False
 
     def run(self, query, params=None):
-        self.transactions.append(("auto", [(query, params or {})]))
-        return RecordedResult([])
+        kind = "read" if self.access_mode == "READ" else "auto"
+        self.recorder.transactions.append((kind, [(query, params or {})]))
+        return self.recorder.answer(query) if kind == "read" else RecordedResult([])
 
     def _transaction(self, kind, work):
         statements: list[tuple[str, dict]] = []
-        recorder = self
+        recorder = self.recorder
 
         class Tx:
             def run(self, query, params=None):
                 statements.append((query, params or {}))
-                return RecordedResult(
-                    [Record(v) for v in recorder.answers.get(query.split()[0] + query[-20:], [])]
-                )
+                return recorder.answer(query)
 
         result = work(Tx())
-        self.transactions.append((kind, statements))
+        recorder.transactions.append((kind, statements))
         return result
 
     def execute_write(self, work, *args, **kwargs):
