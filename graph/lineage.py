@@ -198,6 +198,8 @@ class StatementProblem(BaseModel):
     line: int | None = None
     column: int | None = None
     message: str
+    #: the parser's own description when it differs from `message` (a sentence in words)
+    detail: str | None = None
 
 
 class TaskLineage(BaseModel):

@@ -34,6 +34,7 @@ from watershed.ingest.dates import DatePoint, parse_date_text
 from watershed.ingest.dialects import dialect_tools
 from watershed.ingest.errors import StatementError
 from watershed.ingest.limits import check_deadline, check_tokens
+from watershed.ingest.parse_errors import explain
 from watershed.ingest.resolve import may_hold_windows
 from watershed.ingest.scripting import NO_SEMICOLON_DIALECTS, BodyError, ScriptSplitter
 from watershed.ingest.settings import IngestSettings
@@ -326,7 +327,9 @@ def _untokenizable(run: _Run, tokenizer, text: str, first_line: int) -> None:
                     task_id=run.task_id,
                     statement_index=next(run.counter),
                     line=line,
-                    message=f"cannot tokenize: {chunks}",
+                    message="cannot tokenize the text (an unclosed quote or comment?) near "
+                    + str(chunks).removeprefix("Error tokenizing "),
+                    detail=str(chunks),
                 )
             )
             continue
@@ -380,8 +383,8 @@ def _one(
                 IndexError,
             ):
                 pass
-        detail = exc.errors[0] if exc.errors else {}
-        message = _TOKEN_REPR.sub(r"'\1'", str(detail.get("description") or exc).split("\n")[0])
+        detail = exc.errors[0] if exc.errors else {"description": str(exc)}
+        message = explain(detail)
         pending = unresolved_references(sql[chunk.start : chunk.end + 1])
         if pending:
             message += f" (unsubstituted variables: {', '.join(pending)})"
@@ -392,6 +395,8 @@ def _one(
                 line=(detail.get("line") or chunk.line) + line_offset,
                 column=detail.get("col"),
                 message=message,
+                # sqlglot's own words, for a bug report; the message is the sentence a steward reads
+                detail=_TOKEN_REPR.sub(r"'\1'", str(detail.get("description") or exc).split("\n")[0]),
             )
         )
     except StatementError as exc:

@@ -17,6 +17,8 @@ from watershed.ingest.extract import extract_lineage
 SAMPLE_RUN_DATE = "2024-01-31"
 #: ODS tables (and the DWD tables cleaned from them) whose files hold discovery content
 DEMO_CONTENT_TABLES = 3
+#: harvest errors the demo lists in words after its summary
+DEMO_ERRORS_SHOWN = 10
 
 
 def demo_command(
@@ -104,6 +106,11 @@ def full_demo(tasks: int) -> None:
     )
     console.print(summary_table)
     console.print(f"harvest {report.run_id}: errors in {report.out_dir}/errors.jsonl")
+    shown = harvest_runs.problems(store, settings.data_dir, report.run_id, limit=DEMO_ERRORS_SHOWN)
+    for problem in shown.items:
+        console.print(f"  {problem.text}")
+    if shown.next_cursor:
+        console.print("  ... (the Runs page and GET /api/v1/harvest/runs/RUN/errors list them all)")
     deepest = store.read(
         "MATCH (c:Column)<-[:FLOWS_TO]-(:Column)<-[:FLOWS_TO]-(:Column) WHERE c.table STARTS WITH 'ads.' "
         "RETURN c.id ORDER BY c.id LIMIT 1"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from watershed.api.service.pages import Page, encode_cursor, keyed_page
 from watershed.graph.backends import UnreachableGraphError, open_answering
@@ -56,9 +56,31 @@ class HarvestRunNotFoundError(WatershedError, LookupError):
 
 class HarvestProblem(BaseModel):
     """One line of a harvest run's errors.jsonl (a statement that could not be analysed, a bad
-    task record, a duplicate task id): a record, not an exception."""
+    task record, a duplicate task id): a record, not an exception. `text` says it in words; the
+    parser's own description, when the record has one, stays in `detail`."""
 
     model_config = {"extra": "allow"}
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def text(self) -> str:
+        """Which task, statement (counted from 1), line and column, and what is wrong there."""
+        record = self.model_extra or {}
+        index = record.get("statement_index")
+        where = [
+            f"{label} {value}"
+            for label, value in (
+                ("task", record.get("task_id")),
+                ("statement", None if index is None else index + 1),
+                ("line", record.get("line")),
+                ("column", record.get("column")),
+            )
+            if value is not None
+        ]
+        if record.get("source") and index is None:
+            where.append(f"in {record['source']}")
+        said = ", ".join(where) or "the run"
+        return f"{said[:1].upper()}{said[1:]}: {record.get('message') or record.get('error') or 'no message'}"
 
 
 @dataclass(frozen=True)

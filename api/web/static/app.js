@@ -674,7 +674,7 @@ function HarvestRuns() {
       : null}
     ${open
       ? html`<h3>Errors of ${open}</h3><${ErrorBox} error=${errorsError} />
-          <pre>${((errors && errors.items) || []).map((e) => JSON.stringify(e)).join('\n')}</pre>`
+          <ul data-testid="harvest-errors">${((errors && errors.items) || []).map((e) => html`<li>${e.text}</li>`)}</ul>`
       : null}
   </section>`;
 }

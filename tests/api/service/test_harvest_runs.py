@@ -103,6 +103,6 @@ def test_a_runs_error_records_a_page_at_a_time(graph_store, tmp_path):
     (folder / "errors.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + "\n")
 
     first = harvest_runs.problems(graph_store, tmp_path, run.id, limit=2)
-    assert [p.model_dump() for p in first.items] == records[:2] and first.next_cursor
+    assert [p.model_dump(exclude={"text"}) for p in first.items] == records[:2] and first.next_cursor
     rest = harvest_runs.problems(graph_store, tmp_path, run.id, start=2, limit=2)
-    assert [p.model_dump() for p in rest.items] == records[2:] and rest.next_cursor is None
+    assert [p.model_dump(exclude={"text"}) for p in rest.items] == records[2:] and rest.next_cursor is None
