@@ -290,6 +290,7 @@ function TagEditor({ me, nodeId, onChanged }) {
   const [key, setKey] = useState('');
   const [values, setValues] = useState('');
   const [actionError, setActionError] = useState(null);
+  const [started, setStarted] = useState(null);
   const steward = canChange(me, nodeId);
   const act = async (method, path, body) => {
     setActionError(null);
@@ -306,9 +307,34 @@ function TagEditor({ me, nodeId, onChanged }) {
   const isBlock = (entry) => /block/i.test(entry.type);
   const blocks = tags.set_here.filter(isBlock);
   const manual = new Set(tags.set_here.filter((entry) => !isBlock(entry) && entry.origin === 'manual').map((entry) => entry.key));
+  // What was set here shows at once: the resulting tags change only when a propagation run
+  // recomputes the node, so a tag set here that they do not hold yet (or a block of a tag they
+  // still hold) is listed as pending, with a button to run.
+  const blocked = new Set(blocks.map((b) => b.key));
+  const holds = new Map(tags.tags.map((tag) => [tag.key, [...tag.values].sort().join(',')]));
+  const own = new Map();
+  for (const entry of tags.set_here.filter((e) => !isBlock(e))) {
+    const mine = own.get(entry.key) || { values: [], manual: [], by: entry.by };
+    (entry.origin === 'manual' ? mine.manual : mine.values).push(String(entry.value));
+    if (entry.origin === 'manual') mine.by = entry.by;
+    own.set(entry.key, mine);
+  }
+  const pending = [...own]
+    .map(([key, mine]) => ({ key, by: mine.by, values: (mine.manual.length ? mine.manual : mine.values).sort() }))
+    .filter((p) => !blocked.has(p.key) && holds.get(p.key) !== p.values.join(','));
+  const pendingBlocks = blocks.filter((b) => holds.has(b.key));
+  const runNow = async () => {
+    setActionError(null);
+    try {
+      const run = await api('POST', '/propagation/runs', { full: false });
+      setStarted(run.run_id);
+    } catch (e) {
+      setActionError(e);
+    }
+  };
   return html`<div class="tags" data-testid="tags">
     <h3>Tags</h3>
-    ${tags.tags.length ? null : html`<p>No tags.</p>`}
+    ${tags.tags.length || pending.length ? null : html`<p>No tags.</p>`}
     <ul>${tags.tags.map(
       (tag) => html`<li data-tag=${tag.key}>
         <b>${tag.key}</b> = ${tag.values.join(', ')} <span class="muted">(${tag.origin}${tag.hops ? `, ${tag.hops} hops` : ''})</span>
@@ -321,13 +347,27 @@ function TagEditor({ me, nodeId, onChanged }) {
           : null}
       </li>`,
     )}</ul>
+    ${pending.length
+      ? html`<h4>Set here, pending</h4><ul>${pending.map(
+          (p) => html`<li data-pending=${p.key}><b>${p.key}</b> = ${p.values.join(', ')} <span class="muted">(set here${p.by ? ` by ${p.by}` : ''}; pending until the next propagation run)</span>
+            ${steward && manual.has(p.key)
+              ? html`<button class="small" data-testid="unset-${p.key}" onClick=${() => act('DELETE', `/tags/${enc(p.key)}`)}>unset</button>`
+              : null}</li>`,
+        )}</ul>`
+      : null}
     ${blocks.length
       ? html`<h4>Blocked here</h4><ul>${blocks.map(
-          (b) => html`<li data-block=${b.key}>${b.key} <span class="muted">${b.by ? `by ${b.by}` : ''}</span>
+          (b) => html`<li data-block=${b.key}>${b.key} <span class="muted">${b.by ? `by ${b.by}` : ''}${holds.has(b.key) ? ' (pending until the next propagation run)' : ''}</span>
             ${steward
               ? html`<button class="small" data-testid="unblock-${b.key}" onClick=${() => act('DELETE', `/blocks/${enc(b.key)}`)}>unblock</button>`
               : null}</li>`,
         )}</ul>`
+      : null}
+    ${steward && (pending.length || pendingBlocks.length)
+      ? html`<p class="row"><button class="small" data-testid="run-propagation" onClick=${runNow}>Run propagation</button>
+          ${started
+            ? html`<span class="ok" data-testid="run-started">Run <a href="#/runs">${started}</a> started; reload when it is done.</span>`
+            : null}</p>`
       : null}
     ${steward
       ? html`<form class="row" data-testid="set-tag" onSubmit=${(e) => {
