@@ -222,6 +222,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "tasks",
         "token",
         "ttl_days",
+        "ttl_days_cut",
         "ttl_days_recommended",
         "ttl_evidence",
         "ttl_run",

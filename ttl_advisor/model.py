@@ -59,6 +59,19 @@ class Recommendation(BaseModel):
     def savings_bytes(self) -> int | None:
         return None if self.savings is None else self.savings.bytes
 
+    @property
+    def days_cut(self) -> int | None:
+        """Days of retention the advice cuts from the table's TTL (all of it when unused, none to
+        keep); None when the table has no TTL (kept for ever: the cut is not a number of days).
+        What a list orders by after the bytes, which only a sampled table has."""
+        if self.table_ttl_days is None:
+            return None
+        if self.status == "unused":
+            return self.table_ttl_days
+        if self.status == "ttl" and self.ttl_days is not None:
+            return max(self.table_ttl_days - self.ttl_days, 0)
+        return 0
+
     @model_validator(mode="after")
     def _never_shorter_than_a_use(self) -> Recommendation:
         """Advice must never delete data its own evidence says is still read.

@@ -10,12 +10,12 @@ from watershed.ttl_advisor.model import Recommendation
 STORE = (
     "UNWIND $rows AS r MATCH (c:Column {id: r.id}) "
     "SET c.ttl_status = r.status, c.ttl_days_recommended = r.ttl_days, c.ttl_evidence = r.evidence, "
-    "c.ttl_run = r.run, c.ttl_savings_bytes = r.savings"
+    "c.ttl_run = r.run, c.ttl_savings_bytes = r.savings, c.ttl_days_cut = r.cut"
 )
 
 
 def store_recommendations(store: GraphStore, recommendations: list[Recommendation], run_id: str) -> int:
-    """Set ttl_status, ttl_days_recommended, ttl_evidence (JSON), ttl_savings_bytes and ttl_run on each column.
+    """Set ttl_status, ttl_days_recommended, ttl_evidence (JSON), ttl_savings_bytes, ttl_days_cut and ttl_run on each column.
 
     Idempotent. The savings are kept so that a reader can list the biggest savings first without
     sampling ORC files again (null when the table's size is unknown).
@@ -28,6 +28,7 @@ def store_recommendations(store: GraphStore, recommendations: list[Recommendatio
             "evidence": json.dumps([use.model_dump() for use in rec.evidence], sort_keys=True),
             "run": run_id,
             "savings": rec.savings_bytes,
+            "cut": rec.days_cut,
         }
         for rec in recommendations
     ]

@@ -6,7 +6,8 @@ is stored. Written once here.
 - `store_here`: compute and store under a run id in this process (the nightly chain's TTL step);
   `queue` and `wait`: the same run as the Celery task on the `ttl` queue (`watershed ttl run`);
   both are `ttl_advisor.tasks.advise_and_store`, the task's function;
-- `stored`: the stored advice, biggest savings first, a page at a time (`GET /ttl/advice`).
+- `stored`: the stored advice, biggest savings first (bytes, else days cut), a page at a time,
+  with its total (`GET /ttl/advice`).
 
 Each face renders the errors and adds its own advice (which command to run); the broker is named
 without its password.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import redis
 from celery.exceptions import TimeoutError as CeleryTimeout
@@ -26,7 +27,7 @@ from kombu.utils.url import maybe_sanitize_url
 from pydantic import BaseModel, Field
 
 from watershed.api.service.celery_app import TTL_QUEUE, app_for, workers_serving
-from watershed.api.service.pages import Page, encode_cursor
+from watershed.api.service.pages import CursorError, Page, decode_cursor, encode_cursor
 from watershed.graph.backends import UnreachableGraphError, open_answering
 from watershed.graph.errors import WatershedError
 from watershed.graph.store import GraphStore
@@ -69,6 +70,9 @@ class TtlAdvice(BaseModel):
     ttl_days_recommended: int | None = None
     #: bytes the recommended TTL would free (sampled ORC files); None when the table's size is unknown
     savings_bytes: int | None = None
+    #: days of retention the advice cuts (the table's TTL minus the recommendation; the table's
+    #: whole TTL for an unused column); None when the table has no TTL or the run predates it
+    days_cut: int | None = None
     evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 
@@ -179,64 +183,103 @@ def wait(queued: QueuedTtlRun, seconds: float) -> TtlRunSummary:
 
 # ------------------------------------------------------------------ stored
 
-#: what a column of unknown savings sorts as (after every known saving, zero included)
+#: what a column of unknown savings (or unknown days cut) sorts as: after every known one, zero included
 UNKNOWN = -1
 #: above any real saving: where the first page starts
 START = 2**62
-_SAVED = f"coalesce(c.ttl_savings_bytes, {UNKNOWN})"
-_FIELDS = "c.id, c.table, c.ttl_status, c.ttl_days_recommended, c.ttl_savings_bytes, c.ttl_evidence"
-# keyset paging on (savings descending, id ascending): the cursor holds the last row's pair
-_AFTER = f"({_SAVED} < $saved OR ({_SAVED} = $saved AND c.id > $after)) AND {_SAVED} >= $min_saved"
-_ORDER = f"ORDER BY {_SAVED} DESC, c.id LIMIT $n"
-ALL = f"MATCH (c:Column) WHERE c.ttl_status IS NOT NULL AND {_AFTER} RETURN {_FIELDS} {_ORDER}"
-OF_TABLE = (
-    "MATCH (t:Table {id: $table})-[:HAS_COLUMN]->(c:Column) "
-    f"WHERE c.ttl_status IS NOT NULL AND {_AFTER} RETURN {_FIELDS} {_ORDER}"
+#: the total is counted up to this many columns (a count is a scan of the advised columns)
+TOTAL_BOUND = 1_000_000
+#: what an empty list says to do
+RUN_HINT = "a TTL run stores the advice: run `watershed ttl run` (the nightly chain runs it too)"
+Status = Literal["ttl", "keep", "unused"]
+
+# Biggest savings first: the bytes the advice frees (the retention cut times the table's sampled
+# size per partition) when the table's size is known; then the days of retention it cuts (the
+# table's TTL minus the recommendation; all of it for an unused column); then the column id.
+_KEYS = (
+    f"WITH c, coalesce(c.ttl_savings_bytes, {UNKNOWN}) AS saved, coalesce(c.ttl_days_cut, {UNKNOWN}) AS cut "
+    "WHERE saved >= $min_saved"
 )
+_FIELDS = "c.id, c.table, c.ttl_status, c.ttl_days_recommended, c.ttl_savings_bytes, cut, c.ttl_evidence"
+# keyset paging on (saved descending, cut descending, id ascending): the cursor holds the last row's
+_AFTER = "(saved < $saved OR (saved = $saved AND (cut < $cut OR (cut = $cut AND c.id > $after))))"
+_ORDER = "ORDER BY saved DESC, cut DESC, c.id LIMIT $n"
+_ADVISED = "c.ttl_status IS NOT NULL AND ($status IS NULL OR c.ttl_status = $status)"
+_OF_ALL = f"MATCH (c:Column) WHERE {_ADVISED} "
+_OF_TABLE = f"MATCH (t:Table {{id: $table}})-[:HAS_COLUMN]->(c:Column) WHERE {_ADVISED} "
+ALL = f"{_OF_ALL}{_KEYS} AND {_AFTER} RETURN {_FIELDS} {_ORDER}"
+OF_TABLE = f"{_OF_TABLE}{_KEYS} AND {_AFTER} RETURN {_FIELDS} {_ORDER}"
+COUNT_ALL = f"{_OF_ALL}{_KEYS} WITH c LIMIT $bound RETURN count(c)"
+COUNT_OF_TABLE = f"{_OF_TABLE}{_KEYS} WITH c LIMIT $bound RETURN count(c)"
 TABLE_EXISTS = "MATCH (t:Table {id: $table}) RETURN t.id"
+
+
+class TtlAdvicePage(Page[TtlAdvice]):
+    """A page of stored advice with the number of columns it pages through (`total`, counted up to
+    `TOTAL_BOUND`: `total_bounded` when it reached it) and, when there is none, what to run."""
+
+    total_bounded: bool = False
+    hint: str | None = None
 
 
 def stored(
     store: GraphStore,
     *,
     table: str | None = None,
+    status: Status | None = None,
     min_savings: int | None = None,
-    saved: int = START,
-    after: str = "",
+    cursor: str | None = None,
     limit: int,
-) -> Page[TtlAdvice]:
-    """The stored advice (of `table`'s columns, a canonical table id, when given) freeing at least
-    `min_savings` bytes, biggest savings first and unknown savings last, `limit` after the
-    (`saved`, `after`) pair of a cursor. TtlAdviceError when `table` is not in the graph."""
-    params = {
-        "saved": saved,
-        "after": after,
-        "min_saved": UNKNOWN if min_savings is None else min_savings,
-        "n": limit + 1,
-    }
+) -> TtlAdvicePage:
+    """The stored advice (of `table`'s columns, a canonical table id, when given; of one `status`)
+    freeing at least `min_savings` bytes, biggest savings first (see `_KEYS`) and unknown savings
+    last, `limit` after a cursor of the previous page. TtlAdviceError when `table` is not in the
+    graph, CursorError for a cursor no page handed out."""
+    position = decode_cursor(cursor)
+    try:
+        keys = {
+            "saved": int(position.get("saved", START)),
+            "cut": int(position.get("cut", START)),
+            "after": str(position.get("after", "")),
+        }
+    except (TypeError, ValueError):
+        raise CursorError("cursor: not a cursor this API handed out") from None
+    params = {"status": status, "min_saved": UNKNOWN if min_savings is None else min_savings}
     if table:
         if not store.read(TABLE_EXISTS, {"table": table}):
             raise TtlAdviceError(f"table {table} not found")
-        rows = store.read(OF_TABLE, {"table": table, **params})
-    else:
-        rows = store.read(ALL, params)
+        params["table"] = table
+    rows = store.read(OF_TABLE if table else ALL, {**params, **keys, "n": limit + 1})
+    total = store.read(COUNT_OF_TABLE if table else COUNT_ALL, {**params, "bound": TOTAL_BOUND})[0][0]
     items = [
         TtlAdvice(
             column=c,
             table=t,
-            status=status,
+            status=kind,
             ttl_days_recommended=days,
             savings_bytes=savings,
+            days_cut=None if cut == UNKNOWN else cut,
             evidence=json.loads(evidence) if evidence else [],
         )
-        for c, t, status, days, savings, evidence in rows
+        for c, t, kind, days, savings, cut, evidence in rows
     ]
     more = len(items) > limit
     items = items[:limit]
-    cursor = None
+    next_cursor = None
     if more and items:
         last = items[-1]
-        cursor = encode_cursor(
-            {"saved": UNKNOWN if last.savings_bytes is None else last.savings_bytes, "after": last.column}
+        next_cursor = encode_cursor(
+            {
+                "saved": UNKNOWN if last.savings_bytes is None else last.savings_bytes,
+                "cut": UNKNOWN if last.days_cut is None else last.days_cut,
+                "after": last.column,
+            }
         )
-    return Page[TtlAdvice](items=items, next_cursor=cursor)
+    filtered = table or status or min_savings
+    return TtlAdvicePage(
+        items=items,
+        next_cursor=next_cursor,
+        total=total,
+        total_bounded=total >= TOTAL_BOUND,
+        hint=None if total else f"no stored advice{' matches these filters' if filtered else ''}; {RUN_HINT}",
+    )

@@ -29,15 +29,13 @@ def advised_graph(graph_store, monkeypatch, tmp_path):
 
 
 def _all_stored(store, **kwargs) -> list[ttl_advice.TtlAdvice]:
-    seen, saved, after = [], ttl_advice.START, ""
+    seen, cursor = [], None
     for _ in range(200):  # bounded: a cursor that went nowhere would repeat its page forever
-        page = ttl_advice.stored(store, saved=saved, after=after, limit=7, **kwargs)
+        page = ttl_advice.stored(store, cursor=cursor, limit=7, **kwargs)
         seen += page.items
-        if page.next_cursor is None:
+        cursor = page.next_cursor
+        if cursor is None:
             return seen
-        last = seen[-1]
-        saved = ttl_advice.UNKNOWN if last.savings_bytes is None else last.savings_bytes
-        after = last.column
     raise AssertionError("more than 200 pages of stored advice")
 
 
