@@ -119,5 +119,5 @@ def test_ttl_advice_page(web_stack, page, shots):
     row = page.wait_for_selector("[data-testid=ttl-advice] tr[data-column='dwd.users.mail_u']")
     cells = [cell.text_content() for cell in row.query_selector_all("td")]
     assert cells[:3] == ["dwd.users.mail_u", "ttl", "30"]
-    assert "task t_contacts" in cells[4] and "reads 7 days" in cells[4]
+    assert "task t_contacts" in cells[5] and "reads 7 days" in cells[5]
     shots("ttl-advice")

@@ -569,7 +569,7 @@ function ColumnPage({ me, id, params }) {
       <h2>${isColumn ? 'Column' : 'Table'} ${id}</h2>
       ${column
         ? html`<p class="facts">type ${column.type || '–'} · table <a href=${href('table', column.table)}>${column.table}</a>
-            ${column.ttl ? html` · TTL ${column.ttl.status}${column.ttl.days_recommended ? ` (${column.ttl.days_recommended} days)` : ''}` : null}</p>`
+            ${column.ttl ? html` · <span data-testid="column-ttl">${ttlAdviceText(column.ttl)}</span>` : null}</p>`
         : null}
       <${ErrorBox} error=${error} />
     </div>
@@ -734,32 +734,49 @@ function evidenceText(entry) {
   return [task && `task ${task}`, window && `reads ${window}`, ...rest].filter(Boolean).join(' · ');
 }
 
+// Biggest savings first (bytes freed where the table was sampled, else days of retention cut):
+// the API's order; the count is the API's total, not the page.
+// A column's stored TTL advice in words (its status alone read "TTL ttl (4 days)").
+function ttlAdviceText(ttl) {
+  if (ttl.status === 'ttl') return `TTL advice: keep ${ttl.days_recommended} days`;
+  if (ttl.status === 'unused') return 'TTL advice: unused (nothing in the warehouse reads it)';
+  if (ttl.status === 'keep') return 'TTL advice: keep all (read without a partition bound)';
+  return `TTL advice: ${ttl.status}`;
+}
+
 function TtlPage({ params }) {
   const [table, setTable] = useState(params.table || '');
   const [minSavings, setMinSavings] = useState(params.min_savings || '');
-  const [query, setQuery] = useState({ table: params.table, min_savings: params.min_savings });
-  const { items, next, error, more } = usePages((cursor) => `/ttl/advice${qs({ ...query, limit: 50, cursor })}`, [query]);
+  const [status, setStatus] = useState(params.status || '');
+  const [query, setQuery] = useState({ table: params.table, min_savings: params.min_savings, status: params.status });
+  const { items, next, first, error, more } = usePages((cursor) => `/ttl/advice${qs({ ...query, limit: 50, cursor })}`, [query]);
   const total = items.reduce((n, item) => n + (savingsOf(item) || 0), 0);
+  const count = first ? `${first.total.toLocaleString('en')}${first.total_bounded ? '+' : ''}` : items.length;
   return html`<section>
     <h2>TTL advice</h2>
     <form class="row" onSubmit=${(e) => {
       e.preventDefault();
-      setQuery({ table, min_savings: minSavings });
+      setQuery({ table, min_savings: minSavings, status });
     }}>
       <input placeholder="table (db.name)" value=${table} onInput=${(e) => setTable(e.target.value)} />
       <input placeholder="min savings (bytes)" value=${minSavings} onInput=${(e) => setMinSavings(e.target.value)} />
+      <${Select} name="status" value=${status} onChange=${setStatus}
+        options=${[['', 'every status'], ['ttl', 'ttl: a shorter TTL'], ['unused', 'unused: nothing reads it'], ['keep', 'keep: read unbounded']]} />
       <button type="submit">Filter</button>
     </form>
     <${ErrorBox} error=${error} />
     ${items.length
-      ? html`<p class="facts">${items.length} columns with advice${total ? html` · <b data-testid="ttl-savings">${bytes(total)}</b> could be freed` : ''}</p>`
-      : html`<p>No advice.</p>`}
+      ? html`<p class="facts"><span data-testid="ttl-count">${count} columns with advice</span>, biggest savings first${total ? html` · <b data-testid="ttl-savings">${bytes(total)}</b> could be freed by those shown` : ''}</p>`
+      : first
+        ? html`<p data-testid="ttl-empty">No advice${query.table || query.status || query.min_savings ? ' matches these filters' : ''}.
+            A TTL run stores it: run <code>watershed ttl run</code> (the nightly chain runs it too).</p>`
+        : null}
     ${items.length
       ? html`<table class="grid" data-testid="ttl-advice">
-          <thead><tr><th>column</th><th>status</th><th>recommended TTL (days)</th><th>savings</th><th>evidence</th></tr></thead>
+          <thead><tr><th>column</th><th>status</th><th>recommended TTL (days)</th><th>days cut</th><th>savings</th><th>evidence</th></tr></thead>
           <tbody>${items.map(
             (a) => html`<tr data-column=${a.column}><td><a href=${href('column', a.column)}>${a.column}</a></td><td>${a.status}</td>
-              <td>${a.ttl_days_recommended ?? a.ttl_days ?? ''}</td><td>${savingsOf(a) ? bytes(savingsOf(a)) : '–'}</td>
+              <td>${a.ttl_days_recommended ?? a.ttl_days ?? ''}</td><td>${a.days_cut ?? '–'}</td><td>${savingsOf(a) ? bytes(savingsOf(a)) : '–'}</td>
               <td class="evidence">${(a.evidence || []).map((e) => html`<div>${evidenceText(e)}</div>`)}</td></tr>`,
           )}</tbody></table>`
       : null}

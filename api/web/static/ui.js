@@ -28,13 +28,16 @@ export function Select({ name, value, options, onChange }) {
 
 // A list read a page at a time: `pathOf(cursor)` is the request of one page. It is read again
 // from its first page whenever `deps` change or `reload()` is called; `more()` appends the next.
+// `first` is the first page's answer once read (its total, a hint), null until then.
 export function usePages(pathOf, deps) {
   const [items, setItems] = useState([]);
   const [next, setNext] = useState(null);
+  const [first, setFirst] = useState(null);
   const [error, setError] = useState(null);
   const load = async (cursor) => {
     try {
       const page = await get(pathOf(cursor));
+      if (!cursor) setFirst(page);
       setItems((old) => (cursor ? [...old, ...page.items] : page.items));
       setNext(page.next_cursor);
     } catch (e) {
@@ -45,5 +48,5 @@ export function usePages(pathOf, deps) {
     setError(null);
     load();
   }, deps);
-  return { items, next, error, setError, reload: () => load(), more: () => load(next) };
+  return { items, next, first, error, setError, reload: () => load(), more: () => load(next) };
 }
