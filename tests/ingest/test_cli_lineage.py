@@ -42,10 +42,17 @@ def test_hive_script_with_use_temp_view_multi_insert_json_key_and_window():
             "key": "$.page.name",
             "kind": "direct",
             "functions": ["get_json_object"],
+            "description": None,
         }
     ]
     assert columns["dwd.user_contact_df.phone_hash"] == [
-        {"column": "ods.user_profile.phone", "key": None, "kind": "expression", "functions": ["sha2"]}
+        {
+            "column": "ods.user_profile.phone",
+            "key": None,
+            "kind": "expression",
+            "functions": ["sha2"],
+            "description": None,
+        }
     ]
     assert columns["dwd.user_contact_df.dt"] == []
     weak = {(w["column"], w["role"], w["target_table"]) for w in lineage["weak_references"]}

@@ -15,7 +15,7 @@ from openlineage.client.facet_v2 import column_lineage_dataset
 from openlineage.client.transport.http import ApiKeyTokenProvider, HttpCompression, HttpConfig, HttpTransport
 from openlineage.client.uuid import generate_new_uuid
 
-from tests.ingest.openlineage.samples import facet_event
+from tests.ingest.openlineage.samples import USER_DAILY_SQL, facet_event
 
 HIVE = "hive://metastore:9083"
 TASK = "spark_app.client_job"
@@ -163,12 +163,11 @@ def test_reconcile_is_the_same_through_the_api_and_the_cli(api, producer, monkey
 
     from typer.testing import CliRunner
 
-    from tests.api.service.test_lineage_intake_reconcile import SQL
     from watershed.api.cli import app
 
     task = "spark_app.`app.reconciled`"
     with api.client("producer") as client:
-        assert client.post("/lineage", json=facet_event(job="app.reconciled", sql=SQL)).status_code == 201
+        assert client.post("/lineage", json=facet_event(job="app.reconciled", sql=USER_DAILY_SQL)).status_code == 201
     with api.client("viewer") as client:
         answer = client.get(f"/tasks/{quote(task, safe='')}/reconcile")
         missing = client.get("/tasks/spark_app.nothing/reconcile")

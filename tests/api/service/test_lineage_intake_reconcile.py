@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ingest.openlineage.samples import facet_event
+from tests.ingest.openlineage.samples import USER_DAILY_SQL, facet_event
 from watershed.api.service.lineage_intake import Intake
 from watershed.api.service.lineage_reconcile import NothingToReconcileError, reconcile
 from watershed.ingest.settings import IngestSettings
@@ -13,10 +13,7 @@ from watershed.ingest.settings import IngestSettings
 TASK = "spark_app.`app.insert_dw_user_daily`"
 #: what the extractor reads of the job the sample facet describes: it groups by uid too, and the
 #: runtime reports a join, a window, a condition and a sort the SQL does not have
-SQL = (
-    "INSERT OVERWRITE TABLE dw.user_daily SELECT sha2(uid, 256) AS uid_hash, app, count(event) AS events "
-    "FROM ods.user_log WHERE dt = '${date}' GROUP BY uid, app"
-)
+SQL = USER_DAILY_SQL
 
 
 def test_sql_and_runtime_edges_are_compared(backend_store):

@@ -90,3 +90,10 @@ def facet_event(**kwargs) -> dict[str, Any]:
     kwargs.setdefault("dataset", copy.deepcopy(FACET_DATASET))
     kwargs.setdefault("inputs", ("ods.user_log", "ods.app_dim"))
     return run_event(**kwargs)
+
+
+#: a job's SQL whose lineage differs from the runtime column facet `facet_event` sends (reconcile)
+USER_DAILY_SQL = (
+    "INSERT OVERWRITE TABLE dw.user_daily SELECT sha2(uid, 256) AS uid_hash, app, count(event) AS events "
+    "FROM ods.user_log WHERE dt = '${date}' GROUP BY uid, app"
+)
