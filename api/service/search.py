@@ -1,12 +1,28 @@
-"""The search of the steward service and `watershed graph search`: tables and columns by id prefix (indexed) and then substring (bounded), with tag filters.
+"""The search of the steward service and `watershed graph search`: tables and columns by id prefix (indexed) and then substring (bounded), with tag filters; ranked, counted, and tolerant of a typo.
 
-Cost: the prefix stage reads the id index's range for the prefix and sorts what it finds
+Reading: the prefix stage reads the id index's range for the prefix and sorts what it finds
 (keyset paging by id): cheap for a table's or a narrow prefix's ids, growing with the number
 of ids under a broad prefix (a whole database). The substring stage scans the label's nodes
-(those under `db.` when given) until it has a page, stopping there: cheap when
-matches are common, up to a scan of every column when they are rare. Tag filters are checked on the stored
-tags of each candidate; a request reads at most `_ROUNDS` batches and then hands back a
-cursor, so a filter that matches little never makes one request expensive.
+(those under `db.` when given) until it has what it asked for: cheap when matches are common,
+up to a scan of every column when they are rare. Tag filters are checked on the stored tags of
+each candidate.
+
+Ranking and the total: a first page gathers the first `RANK_WINDOW` matches (reading at most
+`_GATHER_ROUNDS` batches) and ranks them (`rank`): an exact match (the id, or the name, is the
+query) before a prefix match (of the id or the name) before a substring match; then roots (no
+column or table flows into them: where tags start) before derived nodes with tags before
+derived nodes without; then the id. `total` is the number gathered: exact when the gathering
+read every match, else a lower bound (`total_bounded`). Pages walk the ranked window by offset
+(the cursor keeps the total); past it they read on in stage order, unranked, at most `_ROUNDS`
+batches a request, so a filter that matches little never makes one request expensive.
+
+A typo: when nothing matches a query of 4 or more characters, names one edit away (a character
+added, dropped, changed, or two neighbours swapped: `phone_nrm` finds `phone_norm`) are
+looked for: a scan of the label keeping names of about the length that start with the query's
+first half or end with its second half (one edit leaves one of them whole), at most
+`RANK_WINDOW` of them, checked here; the page then says `approximate`.
+
+Table hits carry `sensitive`: the sensitivity families (`pii`) some column of the table has.
 """
 
 from __future__ import annotations
@@ -18,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from watershed.api.service.pages import Page, decode_cursor, encode_cursor
+from watershed.api.service.pages import CursorError, Page, decode_cursor, encode_cursor
 from watershed.graph import ids
 from watershed.graph.errors import WatershedError
 from watershed.graph.model import TagMap, tag_values
@@ -37,9 +53,26 @@ class SearchHit(BaseModel):
     name: str
     type: str | None = None
     tags: TagMap = Field(default_factory=dict)
+    #: a table's: the sensitivity families (`pii`) at least one of its columns has
+    sensitive: list[str] = Field(default_factory=list)
 
 
+class SearchPage(Page[SearchHit]):
+    """A page of hits with the number of matches (`total`: a lower bound when `total_bounded`)."""
+
+    total_bounded: bool = False
+    #: nothing matched the query as typed: these hits are names one edit away from it
+    approximate: bool = False
+
+
+#: batches one request reads past the ranked window
 _ROUNDS = 10
+#: matches a first page gathers, ranks and counts
+RANK_WINDOW = 500
+#: batches the gathering reads at most (each up to 1,000 rows)
+_GATHER_ROUNDS = 20
+#: the shortest query a typo is looked for (a shorter one has no half to anchor the scan)
+TYPO_MIN = 4
 # A prefix is asked as an id range, [prefix, next): FalkorDB answers `STARTS WITH` together with
 # another condition on the id by scanning the whole index, but a range by reading just that part.
 # The cursor is compared as a plain string (`toString`): FalkorDB's index compares ids without
@@ -143,6 +176,170 @@ def _hit(node_id: str, label: str, node_type: str | None, tags_text: str | None)
     )
 
 
+# Of a window's hits, the roots: nothing flows into them (one index lookup per id).
+_ROOTS = "UNWIND $ids AS id MATCH (n:{label} {{id: id}}) WHERE NOT ((:{label})-[:FLOWS_TO]->(n)) RETURN n.id"
+# Of a page's tables, the columns holding a sensitivity key (a condition on their stored tags).
+_SENSITIVE = (
+    "UNWIND $ids AS id MATCH (:Table {id: id})-[:HAS_COLUMN]->(c:Column) "
+    "WHERE c.tags CONTAINS $key RETURN id, c.tags"
+)
+_TYPO = (
+    "MATCH (n:{label}) WHERE {scope}size(n.name) >= $shortest AND size(n.name) <= $longest "
+    "AND (n.name STARTS WITH $head OR n.name ENDS WITH $tail){tags} "
+    "RETURN n.id, n.type, n.tags LIMIT $n"
+)
+
+
+@dataclass
+class _Ask:
+    """What one search asks, read by every stage."""
+
+    graph: GraphStore
+    query: str
+    scope: str
+    prefix: str
+    filters: list[TagFilter]
+    tag_clause: str
+    key_params: dict[str, str]
+    stages: list[tuple[str, str]]
+
+
+def _read(ask: _Ask, position: dict, want: int, rounds: int) -> tuple[list[SearchHit], dict | None]:
+    """Up to `want` hits in stage order from `position`, reading at most `rounds` batches; the
+    position after them, None when every stage is read."""
+    stage, after, skip = (
+        int(position.get("stage", 0)),
+        str(position.get("after", "")),
+        int(position.get("skip", 0)),
+    )
+    items: list[SearchHit] = []
+    fetch = min(want * 2, 1000)
+    for _ in range(rounds):
+        if stage >= len(ask.stages) or len(items) >= want:
+            break
+        label, phase = ask.stages[stage]
+        if phase == "prefix" and ask.prefix:
+            end = _end(ask.prefix)
+            rows = ask.graph.read(
+                _PREFIX.format(label=label, tags=ask.tag_clause, below=_BELOW if end is not None else ""),
+                {"prefix": ask.prefix, "prefix_end": end, "after": after, "n": fetch, **ask.key_params},
+            )
+        elif phase == "prefix":
+            rows = ask.graph.read(
+                _EVERYTHING.format(label=label, tags=ask.tag_clause),
+                {"skip": skip, "n": fetch, **ask.key_params},
+            )
+        else:
+            rows = ask.graph.read(
+                _CONTAINS.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""),
+                {
+                    "q": ask.query,
+                    "scope": ask.scope,
+                    "prefix": ask.prefix,
+                    "skip": skip,
+                    "n": fetch,
+                    **ask.key_params,
+                },
+            )
+        consumed = 0
+        for node_id, node_type, tags_text in rows:
+            consumed += 1
+            after, skip = node_id, skip + 1
+            if phase == "prefix" and not node_id.startswith(ask.prefix):
+                continue
+            hit = _hit(node_id, label, node_type, tags_text)
+            if all(f.matches(hit.tags) for f in ask.filters):
+                items.append(hit)
+                if len(items) >= want:
+                    break
+        if consumed == len(rows) and len(rows) < fetch:
+            stage, after, skip = stage + 1, "", 0
+    done = stage >= len(ask.stages)
+    return items, None if done else {"stage": stage, "after": after, "skip": skip}
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one character added, dropped or changed, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+        return swapped or a[i + 1 :] == b[i + 1 :]
+    if len(a) < len(b):
+        return a[i:] == b[i + 1 :]
+    return a[i + 1 :] == b[i:]
+
+
+def _typos(ask: _Ask) -> list[SearchHit]:
+    """Nodes whose name is one edit away from the query's last part (under the rest of it)."""
+    parent, _, name = ask.query.rpartition(".")
+    under = f"{parent}." if parent else ""
+    if len(name) < TYPO_MIN or (ask.scope and under and not under.startswith(ask.scope)):
+        return []
+    half = len(name) // 2
+    # one edit of name[i:i+2] leaves name[:half] whole when i >= half, else name[half + 1:]
+    params = {
+        "shortest": len(name) - 1,
+        "longest": len(name) + 1,
+        "head": name[:half],
+        "tail": name[half + 1 :],
+        "scope": under or ask.scope,
+        "n": RANK_WINDOW,
+        **ask.key_params,
+    }
+    found = []
+    for label in dict.fromkeys(label for label, _ in ask.stages):
+        rows = ask.graph.read(
+            _TYPO.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if params["scope"] else ""), params
+        )
+        for node_id, node_type, tags_text in rows:
+            hit = _hit(node_id, label, node_type, tags_text)
+            if one_edit_apart(name, hit.name) and all(f.matches(hit.tags) for f in ask.filters):
+                found.append(hit)
+    return found
+
+
+def rank(hits: list[SearchHit], query: str, roots: set[str]) -> list[SearchHit]:
+    """Exact (id or name is the query) before prefix (of the id or the name) before substring;
+    then roots before derived nodes with tags before derived nodes without; then the id."""
+
+    def key(hit: SearchHit) -> tuple:
+        if not query or query in (hit.id, hit.name):
+            matched = 0
+        elif hit.id.startswith(query) or hit.name.startswith(query):
+            matched = 1
+        else:
+            matched = 2
+        standing = 0 if hit.id in roots else 1 if hit.tags else 2
+        return matched, standing, hit.id
+
+    return sorted(hits, key=key)
+
+
+def _roots(graph: GraphStore, hits: list[SearchHit]) -> set[str]:
+    roots: set[str] = set()
+    for label in ("Table", "Column"):
+        wanted = [hit.id for hit in hits if hit.label == label]
+        if wanted:
+            roots.update(row[0] for row in graph.read(_ROOTS.format(label=label), {"ids": wanted}))
+    return roots
+
+
+def _mark_sensitive(graph: GraphStore, policy, hits: list[SearchHit]) -> None:
+    tables = {hit.id: hit for hit in hits if hit.label == "Table"}
+    if not tables:
+        return
+    for family in sorted(policy.sensitivity):
+        rows = graph.read(_SENSITIVE, {"ids": list(tables), "key": json.dumps(family) + ":"})
+        for table_id, tags_text in rows:
+            hit = tables[table_id]
+            if family not in hit.sensitive and tag_values(tags_text).get(family):
+                hit.sensitive.append(family)
+
+
 def search_nodes(
     graph: GraphStore,
     policy,
@@ -152,61 +349,59 @@ def search_nodes(
     tag: list[str] | tuple[str, ...] = (),
     limit: int = 50,
     cursor: str | None = None,
-) -> Page[SearchHit]:
-    """One page of tables and columns matching `q` (prefix first, then substring) and the tag filters."""
+) -> SearchPage:
+    """One page of tables and columns matching `q` and the tag filters, ranked (`rank`) within
+    the first `RANK_WINDOW` matches, with their total; names one edit away when nothing matches."""
     query = _text("q", q).strip().lower()
     scope = f"{_text('db', db).strip().lower()}." if db else ""
     prefix = query if query.startswith(scope) else scope + query
     filters = [parse_filter(t, policy) for t in tag]
-    # Candidates must at least mention every filtered key in their stored tags JSON.
-    tag_clause = "".join(f" AND n.tags CONTAINS $key{i}" for i in range(len(filters)))
-    key_params = {f"key{i}": json.dumps(f.key) + ":" for i, f in enumerate(filters)}
     labels = ["Table"] if kind == "table" else ["Column"] if kind == "column" else ["Table", "Column"]
     stages = [(label, "prefix") for label in labels]
     if query:
         stages += [(label, "contains") for label in labels]
-    position = decode_cursor(cursor)
-    stage, after, skip = (
-        int(position.get("stage", 0)),
-        str(position.get("after", "")),
-        int(position.get("skip", 0)),
+    ask = _Ask(
+        graph=graph,
+        query=query,
+        scope=scope,
+        prefix=prefix,
+        filters=filters,
+        # Candidates must at least mention every filtered key in their stored tags JSON.
+        tag_clause="".join(f" AND n.tags CONTAINS $key{i}" for i in range(len(filters))),
+        key_params={f"key{i}": json.dumps(f.key) + ":" for i, f in enumerate(filters)},
+        stages=stages,
     )
-    items: list[SearchHit] = []
-    fetch = min(limit * 2, 1000)
-    for _ in range(_ROUNDS):
-        if stage >= len(stages) or len(items) >= limit:
-            break
-        label, phase = stages[stage]
-        if phase == "prefix" and prefix:
-            end = _end(prefix)
-            rows = graph.read(
-                _PREFIX.format(label=label, tags=tag_clause, below=_BELOW if end is not None else ""),
-                {"prefix": prefix, "prefix_end": end, "after": after, "n": fetch, **key_params},
-            )
-        elif phase == "prefix":
-            rows = graph.read(
-                _EVERYTHING.format(label=label, tags=tag_clause), {"skip": skip, "n": fetch, **key_params}
-            )
-        else:
-            rows = graph.read(
-                _CONTAINS.format(label=label, tags=tag_clause, scope=_IN_SCOPE if scope else ""),
-                {"q": query, "scope": scope, "prefix": prefix, "skip": skip, "n": fetch, **key_params},
-            )
-        consumed = 0
-        for node_id, node_type, tags_text in rows:
-            consumed += 1
-            after, skip = node_id, skip + 1
-            if phase == "prefix" and not node_id.startswith(prefix):
-                continue
-            hit = _hit(node_id, label, node_type, tags_text)
-            if all(f.matches(hit.tags) for f in filters):
-                items.append(hit)
-                if len(items) >= limit:
-                    break
-        if consumed == len(rows) and len(rows) < fetch:
-            stage, after, skip = stage + 1, "", 0
-    more = stage < len(stages)
-    return Page[SearchHit](
+    position = decode_cursor(cursor)
+    try:
+        total, bounded = int(position.get("total", 0)), bool(position.get("bounded", False))
+        offset = int(position.get("offset", 0))
+    except (TypeError, ValueError):
+        raise CursorError("cursor: not a cursor this API handed out") from None
+    if "stage" in position:
+        # past the ranked window: on in stage order
+        items, rest = _read(ask, position, limit, _ROUNDS)
+        next_cursor = None if rest is None else encode_cursor({**rest, "total": total, "bounded": True})
+        _mark_sensitive(graph, policy, items)
+        return SearchPage(items=items, next_cursor=next_cursor, total=total, total_bounded=bounded)
+
+    window, rest = _read(ask, {}, RANK_WINDOW, _GATHER_ROUNDS)
+    approximate = False
+    if not window and rest is None and query:
+        window, approximate = _typos(ask), True
+    window = rank(window, query, _roots(graph, window))
+    total, bounded = len(window), rest is not None
+    items = window[offset : offset + limit]
+    if offset + limit < len(window):
+        next_cursor = encode_cursor({"offset": offset + limit, "total": total, "bounded": bounded})
+    elif rest is not None:
+        next_cursor = encode_cursor({**rest, "total": total, "bounded": bounded})
+    else:
+        next_cursor = None
+    _mark_sensitive(graph, policy, items)
+    return SearchPage(
         items=items,
-        next_cursor=encode_cursor({"stage": stage, "after": after, "skip": skip}) if more else None,
+        next_cursor=next_cursor,
+        total=total,
+        total_bounded=bounded,
+        approximate=approximate and bool(window),
     )

@@ -1,4 +1,4 @@
-"""GET /search: the steward service's search (watershed.api.service.search has the stages and their cost)."""
+"""GET /search: the steward service's search (watershed.api.service.search has the stages, their cost, the ranking, the total and the typo pass)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from urllib.parse import unquote_plus
 from fastapi import APIRouter, Depends, Query, Request
 
 from watershed.api.http.deps import Service, service, viewer
-from watershed.api.http.paging import Page, PageRequest, page_request
+from watershed.api.http.paging import PageRequest, page_request
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service.accounts.rights import Me
 from watershed.api.service.pages import CursorError
-from watershed.api.service.search import SearchError, SearchHit, search_nodes
+from watershed.api.service.search import SearchError, SearchPage, search_nodes
 
 router = APIRouter(tags=["search"])
 
@@ -30,7 +30,7 @@ async def utf8_query(request: Request) -> None:
             ) from None
 
 
-@router.get("/search", response_model=Page[SearchHit])
+@router.get("/search", response_model=SearchPage)
 def search(
     q: str = Query("", max_length=300, description="An id prefix (ods.users.em) or a substring (email)."),
     kind: Literal["table", "column"] | None = Query(None),
@@ -42,7 +42,7 @@ def search(
     _: Me = Depends(viewer),
     svc: Service = Depends(service),
     __: None = Depends(utf8_query),
-) -> Page[SearchHit]:
+) -> SearchPage:
     try:
         return search_nodes(svc.graph, svc.policy, q, kind, db, tag, page.limit, page.cursor)
     except (SearchError, CursorError) as exc:
