@@ -9,6 +9,8 @@ functions mask a value (the tag policy's function-effect table), and reports how
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -130,14 +132,48 @@ def http_target(url: str, settings: LineageEmissionSettings, key: str | None) ->
         raise EmissionError(f"{url!r} is not an http(s) URL to send OpenLineage events to") from None
 
 
-def file_target(path: Path) -> FileTransport:
-    """The client's FileTransport appending one event per line to `path`, emptied first."""
+class ReplacingFileTransport(FileTransport):
+    """The client's FileTransport writing one event per line to a temporary file beside `path`,
+    renamed onto `path` by `close()` once every event is written; `discard()` removes it, so a
+    run that fails leaves the previous file as it was."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._temporary: Path | None = None
+        super().__init__(FileConfig(log_file_path=str(path), append=True))
+
+    def _get_file_path(self, event) -> str:
+        return str(self._begun())
+
+    def _begun(self) -> Path:
+        # made at the first event (or the close of an emission of none), never before the graph
+        # and the policy were read: a run that stops earlier leaves nothing beside `path`
+        if self._temporary is None:
+            handle, name = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+            os.close(handle)
+            self._temporary = Path(name)
+        return self._temporary
+
+    def close(self, timeout: float = -1) -> bool:
+        os.replace(self._begun(), self.path)
+        self._temporary = None
+        return True
+
+    def discard(self) -> None:
+        if self._temporary is not None:
+            self._temporary.unlink(missing_ok=True)
+            self._temporary = None
+
+
+def file_target(path: Path) -> ReplacingFileTransport:
+    """A transport writing the events to `path`, replacing it only when the emission finished."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"")
     except OSError as exc:
         raise EmissionError(f"{path}: cannot write events there ({exc.strerror or exc})") from None
-    return FileTransport(FileConfig(log_file_path=str(path), append=True))
+    if path.is_dir() or not os.access(path.parent, os.W_OK | os.X_OK):
+        raise EmissionError(f"{path}: cannot write events there (not a writable file's path)")
+    return ReplacingFileTransport(path)
 
 
 def console_target() -> ConsoleTransport:
@@ -185,15 +221,21 @@ def emit(
         emission=emission,
     )
     sent = 0
-    for event in events:
-        try:
-            transport.emit(event)
-        except Exception as exc:  # the transports raise what their libraries raise (requests, OSError)
-            raise EmissionError(
-                f"sending to {target} failed after {sent} of {emission.tasks} events "
-                f"(job {event.job.name}): {_reason(exc)}"
-            ) from None
-        sent += 1
+    try:
+        for event in events:
+            try:
+                transport.emit(event)
+            except Exception as exc:  # the transports raise what their libraries raise (requests, OSError)
+                raise EmissionError(
+                    f"sending to {target} failed after {sent} of {emission.tasks} events "
+                    f"(job {event.job.name}): {_reason(exc)}"
+                ) from None
+            sent += 1
+    except BaseException:
+        # a file target keeps the previous file when the graph or a write fails part way
+        if isinstance(transport, ReplacingFileTransport):
+            transport.discard()
+        raise
     transport.close()
     return EmissionReport(
         target=target,
@@ -229,6 +271,7 @@ __all__ = [
     "EmissionError",
     "EmissionReport",
     "LineageEmissionSettings",
+    "ReplacingFileTransport",
     "api_key",
     "console_target",
     "emit",
