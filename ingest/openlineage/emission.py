@@ -131,7 +131,7 @@ _TASK_TABLES = (
 )
 _COLUMN_EDGES = (
     "UNWIND $ids AS id MATCH (:Task {id: id})-[:WRITES]->(:Table)-[:HAS_COLUMN]->(c:Column)<-[r:FLOWS_TO]-(s:Column) "
-    "WHERE r.task = id RETURN id, s.id, c.id, r.kind, r.functions, r.key"
+    "WHERE r.task = id RETURN id, s.id, c.id, r.kind, r.functions, r.key, r.description"
 )
 _WEAK_EDGES = (
     "UNWIND $ids AS id MATCH (:Task {id: id})-[:WRITES]->(t:Table)<-[r:INFLUENCES]-(s:Column) "
@@ -162,8 +162,8 @@ class _Task:
     owner: str | None
     reads: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
-    #: (source column id, target column id, kind, functions, key)
-    column_edges: list[tuple[str, str, str, list[str], str | None]] = field(default_factory=list)
+    #: (source column id, target column id, kind, functions, key, description)
+    column_edges: list[tuple[str, str, str, list[str], str | None, str | None]] = field(default_factory=list)
     #: (source column id, target table id, role)
     weak_edges: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -238,8 +238,8 @@ def _read_batch(store: GraphStore, task_ids: list[str]) -> tuple[list[_Task], di
     }
     for task_id, relation, table in store.read(_TASK_TABLES, params):
         (tasks[task_id].writes if relation == "WRITES" else tasks[task_id].reads).append(table)
-    for task_id, source, target, kind, functions, key in store.read(_COLUMN_EDGES, params):
-        tasks[task_id].column_edges.append((source, target, kind, list(functions or []), key))
+    for task_id, source, target, kind, functions, key, description in store.read(_COLUMN_EDGES, params):
+        tasks[task_id].column_edges.append((source, target, kind, list(functions or []), key, description))
     for task_id, source, target, role in store.read(_WEAK_EDGES, params):
         tasks[task_id].weak_edges.append((source, target, role))
     wanted: set[str] = set()
@@ -314,14 +314,14 @@ def _column_lineage(
     """Per written table: its columns' inputs (FLOWS_TO) and the dataset-wide ones (INFLUENCES)."""
     # target table -> target column -> source column -> transformations (one InputField per source)
     fields: dict[str, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
-    for source, target, kind, functions, key in task.column_edges:
+    for source, target, kind, functions, key, description in task.column_edges:
         kind_type, subtype = KIND_TRANSFORMATIONS.get(kind, ("DIRECT", "TRANSFORMATION"))
         table, column = ids.split_last(target)
         fields[table][column].setdefault(source, []).append(
             column_lineage_dataset.Transformation(
                 type=kind_type,
                 subtype=subtype,
-                description=_description(kind, functions, key),
+                description=description or _description(kind, functions, key),
                 masking=masking_edge(functions, masks),
             )
         )
@@ -352,7 +352,8 @@ def _column_lineage(
 
 
 def _description(kind: str, functions: list[str], key: str | None) -> str:
-    """Watershed's own words for an edge: its kind, the functions on it, a nested key read."""
+    """Watershed's own words for an edge without a producer's description (one the intake kept
+    from an OpenLineage transformation goes out as it came): its kind, its functions, a key read."""
     text = kind
     if functions:
         text += f" via {', '.join(functions)}"
