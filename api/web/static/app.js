@@ -115,32 +115,39 @@ function Login({ onLogin }) {
 
 // ------------------------------------------------------------------ search
 
+// Hits come ranked by the API (exact name, prefix, substring; roots and tagged first) with their
+// total; a table holding a sensitive column shows its family (pii) as a badge.
 function Search({ params }) {
   const [q, setQ] = useState(params.q || '');
   const [kind, setKind] = useState(params.kind || '');
+  const [db, setDb] = useState(params.db || '');
   const [tag, setTag] = useState(params.tag || '');
   const [items, setItems] = useState([]);
   const [next, setNext] = useState(null);
+  const [first, setFirst] = useState(null);
   const [error, setError] = useState(null);
-  const [searched, setSearched] = useState(false);
 
   const load = async (cursor) => {
     setError(null);
     try {
-      const page = await get(`/search${qs({ q, kind, tag: tag ? tag.split(/\s+/) : [], limit: 50, cursor })}`);
+      const page = await get(`/search${qs({ q, kind, db, tag: tag ? tag.split(/\s+/) : [], limit: 50, cursor })}`);
       setItems((old) => (cursor ? [...old, ...page.items] : page.items));
       setNext(page.next_cursor);
-      setSearched(true);
+      if (!cursor) setFirst(page);
     } catch (e) {
+      // the error alone: not "Nothing found." beside it
+      setFirst(null);
+      setItems([]);
+      setNext(null);
       setError(e);
     }
   };
   useEffect(() => {
-    if (params.q || params.tag) load();
+    if (params.q || params.tag || params.db) load();
   }, []);
   const submit = (event) => {
     event.preventDefault();
-    history.replaceState(null, '', `#/search${qs({ q, kind, tag })}`);
+    history.replaceState(null, '', `#/search${qs({ q, kind, db, tag })}`);
     load();
   };
   return html`<section>
@@ -149,17 +156,22 @@ function Search({ params }) {
       <input name="q" placeholder="table or column (prefix or part of the name)" value=${q} onInput=${(e) => setQ(e.target.value)} />
       <${Select} name="kind" value=${kind} onChange=${setKind}
         options=${[['', 'tables and columns'], ['table', 'tables'], ['column', 'columns']]} />
+      <input name="db" placeholder="database, e.g. ods" value=${db} onInput=${(e) => setDb(e.target.value)} />
       <input name="tag" placeholder="tag filter, e.g. pii>=L3" value=${tag} onInput=${(e) => setTag(e.target.value)} />
       <button type="submit">Search</button>
     </form>
     <${ErrorBox} error=${error} />
-    ${searched && !items.length ? html`<p>Nothing found.</p>` : null}
+    ${first && !items.length ? html`<p data-testid="search-none">Nothing found.</p>` : null}
+    ${first && items.length
+      ? html`<p class="facts" data-testid="search-count">${first.approximate ? `Nothing matches ${q.trim()}; names one edit away: ` : ''}${first.total.toLocaleString('en')}${first.total_bounded ? '+' : ''} ${first.total === 1 ? 'result' : 'results'}</p>`
+      : null}
     ${items.length
       ? html`<table class="grid" data-testid="search-results">
           <thead><tr><th>id</th><th>type</th><th>tags</th></tr></thead>
           <tbody>${items.map(
-            (hit) => html`<tr>
-              <td><a href=${href(hit.id.split('.').length >= 3 ? 'column' : 'table', hit.id)}>${hit.id}</a></td>
+            (hit) => html`<tr data-id=${hit.id}>
+              <td><a href=${href(hit.label === 'Column' ? 'column' : 'table', hit.id)}>${hit.id}</a>
+                ${(hit.sensitive || []).map((family) => html` <span class="badge" data-testid="sensitive" title=${`a column of this table has ${family}`}>${family}</span>`)}</td>
               <td>${hit.type || ''}</td><td><${TagChips} tags=${hit.tags} /></td>
             </tr>`,
           )}</tbody>
