@@ -8,7 +8,8 @@ JSON file format (documented in the README):
         "ods.user_log": {
           "columns": [{"name": "uid", "type": "bigint"}, {"name": "app", "type": "string"}],
           "partitioned_by": [{"name": "dt", "type": "string"}],   # optional
-          "format": "orc", "location": "...", "owner": "...", "ttl_days": 90   # optional
+          "format": "orc", "location": "...", "owner": "...", "ttl_days": 90,  # optional
+          "external_readers": ["superset"]   # optional: tools outside the warehouse that read it
         }
       }
     }
@@ -71,6 +72,9 @@ class CatalogTable(BaseModel):
     owner: str | None = None
     layer: str | None = None
     ttl_days: int | None = None
+    #: tools outside the warehouse that read the table (a BI dashboard: `superset`): its lineage
+    #: shows no reader, and TTL advice never calls its columns unused
+    external_readers: list[str] = Field(default_factory=list)
     #: a persistent view: its definition (the query, in `view_dialect`); query-time analysis reads
     #: through it to the base tables (`ingest.points`)
     view_sql: str | None = None

@@ -30,7 +30,7 @@ MERGE_TABLES = (
     "t.location = coalesce(r[4], t.location), t.owner = coalesce(r[5], t.owner), "
     "t.layer = coalesce(r[6], t.layer), t.ttl_days = coalesce(r[7], t.ttl_days), "
     "t.partitioned_by = coalesce(r[8], t.partitioned_by), t.column_order = coalesce(r[9], t.column_order), "
-    "t.view_sql = coalesce(r[10], t.view_sql), "
+    "t.view_sql = coalesce(r[10], t.view_sql), t.external_readers = coalesce(r[12], t.external_readers), "
     # a view's dialect goes with its SQL: a new definition never keeps the old one's dialect
     "t.view_dialect = CASE WHEN r[10] IS NULL THEN t.view_dialect ELSE r[11] END"
 )
@@ -115,7 +115,7 @@ MARK_TASK_WRITES_CHANGED = (
 CATALOG_ENTRIES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.id, t.format, t.location, t.owner, t.layer, t.ttl_days, t.partitioned_by, t.column_order, "
-    "t.view_sql, t.view_dialect, collect([c.name, c.type])"
+    "t.view_sql, t.view_dialect, t.external_readers, collect([c.name, c.type])"
 )
 
 

@@ -6,7 +6,7 @@ than loading it. The layouts (the order the queries in `graph.queries`
 index them by):
 
 - table:       [id, db, name, format, location, owner, layer, ttl_days, partitioned_by,
-                column_order, view_sql, view_dialect]
+                column_order, view_sql, view_dialect, external_readers]
 
   `column_order` is the catalog's column names, data then partition columns (the order of
   `SELECT *`); `view_sql` / `view_dialect` a view's query, from the catalog or from the task
@@ -53,7 +53,7 @@ class LoadRows:
         db, name = ids.split_last(table_id)
         entry = catalog.get(table_id) if catalog is not None else None
         if entry is None:
-            self.tables[table_id] = [table_id, db, name, None, None, None, None, None, None, None, None, None]
+            self.tables[table_id] = [table_id, db, name, None, None, None, None, None, None, None, None, None, None]
         else:
             self.tables[table_id] = [
                 table_id,
@@ -68,6 +68,7 @@ class LoadRows:
                 entry.all_columns or None,
                 entry.view_sql,
                 entry.view_dialect if entry.view_sql else None,
+                entry.external_readers,
             ]
 
     def add_view(self, view_id: str, view_sql: str, dialect: str, catalog: Catalog | None) -> None:

@@ -472,7 +472,8 @@ class GraphStore(ABC):
                 table_id, format_, location, owner, layer, ttl_days, partitioned, order, view_sql, dialect = (
                     row[:10]
                 )
-                types = {name: type_ for name, type_ in row[10] if name is not None}
+                readers = list(row[10] or [])
+                types = {name: type_ for name, type_ in row[11] if name is not None}
                 names = list(dict.fromkeys([*(order or []), *sorted(types)]))
                 partition_names = list(partitioned or [])
                 partitions = set(partition_names)
@@ -491,6 +492,7 @@ class GraphStore(ABC):
                     ttl_days=ttl_days,
                     view_sql=view_sql,
                     view_dialect=dialect,
+                    external_readers=readers,
                     # by name unless column_order lists every column the graph has
                     columns_ordered=bool(order) and set(order) >= {*types, *partitions},
                 )

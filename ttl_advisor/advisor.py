@@ -2,8 +2,9 @@
 
 The recommended TTL of a column is the widest window its first-level
 downstream uses read it over, plus a margin, never longer than the table's own
-TTL. A use without a partition bound keeps the column (`keep`); a column nobody
-reads is `unused`.
+TTL. A use without a partition bound keeps the column (`keep`); so does a table the catalog
+says is read outside the warehouse (`external_readers`, a BI tool: no task shows the read); a
+column nobody reads is `unused`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ def recommend(
     table_ttl_days: int | None,
     margin_days: int,
     last_seen_use: str | None = None,
+    read_outside_by: list[str] | None = None,
 ) -> Recommendation:
     if margin_days < 0:
         # a negative margin would cut a TTL below the windows the evidence lists
@@ -39,6 +41,9 @@ def recommend(
         "margin_days": margin_days,
         "evidence": evidence,
     }
+    if not uses and read_outside_by:
+        # how far back a dashboard reads is not in the lineage: keep it all
+        return Recommendation(status="keep", read_outside_by=list(read_outside_by), **base)
     if not uses:
         return Recommendation(status="unused", last_seen_use=last_seen_use, **base)
     unbounded = [u.task_id for u in evidence if u.window_days is None]
@@ -82,6 +87,7 @@ def advise(
             table_ttl_days=table_ttl,
             margin_days=settings.ttl_margin_days,
             last_seen_use=last_seen.get(column),
+            read_outside_by=entry.external_readers if entry is not None else None,
         )
         if estimate is not None and rec.status in ("ttl", "unused"):
             keep_days = rec.ttl_days if rec.status == "ttl" else 0

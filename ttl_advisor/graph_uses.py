@@ -23,12 +23,15 @@ from watershed.ttl_advisor.uses import UsageIndex
 COLUMN_USES = "MATCH (s:Column)-[r:FLOWS_TO]->(t:Column) RETURN s.id, r.task, r.kind, t.table"
 WEAK_USES = "MATCH (s:Column)-[r:INFLUENCES]->(t:Table) RETURN s.id, r.task, r.role, t.id"
 READS = "MATCH (k:Task)-[r:READS]->(t:Table) RETURN k.id, t.id, r.predicates, r.partition_window, r.unparsed"
-TABLES = "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) RETURN t.id, t.ttl_days, t.partitioned_by, t.location, collect(c.name)"
+TABLES = (
+    "MATCH (t:Table) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
+    "RETURN t.id, t.ttl_days, t.partitioned_by, t.location, t.external_readers, collect(c.name)"
+)
 
 ANY_TABLE = "MATCH (t:Table) RETURN t.id LIMIT 1"
 BATCH_TABLES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
-    "RETURN t.id, t.ttl_days, t.partitioned_by, t.location, collect(c.name)"
+    "RETURN t.id, t.ttl_days, t.partitioned_by, t.location, t.external_readers, collect(c.name)"
 )
 BATCH_COLUMN_USES = (
     "UNWIND $ids AS id MATCH (:Table {id: id})-[:HAS_COLUMN]->(s:Column)-[r:FLOWS_TO]->(t:Column) "
@@ -89,7 +92,7 @@ def read_batch(store: GraphStore, table_ids: list[str]) -> GraphBatch:
 
 def _catalog(rows: Iterable[list[Any]]) -> Catalog:
     tables = {}
-    for table_id, ttl_days, partitioned_by, location, columns in rows:
+    for table_id, ttl_days, partitioned_by, location, readers, columns in rows:
         partitions = list(partitioned_by or [])
         tables[table_id] = CatalogTable(
             name=table_id,
@@ -97,6 +100,7 @@ def _catalog(rows: Iterable[list[Any]]) -> Catalog:
             partitioned_by=partitions,
             ttl_days=ttl_days,
             location=location,
+            external_readers=list(readers or []),
         )
     return Catalog(tables=tables)
 

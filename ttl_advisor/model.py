@@ -51,6 +51,9 @@ class Recommendation(BaseModel):
     keep_for: list[str] = Field(default_factory=list)
     #: date the graph last saw a use of an `unused` column, when it knows one
     last_seen_use: str | None = None
+    #: tools outside the warehouse that read the table (the catalog's `external_readers`): a
+    #: column no task reads is kept for them, never `unused`
+    read_outside_by: list[str] = Field(default_factory=list)
     evidence: list[ColumnUse] = Field(default_factory=list)
     #: None when the table's size is unknown
     savings: Savings | None = None

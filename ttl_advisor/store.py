@@ -10,7 +10,8 @@ from watershed.ttl_advisor.model import Recommendation
 STORE = (
     "UNWIND $rows AS r MATCH (c:Column {id: r.id}) "
     "SET c.ttl_status = r.status, c.ttl_days_recommended = r.ttl_days, c.ttl_evidence = r.evidence, "
-    "c.ttl_run = r.run, c.ttl_savings_bytes = r.savings, c.ttl_days_cut = r.cut"
+    "c.ttl_run = r.run, c.ttl_savings_bytes = r.savings, c.ttl_days_cut = r.cut, "
+    "c.ttl_read_outside_by = r.outside"
 )
 
 
@@ -29,6 +30,8 @@ def store_recommendations(store: GraphStore, recommendations: list[Recommendatio
             "run": run_id,
             "savings": rec.savings_bytes,
             "cut": rec.days_cut,
+            # null, not []: a column read by no outside tool has no such property
+            "outside": rec.read_outside_by or None,
         }
         for rec in recommendations
     ]

@@ -101,7 +101,12 @@ def advise_command(
             str(rec.table_ttl_days or "-"),
             str(rec.max_window_days or "-"),
             _bytes(rec.savings_bytes),
-            evidence or "(no downstream use)",
+            evidence
+            or (
+                f"read outside the warehouse by {', '.join(rec.read_outside_by)}"
+                if rec.read_outside_by
+                else "(no downstream use)"
+            ),
         )
     console.print(view)
     console.print(

@@ -73,6 +73,9 @@ class TtlAdvice(BaseModel):
     #: days of retention the advice cuts (the table's TTL minus the recommendation; the table's
     #: whole TTL for an unused column); None when the table has no TTL or the run predates it
     days_cut: int | None = None
+    #: tools outside the warehouse that read the table (the catalog's `external_readers`): why a
+    #: column no task reads is kept
+    read_outside_by: list[str] = Field(default_factory=list)
     evidence: list[dict[str, Any]] = Field(default_factory=list)
 
 
@@ -200,7 +203,10 @@ _KEYS = (
     f"WITH c, coalesce(c.ttl_savings_bytes, {UNKNOWN}) AS saved, coalesce(c.ttl_days_cut, {UNKNOWN}) AS cut "
     "WHERE saved >= $min_saved"
 )
-_FIELDS = "c.id, c.table, c.ttl_status, c.ttl_days_recommended, c.ttl_savings_bytes, cut, c.ttl_evidence"
+_FIELDS = (
+    "c.id, c.table, c.ttl_status, c.ttl_days_recommended, c.ttl_savings_bytes, cut, c.ttl_read_outside_by, "
+    "c.ttl_evidence"
+)
 # keyset paging on (saved descending, cut descending, id ascending): the cursor holds the last row's
 _AFTER = "(saved < $saved OR (saved = $saved AND (cut < $cut OR (cut = $cut AND c.id > $after))))"
 _ORDER = "ORDER BY saved DESC, cut DESC, c.id LIMIT $n"
@@ -259,9 +265,10 @@ def stored(
             ttl_days_recommended=days,
             savings_bytes=savings,
             days_cut=None if cut == UNKNOWN else cut,
+            read_outside_by=list(outside or []),
             evidence=json.loads(evidence) if evidence else [],
         )
-        for c, t, kind, days, savings, cut, evidence in rows
+        for c, t, kind, days, savings, cut, outside, evidence in rows
     ]
     more = len(items) > limit
     items = items[:limit]

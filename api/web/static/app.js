@@ -752,7 +752,7 @@ function evidenceText(entry) {
 function ttlAdviceText(ttl) {
   if (ttl.status === 'ttl') return `TTL advice: keep ${ttl.days_recommended} days`;
   if (ttl.status === 'unused') return 'TTL advice: unused (nothing in the warehouse reads it)';
-  if (ttl.status === 'keep') return 'TTL advice: keep all (read without a partition bound)';
+  if (ttl.status === 'keep') return 'TTL advice: keep all (read without a time bound)';
   return `TTL advice: ${ttl.status}`;
 }
 
@@ -789,7 +789,7 @@ function TtlPage({ params }) {
           <tbody>${items.map(
             (a) => html`<tr data-column=${a.column}><td><a href=${href('column', a.column)}>${a.column}</a></td><td>${a.status}</td>
               <td>${a.ttl_days_recommended ?? a.ttl_days ?? ''}</td><td>${a.days_cut ?? '–'}</td><td>${savingsOf(a) ? bytes(savingsOf(a)) : '–'}</td>
-              <td class="evidence">${(a.evidence || []).map((e) => html`<div>${evidenceText(e)}</div>`)}</td></tr>`,
+              <td class="evidence">${(a.read_outside_by || []).length ? html`<div>read outside the warehouse by ${a.read_outside_by.join(', ')}</div>` : null}${(a.evidence || []).map((e) => html`<div>${evidenceText(e)}</div>`)}</td></tr>`,
           )}</tbody></table>`
       : null}
     ${next ? html`<button onClick=${more}>More</button>` : null}
