@@ -156,6 +156,7 @@ class Neo4jStore(GraphStore):
         #: each thread's sessions by access mode, and every live one (for `close`)
         self._sessions = threading.local()
         self._kept: weakref.WeakSet[_KeptSession] = weakref.WeakSet()
+        self._kept_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: GraphSettings | None = None) -> Neo4jStore:
@@ -185,7 +186,8 @@ class Neo4jStore(GraphStore):
         if kept is None or kept.driver is not self.driver:
             kept = _KeptSession(self.driver, access_mode, self.database)
             setattr(self._sessions, access_mode, kept)
-            self._kept.add(kept)
+            with self._kept_lock:
+                self._kept.add(kept)
         return kept.session
 
     def _auto(self, access_mode: str, query: str, params: dict[str, Any]) -> list[list[Any]]:
@@ -287,6 +289,8 @@ class Neo4jStore(GraphStore):
         self.forget_columns()
 
     def close(self) -> None:
-        for kept in list(self._kept):
+        with self._kept_lock:
+            kept_now = list(self._kept)
+        for kept in kept_now:
             kept.close()
         self.driver.close()
