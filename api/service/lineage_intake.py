@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from watershed.api.service.accounts.rights import ForbiddenError
-from watershed.api.service.audit import statement
+from watershed.api.service.audit import audit_params
 from watershed.graph import ids
 from watershed.graph.catalog import Catalog
 from watershed.graph.store import GraphStore
@@ -39,9 +39,16 @@ from watershed.ingest.openlineage.names import DatasetNameError
 from watershed.ingest.settings import IngestSettings
 
 AUDIT_ACTION = "lineage.openlineage"
+#: rows per run-state statement (a POST's array is bounded by the body's size; this bounds a statement)
+RUN_STATE_ROWS = 1000
 RUN_STATES = "UNWIND $ids AS id MATCH (k:Task {id: id}) RETURN k.id, k.openlineage_run, k.version"
+#: the batch's run states, and for each task it loads the audit entry (the `audit_*` keys of
+#: `audit_params`): one statement for the batch, not one entry statement per event
 SET_RUN_STATES = (
-    "UNWIND $rows AS r MATCH (k:Task {id: r[0]}) SET k.openlineage_run = r[1], k.runtime_lineage = r[2]"
+    "UNWIND $rows AS r MATCH (k:Task {id: r.task}) SET k.openlineage_run = r.state, k.runtime_lineage = r.runtime "
+    "WITH r WHERE r.audit_id IS NOT NULL "
+    "CREATE (:AuditEntry {id: r.audit_id, at: r.audit_at, actor: r.audit_actor, action: r.audit_action, "
+    "target: r.audit_target, before: r.audit_before, after: r.audit_after})"
 )
 
 
@@ -113,14 +120,19 @@ class Intake:
                 result.superseded.append(task)
         if not winners:
             return
-        states: list[list] = []
-        also: list[tuple[str, dict]] = [(SET_RUN_STATES, {"rows": states})]
+        rows: list[dict[str, Any]] = []
         tables = {}
         for task, conversion in winners.items():
             state = conversion.state
             runtime = conversion.runtime
             runtime_json = json.dumps(runtime, separators=(",", ":")) if runtime is not None else None
-            states.append([task, state.to_json(), runtime_json])
+            row: dict[str, Any] = {
+                "task": task,
+                "state": state.to_json(),
+                "runtime": runtime_json,
+                "audit_id": None,
+            }
+            rows.append(row)
             if conversion.catalog is not None:
                 tables.update(conversion.catalog.tables)
             # the version read under the lock: only a load is audited, in the load's own write
@@ -137,7 +149,11 @@ class Intake:
                 "weak_edges": len(conversion.lineage.weak_references),
                 "table_edges": len(conversion.lineage.table_edges),
             }
-            also.append(statement(actor, AUDIT_ACTION, task, None, after))
+            row.update(audit_params(actor, AUDIT_ACTION, task, None, after))
+        also = [
+            (SET_RUN_STATES, {"rows": rows[at : at + RUN_STATE_ROWS]})
+            for at in range(0, len(rows), RUN_STATE_ROWS)
+        ]
         catalog = (
             Catalog(default_database=self.converter.names.default_database, tables=tables) if tables else None
         )
