@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, computed_field, model_validator
 
 Status = Literal["ttl", "keep", "unused"]
 
@@ -62,6 +62,7 @@ class Recommendation(BaseModel):
     def savings_bytes(self) -> int | None:
         return None if self.savings is None else self.savings.bytes
 
+    @computed_field
     @property
     def days_cut(self) -> int | None:
         """Days of retention the advice cuts from the table's TTL (all of it when unused, none to

@@ -126,6 +126,8 @@ def test_a_cli_ttl_run_is_the_advice_the_api_shows(
             "status": rec["status"],
             "ttl_days_recommended": rec["ttl_days"],
             "savings_bytes": None if rec["savings"] is None else rec["savings"]["bytes"],
+            "days_cut": rec["days_cut"],
+            "read_outside_by": rec["read_outside_by"],
             "evidence": rec["evidence"],
         }
     assert {a["column"] for a in shown if a["status"] in ("ttl", "unused")} == {
