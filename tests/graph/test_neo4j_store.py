@@ -43,8 +43,8 @@ def test_a_load_is_one_write_transaction_with_batched_unwinds():
     assert all("FLOWS_TO" not in q and "INFLUENCES" not in q for q in queries[versioned + 1 :])
     edge_batches = [p["rows"] for q, p in statements if "CREATE (a)-[:FLOWS_TO {task: r[2], kind" in q]
     assert [len(b) for b in edge_batches] == [2, 1]
-    # [source, target, task, kind, functions, key], the layout in graph.rows
-    assert edge_batches[0][0] == ["ods.s.a", "dw.o.a", "t1", "direct", [], None]
+    # [source, target, task, kind, functions, key, description], the layout in graph.rows
+    assert edge_batches[0][0] == ["ods.s.a", "dw.o.a", "t1", "direct", [], None, None]
     assert all("$rows" in q or "$ids" in q for q in queries)
 
 
