@@ -250,3 +250,31 @@ DISCOVERY_FLAGS = (
     "AND ($table IS NULL OR f.table = $table) AND ($column IS NULL OR f.id = $column) "
     "RETURN f.record ORDER BY f.id LIMIT $limit"
 )
+
+# Impact analysis (api/service/impact.py): a breadth-first walk downstream, one round trip per hop,
+# each capped by $cap, then the details of the nodes it kept. Owner, layer and retention are the
+# table's; a table without a catalog owner answers the owners of the tasks that write it.
+#: the columns of a table (the seeds of a table's column walk)
+IMPACT_TABLE_COLUMNS = "MATCH (t:Table {id: $id})-[:HAS_COLUMN]->(c:Column) RETURN c.id LIMIT $cap"
+#: columns one value hop (FLOWS_TO) downstream of a batch of columns
+IMPACT_COLUMN_HOP = "UNWIND $ids AS id MATCH (:Column {id: id})-[:FLOWS_TO]->(o:Column) RETURN DISTINCT o.id LIMIT $cap"
+#: tables one value hop (FLOWS_TO) downstream of a batch of tables
+IMPACT_TABLE_HOP = "UNWIND $ids AS id MATCH (:Table {id: id})-[:FLOWS_TO]->(o:Table) RETURN DISTINCT o.id LIMIT $cap"
+#: [column, table] pairs: tables a batch of columns influences without flowing into (INFLUENCES:
+#: filters, joins, conditions)
+IMPACT_INFLUENCED_TABLES = (
+    "UNWIND $ids AS id MATCH (:Column {id: id})-[:INFLUENCES]->(t:Table) RETURN DISTINCT id, t.id LIMIT $cap"
+)
+#: rows [id, tags, table owner, layer, ttl_days, writers' owners, ttl_status, ttl_days_recommended]
+IMPACT_COLUMN_DETAILS = (
+    "UNWIND $ids AS id MATCH (c:Column {id: id}) OPTIONAL MATCH (t:Table {id: c.table}) "
+    "OPTIONAL MATCH (k:Task)-[:WRITES]->(t) "
+    "RETURN c.id, c.tags, t.owner, t.layer, t.ttl_days, collect(DISTINCT k.owner), c.ttl_status, "
+    "c.ttl_days_recommended"
+)
+#: rows [id, tags, owner, layer, ttl_days, writers' owners, null, null] (the column rows' layout)
+IMPACT_TABLE_DETAILS = (
+    "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (k:Task)-[:WRITES]->(t) "
+    "RETURN t.id, t.tags, t.owner, t.layer, t.ttl_days, collect(DISTINCT k.owner), null AS ttl_status, "
+    "null AS ttl_days_recommended"
+)

@@ -16,6 +16,7 @@ from watershed.api.cli import (
     discover,
     graph,
     harvest,
+    impact,
     kms,
     lineage,
     lineage_emit,
@@ -88,6 +89,7 @@ app.add_typer(protect.app, name="protect")
 app.add_typer(authz.app, name="authz")
 app.command("nightly")(nightly.nightly_command)
 app.add_typer(discover.app, name="discover")
+app.command("impact")(impact.impact_command)
 # Further command groups register here, one line each.
 
 

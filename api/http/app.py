@@ -19,6 +19,7 @@ from watershed.api.http.protect_runs import ProtectRunner
 from watershed.api.http.routers import (
     authz,
     discovery,
+    impact,
     lineage,
     lineage_sources,
     openlineage,
@@ -46,6 +47,7 @@ ROUTERS = (
     tables,
     lineage_sources,
     lineage,
+    impact,
     openlineage,
     tags,
     runs,

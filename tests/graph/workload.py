@@ -161,6 +161,8 @@ def call_every_route(store: FalkorDBStore, redis_port: int, data_dir: Path) -> N
             ("GET", f"/columns/{column}", None),
             ("GET", f"/lineage/{column}", None),
             ("GET", f"/lineage/{table}", {"params": {"level": "table", "direction": "both"}}),
+            ("GET", f"/impact/{column}", None),
+            ("GET", f"/impact/{table}", {"params": {"format": "csv"}}),
             ("GET", "/edges", {"params": {"source": column, "target": column}}),
             ("GET", "/edges", {"params": {"source": source, "target": target}}),
             ("POST", "/lineage/sql", {"json": {"sql": "insert into a.t select x from b.s"}}),

@@ -24,6 +24,7 @@ RIGHTS = {
     ("GET", "/api/v1/tables/{table_id}/ddl"): "viewer",
     ("GET", "/api/v1/columns/{column_id}"): "viewer",
     ("GET", "/api/v1/lineage/{node_id}"): "viewer",
+    ("GET", "/api/v1/impact/{node_id}"): "viewer",
     ("GET", "/api/v1/lineage/sources"): "viewer",
     ("GET", "/api/v1/lineage/sources/stale"): "viewer",
     ("GET", "/api/v1/edges"): "viewer",
