@@ -83,6 +83,7 @@ def impact(
     kind: Kind,
     limit: int = DEFAULT_LIMIT,
     databases: list[str] | None = None,
+    walk_cap: int = WALK_CAP,
 ) -> Impact | None:
     """The downstream impact of `node_id` (canonical id), None when the node does not exist.
 
@@ -95,7 +96,7 @@ def impact(
     if not graph.read(f"MATCH (n:{label} {{id: $id}}) RETURN n.id", {"id": node_id}):
         return None
     found: dict[tuple[Kind, str], tuple[Via, int]] = {}
-    bounded = _walk(graph, node_id, kind, found)
+    bounded = _walk(graph, node_id, kind, found, walk_cap)
     visible = [
         (key, reach) for key, reach in found.items() if databases is None or ids.split(key[1])[0] in databases
     ]
@@ -118,31 +119,31 @@ def impact(
     )
 
 
-def _walk(graph: GraphStore, node_id: str, kind: Kind, found: dict) -> bool:
-    """Fill `found` ((kind, id) -> (via, hops)); True when WALK_CAP stopped the walk."""
+def _walk(graph: GraphStore, node_id: str, kind: Kind, found: dict, cap: int) -> bool:
+    """Fill `found` ((kind, id) -> (via, hops)); True when `cap` stopped the walk."""
     bounded = False
 
     def room() -> int:
-        return WALK_CAP - len(found)
+        return cap - len(found)
 
     if kind == "column":
         seeds, root_table = [node_id], None
     else:
-        seeds = [r[0] for r in graph.read(queries.IMPACT_TABLE_COLUMNS, {"id": node_id, "cap": WALK_CAP})]
+        seeds = [r[0] for r in graph.read(queries.IMPACT_TABLE_COLUMNS, {"id": node_id, "cap": cap})]
         root_table = node_id
     columns: dict[str, int] = {}
     frontier, seen, hop = list(seeds), set(seeds), 0
     while frontier and not bounded:
         hop += 1
-        cap = room() + 1
-        rows = graph.read(queries.IMPACT_COLUMN_HOP, {"ids": frontier, "cap": cap})
+        most = room() + 1
+        rows = graph.read(queries.IMPACT_COLUMN_HOP, {"ids": frontier, "cap": most})
         # a full answer may have left out new columns behind ones already seen
-        bounded = len(rows) >= cap
+        bounded = len(rows) >= most
         following = []
         for (far,) in rows:
             if far in seen:
                 continue
-            if len(found) >= WALK_CAP:
+            if len(found) >= cap:
                 bounded = True
                 break
             seen.add(far)
@@ -156,9 +157,10 @@ def _walk(graph: GraphStore, node_id: str, kind: Kind, found: dict) -> bool:
         tables[table] = min(hops, tables.get(table, hops))
     if root_table is not None:
         frontier, hop, seen = [root_table], 0, {root_table}
-        while frontier:
+        while frontier and not bounded:
             hop += 1
-            rows = graph.read(queries.IMPACT_TABLE_HOP, {"ids": frontier, "cap": WALK_CAP + 1})
+            rows = graph.read(queries.IMPACT_TABLE_HOP, {"ids": frontier, "cap": cap + 1})
+            bounded = len(rows) > cap or len(tables) + len(rows) > cap
             frontier = [far for (far,) in rows if far not in seen]
             seen.update(frontier)
             for far in frontier:
@@ -166,19 +168,20 @@ def _walk(graph: GraphStore, node_id: str, kind: Kind, found: dict) -> bool:
     for table, hops in sorted(tables.items(), key=lambda pair: pair[1]):
         if table == root_table:
             continue
-        if len(found) >= WALK_CAP:
+        if len(found) >= cap:
             return True
         found[("table", table)] = ("flows_to", hops)
     sources = [(s, 0) for s in seeds] + sorted(columns.items(), key=lambda pair: pair[1])
     weak: dict[str, int] = {}
     for batch in _chunks(sources, _BATCH):
         hops_of = dict(batch)
-        rows = graph.read(queries.IMPACT_INFLUENCED_TABLES, {"ids": list(hops_of), "cap": WALK_CAP + 1})
+        rows = graph.read(queries.IMPACT_INFLUENCED_TABLES, {"ids": list(hops_of), "cap": cap + 1})
+        bounded = bounded or len(rows) > cap
         for source, table in rows:
             if table != root_table and ("table", table) not in found:
                 weak[table] = min(hops_of[source] + 1, weak.get(table, hops_of[source] + 1))
     for table, hops in sorted(weak.items(), key=lambda pair: pair[1]):
-        if len(found) >= WALK_CAP:
+        if len(found) >= cap:
             return True
         found[("table", table)] = ("influences", hops)
     return bounded

@@ -140,3 +140,15 @@ def test_a_database_limited_viewer_sees_only_their_databases(owned):
     assert any(not node.startswith("dwd.") for node in seen), seen
     assert kept == [node for node in seen if node.startswith("dwd.")]
     assert limited["hidden"] == len(seen) - len(kept) and limited["total"] == len(kept)
+
+
+@pytest.mark.parametrize("node", [COLUMN, TABLE])
+def test_the_walk_stops_at_its_cap_and_says_the_total_is_a_lower_bound(owned, node):
+    from watershed.api.service.impact import impact
+
+    kind = "column" if node.count(".") == 2 else "table"
+    whole = impact(owned.graph, node, kind)
+    assert not whole.total_bounded and whole.total > 3
+    capped = impact(owned.graph, node, kind, walk_cap=3)
+    assert (capped.total, capped.total_bounded, capped.truncated) == (3, True, True)
+    assert sum(group.count for group in capped.groups) == 3
