@@ -8,7 +8,9 @@ up to a scan of every column when they are rare. Tag filters are checked on the 
 each candidate.
 
 Ranking and the total: a first page gathers the first `RANK_WINDOW` matches (reading at most
-`_GATHER_ROUNDS` batches) and ranks them (`rank`): an exact match (the id, or the name, is the
+`_GATHER_ROUNDS` batches of prefix matches and as many of substring matches; a dotted query
+whose prefix matches fill the page reads no substring match: they would rank after them, and
+finding them is a scan) and ranks them (`rank`): an exact match (the id, or the name, is the
 query) before a prefix match (of the id or the name) before a substring match; then roots (no
 column or table flows into them: where tags start) before derived nodes with tags before
 derived nodes without; then the id. `total` is the number gathered: exact when the gathering
@@ -204,9 +206,11 @@ class _Ask:
     stages: list[tuple[str, str]]
 
 
-def _read(ask: _Ask, position: dict, want: int, rounds: int) -> tuple[list[SearchHit], dict | None]:
-    """Up to `want` hits in stage order from `position`, reading at most `rounds` batches; the
-    position after them, None when every stage is read."""
+def _read(
+    ask: _Ask, position: dict, want: int, rounds: int, stop: int | None = None
+) -> tuple[list[SearchHit], dict | None]:
+    """Up to `want` hits in stage order from `position` (not past stage `stop` when given),
+    reading at most `rounds` batches; the position after them, None when every stage is read."""
     stage, after, skip = (
         int(position.get("stage", 0)),
         str(position.get("after", "")),
@@ -215,7 +219,7 @@ def _read(ask: _Ask, position: dict, want: int, rounds: int) -> tuple[list[Searc
     items: list[SearchHit] = []
     fetch = min(want * 2, 1000)
     for _ in range(rounds):
-        if stage >= len(ask.stages) or len(items) >= want:
+        if stage >= len(ask.stages) or len(items) >= want or (stop is not None and stage >= stop):
             break
         label, phase = ask.stages[stage]
         if phase == "prefix" and ask.prefix:
@@ -384,7 +388,12 @@ def search_nodes(
         _mark_sensitive(graph, policy, items)
         return SearchPage(items=items, next_cursor=next_cursor, total=total, total_bounded=bounded)
 
-    window, rest = _read(ask, {}, RANK_WINDOW, _GATHER_ROUNDS)
+    window, rest = _read(ask, {}, RANK_WINDOW, _GATHER_ROUNDS, stop=len(labels))
+    # A dotted query (an id's beginning) whose prefix matches fill a page is answered from them:
+    # a substring match ranks after every prefix match, and finding them all is a scan.
+    if rest is not None and rest["stage"] >= len(labels) and not ("." in query and len(window) >= limit):
+        more, rest = _read(ask, rest, RANK_WINDOW - len(window), _GATHER_ROUNDS)
+        window += more
     approximate = False
     if not window and rest is None and query:
         window, approximate = _typos(ask), True

@@ -125,3 +125,18 @@ def test_a_table_with_a_sensitive_column_says_so(graph):
 )
 def test_one_edit_apart(a, b, near):
     assert one_edit_apart(a, b) is near
+
+
+def test_an_id_prefix_filling_the_page_reads_no_substring_matches_first(graph):
+    policy = default_policy()
+    first = search_nodes(graph, policy, q="dwd.users.", kind="column", limit=2)
+    # three prefix matches fill a page of two: the substring scan waits for the pages past them
+    assert first.total == 3 and first.total_bounded
+    seen, cursor = ids(first), first.next_cursor
+    while cursor:
+        page = search_nodes(graph, policy, q="dwd.users.", kind="column", limit=2, cursor=cursor)
+        seen += ids(page)
+        cursor = page.next_cursor
+    assert seen == ["dwd.users.email", "dwd.users.email_hash", "dwd.users.uid"]
+    whole = search_nodes(graph, policy, q="dwd.users.", kind="column", limit=50)
+    assert whole.total == 3 and not whole.total_bounded
