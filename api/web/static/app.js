@@ -4,6 +4,7 @@ import { html, render, useState, useEffect, useRef, useCallback } from './vendor
 import { api, get, qs, enc, setUnauthorizedHandler } from './api.js';
 import { LineageGraph, warmUp } from './graph.js';
 import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
+import { ImpactPage } from './impact.js';
 import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
 
 // What tests and the benchmark read: the last lineage drawing's timings.
@@ -273,7 +274,8 @@ function TablePage({ me, id }) {
   return html`<section>
     <h2>Table ${table.id}</h2>
     <p class="facts">layer ${table.layer || '–'} · owner ${table.owner || '–'} · format ${table.format || '–'} ·${' '}
-      TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a></p>
+      TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a> ·${' '}
+      <a data-testid="impact-link" href=${href('impact', table.id)}>Impact</a></p>
     <p><${TagChips} tags=${table.tags} /></p>
     <table class="grid">
       <thead><tr><th>column</th><th>type</th><th>tags</th><th>recommended TTL (days)</th></tr></thead>
@@ -581,7 +583,8 @@ function ColumnPage({ me, id, params }) {
       <h2>${isColumn ? 'Column' : 'Table'} ${id}</h2>
       ${column
         ? html`<p class="facts">type ${column.type || '–'} · table <a href=${href('table', column.table)}>${column.table}</a>
-            ${column.ttl ? html` · <span data-testid="column-ttl">${ttlAdviceText(column.ttl)}</span>` : null}</p>`
+            ${column.ttl ? html` · <span data-testid="column-ttl">${ttlAdviceText(column.ttl)}</span>` : null}
+            · <a data-testid="impact-link" href=${href('impact', id)}>Impact</a></p>`
         : null}
       <${ErrorBox} error=${error} />
     </div>
@@ -835,6 +838,7 @@ function App() {
   else if (page === 'runs') body = html`<${RunsPage} me=${me} /><${HarvestRuns} />`;
   else if (page === 'ttl') body = html`<${TtlPage} params=${params} />`;
   else if (page === 'discovery') body = html`<${DiscoveryPage} me=${me} />`;
+  else if (page === 'impact') body = html`<${ImpactPage} id=${args[0]} params=${params} key=${location.hash} />`;
   else body = html`<${Search} params=${params} key=${location.hash} />`;
   return html`<${Nav} me=${me} onLogout=${logout} /><main>${body}</main>`;
 }
