@@ -4,11 +4,16 @@ holding a pii column, and a bad tag filter shown as its error alone (not "Nothin
 
 from __future__ import annotations
 
+import itertools
+
 from bench.ui_render import login
+
+_visits = itertools.count()
 
 
 def _search(page, base_url: str, q: str = "", kind: str = "", db: str = "", tag: str = "") -> None:
-    page.goto(f"{base_url}/#/search")
+    # a hash of its own: the page is mounted afresh, so no earlier search's results linger
+    page.goto(f"{base_url}/#/search?visit={next(_visits)}")
     page.wait_for_selector("form input[name=q]")
     page.fill("input[name=q]", q)
     page.select_option("select[name=kind]", kind)
@@ -46,6 +51,7 @@ def test_search_ranks_counts_filters_by_database_forgives_a_typo_and_badges_pii(
     assert "names one edit away" in page.text_content("[data-testid=search-count]")
 
     _search(page, base, q="users", kind="table")
+    page.wait_for_selector("[data-testid=search-results] tr[data-id='dwd.users']")
     assert {"ods.users", "dwd.users"} <= set(_rows(page))
     badge = page.wait_for_selector("tr[data-id='ods.users'] [data-testid=sensitive]")
     assert badge.text_content() == "pii"
