@@ -86,9 +86,13 @@ def test_a_cli_harvest_is_the_run_the_api_lists(api, cli, spark, tmp_path):
     assert listed[0] == shown
     assert [shown[k] for k in ("tasks", "loaded", "unchanged", "errors")] == counts
     assert shown["inputs"] == [str(tasks)]
+    # the API adds each record's sentence (`text`) to what errors.jsonl holds
     with open(f"{run_dir}/errors.jsonl", encoding="utf-8") as lines:
-        assert problems == [json.loads(line) for line in lines if line.strip()]
+        assert [{k: v for k, v in p.items() if k != "text"} for p in problems] == [
+            json.loads(line) for line in lines if line.strip()
+        ]
     assert problems and problems[0]["task_id"] == "two_faces_b"
+    assert problems[0]["text"].startswith("Task two_faces_b, statement 1, line 1, column 38: ")
 
 
 # ------------------------------------------------------------------ TTL advice
