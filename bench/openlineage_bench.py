@@ -10,7 +10,9 @@ every dataset, and the run facets the listener sends (processing_engine, nominal
 
 - facet-only (a DataFrame job): intake = `Intake.take` of the decoded JSON per event (validate,
   convert, read the run state, `upsert_tasks`, run state and audit entry), one event per call as
-  the stock producers POST them; harvest = the same tasks and lineage through `upsert_tasks`;
+  the stock producers POST them; harvest = the same tasks and lineage through `upsert_tasks`,
+  with the catalog of the events' schema facets as a harvest loads with its catalog (both paths
+  write the columns' types);
 - SQL (a `spark.sql` job): the same with a SQL job facet, a 5-way join of the inputs writing the
   50 columns; intake as above (the extractor reads the SQL); harvest = `extract_lineage` and
   `upsert_tasks` of the same task.
@@ -53,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from watershed.api.service.lineage_intake import Intake  # noqa: E402
+from watershed.graph.catalog import Catalog  # noqa: E402
 from watershed.graph.falkordb_store import FalkorDBStore  # noqa: E402
 from watershed.graph.lineage import SqlTask  # noqa: E402
 from watershed.graph.server import ServerSpec, free_port, start, stop  # noqa: E402
@@ -221,11 +224,14 @@ def measure_kind(graph: FalkorDBStore, jobs: int, sql: bool) -> dict:
         fresh(graph)
         began = time.perf_counter()
         for at in range(0, len(tasks), per_call):
-            batch = []
+            batch, tables = [], {}
             for task, c in tasks[at : at + per_call]:
                 lineage = extract_lineage(task, c.catalog, settings) if sql else c.lineage
                 batch.append((task, lineage))
-            graph.upsert_tasks(batch)
+                tables.update(c.catalog.tables if c.catalog else {})
+            # a harvest loads its tasks with its catalog (ingest/harvest.py), as the intake does the
+            # events' schema facets: the columns' types are written on both paths
+            graph.upsert_tasks(batch, Catalog(default_database=settings.default_database, tables=tables))
         return time.perf_counter() - began
 
     batched_s = harvest(1000)
