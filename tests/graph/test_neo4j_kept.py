@@ -7,6 +7,7 @@ the same in tests/api/service/test_authz_reuse.py."""
 from __future__ import annotations
 
 from tests.support.api_service import load_sample_warehouse
+from tests.support.neo4j_counting import CountingDriver
 from watershed.api.service.audit import entries
 from watershed.api.service.authz.service import AuthzService
 from watershed.graph.authz import Grant
@@ -17,45 +18,6 @@ from watershed.propagation.policy import default_policy
 
 POLICY = default_policy()
 SQL = "SELECT user_id, email, phone FROM ods.user_profile WHERE dt = '2024-01-31'"
-
-
-class CountingSession:
-    def __init__(self, session, calls: list[str]) -> None:
-        self.session = session
-        self.calls = calls
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.session.close()
-        return False
-
-    def run(self, query, params=None):
-        self.calls.append("run")
-        return self.session.run(query, params)
-
-    def execute_read(self, work, *args, **kwargs):
-        self.calls.append("read transaction")
-        return self.session.execute_read(work, *args, **kwargs)
-
-    def execute_write(self, work, *args, **kwargs):
-        self.calls.append("write transaction")
-        return self.session.execute_write(work, *args, **kwargs)
-
-
-class CountingDriver:
-    """The driver, with every query or transaction a store's session sends counted."""
-
-    def __init__(self, driver) -> None:
-        self.driver = driver
-        self.calls: list[str] = []
-
-    def session(self, **kwargs):
-        return CountingSession(self.driver.session(**kwargs), self.calls)
-
-    def __getattr__(self, name):
-        return getattr(self.driver, name)
 
 
 def test_a_warm_check_is_one_statement_and_a_change_elsewhere_counts(neo4j_server, neo4j_store):

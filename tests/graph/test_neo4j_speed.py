@@ -12,52 +12,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.support.neo4j_counting import CountingDriver
 from watershed.graph import neo4j_server as local_neo4j
 from watershed.graph.neo4j_store import Neo4jStore
 from watershed.propagation import queries as propagation_queries
 
 COLUMN = "MATCH (c:Column {id: $id}) RETURN c.id"
-
-
-class CountingSession:
-    def __init__(self, session, calls: list[str]) -> None:
-        self.session = session
-        self.calls = calls
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.session.close()
-        return False
-
-    def run(self, query, params=None):
-        self.calls.append("run")
-        return self.session.run(query, params)
-
-    def execute_read(self, work, *args, **kwargs):
-        self.calls.append("read transaction")
-        return self.session.execute_read(work, *args, **kwargs)
-
-    def execute_write(self, work, *args, **kwargs):
-        self.calls.append("write transaction")
-        return self.session.execute_write(work, *args, **kwargs)
-
-
-class CountingDriver:
-    """The driver, with the sessions opened and every statement or transaction they send counted."""
-
-    def __init__(self, driver) -> None:
-        self.driver = driver
-        self.calls: list[str] = []
-        self.sessions: list[dict] = []
-
-    def session(self, **kwargs):
-        self.sessions.append(kwargs)
-        return CountingSession(self.driver.session(**kwargs), self.calls)
-
-    def __getattr__(self, name):
-        return getattr(self.driver, name)
 
 
 def test_reads_are_one_statement_each_on_a_session_per_thread(neo4j_store):
