@@ -190,22 +190,17 @@ class GraphTagStore:
         return own
 
     def downstream(self, nodes: Iterable[str]) -> set[str]:
-        out: set[str] = set()
-        for batch in chunks(list(nodes), self.batch_size):
-            columns, tables = _split(batch)
-            out.update(
-                row[0] for row in self.graph.read(queries.DOWNSTREAM, {"columns": columns, "tables": tables})
-            )
-        return out
+        return self._across(queries.DOWNSTREAM, nodes)
 
     def upstream(self, nodes: Iterable[str]) -> set[str]:
         """The nodes with a value edge into any of `nodes` (column to column, table to table)."""
+        return self._across(queries.UPSTREAM, nodes)
+
+    def _across(self, query: str, nodes: Iterable[str]) -> set[str]:
         out: set[str] = set()
         for batch in chunks(list(nodes), self.batch_size):
             columns, tables = _split(batch)
-            out.update(
-                row[0] for row in self.graph.read(queries.UPSTREAM, {"columns": columns, "tables": tables})
-            )
+            out.update(row[0] for row in self.graph.read(query, {"columns": columns, "tables": tables}))
         return out
 
     def blocks_on(self, nodes: Iterable[str], keys: Sequence[str]) -> list[tuple[str, str, str, str]]:
