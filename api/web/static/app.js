@@ -453,6 +453,7 @@ function LineagePanel({ nodeId, params }) {
   const [info, setInfo] = useState(null);
   const [error, setError] = useState(null);
   const [selected, setSelected] = useState(null);
+  const [note, setNote] = useState(null); // what the last expansion found, when it found nothing
   const [, redraw] = useState(0);
 
   // `since`: when the data arrived, if the drawing had to wait for anything after that
@@ -473,7 +474,9 @@ function LineagePanel({ nodeId, params }) {
     if (!node || node.isTable) return;
     try {
       const path = `/lineage/${enc(node.id)}${qs({ direction, depth: 1, limit, level })}`;
-      graph.current.merge(await get(path));
+      const added = graph.current.merge(await get(path));
+      const where = direction === 'both' ? 'upstream or downstream' : direction;
+      setNote(added ? null : `Nothing further ${where} of ${node.id}.`);
       await draw();
     } catch (e) {
       setError(e);
@@ -500,6 +503,7 @@ function LineagePanel({ nodeId, params }) {
     let live = true;
     setError(null);
     setSelected(null);
+    setNote(null);
     const started = performance.now();
     const warm = warmUp();
     get(`/lineage/${enc(nodeId)}${qs({ direction, depth, limit, level })}`).then(
@@ -553,6 +557,7 @@ function LineagePanel({ nodeId, params }) {
       <button class="small" onClick=${() => g.fit()}>fit</button>
     </div>
     <${ErrorBox} error=${error} />
+    ${note ? html`<p class="warn" role="status" data-testid="graph-note">${note}</p>` : null}
     ${info
       ? html`<p class="facts" data-testid="graph-info">${info.nodes ?? '…'} nodes, ${info.edges ?? '…'} edges
           ${info.ms !== undefined ? html` · drawn in <span data-testid="render-ms">${Math.round(info.ms)}</span> ms` : null}

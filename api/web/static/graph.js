@@ -110,9 +110,13 @@ export class LineageGraph {
     this.merge(view);
   }
 
+  // Returns how many nodes and edges were new, so an expansion that found
+  // nothing further can say so instead of redrawing the same picture.
   merge(view) {
+    const before = this.nodes.size + this.edges.size;
     for (const node of view.nodes) this.nodes.set(node.id, node);
     for (const edge of view.edges) this.edges.set(`${edge.source}\u0000${edge.target}\u0000${edgeKind(edge)}`, edge);
+    return this.nodes.size + this.edges.size - before;
   }
 
   kinds() {
@@ -146,11 +150,17 @@ export class LineageGraph {
   // What is drawn: the columns, or one node per table with the column edges merged.
   visible() {
     const edges = [...this.edges.values()].filter((edge) => !this.hiddenKinds.has(edgeKind(edge)));
+    // A node whose every edge is of a hidden kind would float alone: it hides with its edges.
+    const linked = new Set([this.root]);
+    for (const edge of edges) linked.add(edge.source).add(edge.target);
+    const hasEdge = new Set();
+    for (const edge of this.edges.values()) hasEdge.add(edge.source).add(edge.target);
+    const columns = [...this.nodes.values()].filter((node) => linked.has(node.id) || !hasEdge.has(node.id));
     if (!this.collapsed) {
-      return { nodes: [...this.nodes.values()], edges, root: this.root };
+      return { nodes: columns, edges, root: this.root };
     }
     const tables = new Map();
-    for (const node of this.nodes.values()) {
+    for (const node of columns) {
       const table = tableOf(node);
       const entry = tables.get(table) || { id: `table:${table}`, table, label: table, tags: {}, columns: 0, isTable: true };
       entry.columns += 1;
