@@ -74,3 +74,52 @@ def test_hiding_an_edge_kind_hides_the_nodes_it_leaves_alone(web_stack, page, sh
     page.check("input[data-kind=expression]")
     wait_renders(page, 7)
     assert set(page.evaluate(NODES)) == {"table:dwd.users", "table:dws.contacts"}
+
+
+# up.a feeds mid.b and both feed the root's table; the same past it with down.d and down.e
+SKIP_VIEW = {
+    "root": "root.r.c",
+    "nodes": [
+        {"id": node, "tags": {}}
+        for node in ["up.a.c", "up.a.d", "mid.b.c", "root.r.c", "down.d.c", "down.e.c", "down.e.f"]
+    ],
+    "edges": [
+        {"source": source, "target": target, "kind": "direct"}
+        for source, target in [
+            ("up.a.c", "mid.b.c"),
+            ("mid.b.c", "root.r.c"),
+            ("up.a.d", "root.r.c"),
+            ("root.r.c", "down.d.c"),
+            ("down.d.c", "down.e.c"),
+            ("root.r.c", "down.e.f"),
+        ]
+    ],
+}
+
+
+def test_collapsed_tables_flow_left_to_right_by_distance(web_stack, page, shots):
+    login(page, web_stack.base_url, web_stack.tokens["viewer"])
+    page.goto(f"{web_stack.base_url}/#/column/dws.contacts.contact?depth=1")
+    wait_renders(page, 1)
+    # the page's own graph object draws a view with a table both one and two hops from the root
+    drawn = page.evaluate(
+        """async (view) => {
+            const g = window.__watershed.graph;
+            g.setData(view);
+            g.collapsed = true;
+            await g.render();
+            const x = (id) => g.cy.getElementById(id).position().x;
+            return {
+                x: Object.fromEntries(g.cy.nodes().map((n) => [n.id(), x(n.id())])),
+                edges: g.cy.edges().map((e) => [e.source().id(), e.target().id()]),
+            };
+        }""",
+        SKIP_VIEW,
+    )
+    shots("collapsed-flow")
+    x = drawn["x"]
+    order = ["up.a", "mid.b", "root.r", "down.d", "down.e"]
+    assert [x[f"table:{table}"] for table in order] == sorted(x[f"table:{table}"] for table in order)
+    assert len(set(x.values())) == len(order), x
+    for source, target in drawn["edges"]:
+        assert x[source] < x[target], (source, target, x)

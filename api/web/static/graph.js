@@ -213,6 +213,17 @@ export class LineageGraph {
         frontier = next;
       }
     }
+    // The shortest distance puts A and B in one column when A feeds B and both feed the root
+    // (common between tables): the edge A -> B then runs vertically and the flow is lost. Each
+    // side is pushed out to its longest distance instead, so every edge points right; nodes on
+    // a cycle keep their shortest one.
+    LineageGraph.stretch(edges, level, root, 1);
+    LineageGraph.stretch(
+      edges.map((edge) => ({ source: edge.target, target: edge.source })),
+      level,
+      root,
+      -1,
+    );
     // Nodes reached only through expanded ones sit one hop past them.
     let changed = true;
     while (changed) {
@@ -229,6 +240,29 @@ export class LineageGraph {
     }
     for (const node of nodes) if (!level.has(node.id)) level.set(node.id, 0);
     return level;
+  }
+
+  // Longest distance from the root along `edges`, over the nodes on the `step` side (Kahn's
+  // order, so each node is placed after everything that feeds it).
+  static stretch(edges, level, root, step) {
+    const side = (id) => id === root || (level.has(id) && Math.sign(level.get(id)) === step);
+    const inner = edges.filter((edge) => side(edge.source) && side(edge.target) && edge.target !== root);
+    const waiting = new Map();
+    const next = new Map();
+    for (const edge of inner) {
+      waiting.set(edge.target, (waiting.get(edge.target) || 0) + 1);
+      (next.get(edge.source) || next.set(edge.source, []).get(edge.source)).push(edge.target);
+    }
+    const ready = [root];
+    while (ready.length) {
+      const id = ready.pop();
+      for (const other of next.get(id) || []) {
+        const further = level.get(id) + step;
+        if (Math.abs(further) > Math.abs(level.get(other))) level.set(other, further);
+        waiting.set(other, waiting.get(other) - 1);
+        if (waiting.get(other) === 0) ready.push(other);
+      }
+    }
   }
 
   static positions(nodes, level) {
