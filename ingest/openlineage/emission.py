@@ -242,6 +242,13 @@ def _read_batch(store: GraphStore, task_ids: list[str]) -> tuple[list[_Task], di
         tasks[task_id].column_edges.append((source, target, kind, list(functions or []), key, description))
     for task_id, source, target, role in store.read(_WEAK_EDGES, params):
         tasks[task_id].weak_edges.append((source, target, role))
+    # a backend returns rows in no fixed order (Neo4j's differs with the batch a task is read in):
+    # sorted, the same task gives the same event whatever the batch
+    for task in tasks.values():
+        task.reads.sort()
+        task.writes.sort()
+        task.column_edges.sort(key=lambda e: (e[0], e[1], e[2], e[3], e[4] or "", e[5] or ""))
+        task.weak_edges.sort()
     wanted: set[str] = set()
     for task in tasks.values():
         wanted.update(task.reads, task.writes)

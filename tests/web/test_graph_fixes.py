@@ -4,7 +4,7 @@ and hiding an edge kind hides the nodes it leaves without any edge."""
 from __future__ import annotations
 
 from bench.ui_render import login
-from tests.web.test_lineage_interactions import NODES, on_screen, wait_renders
+from tests.support.web_graph import NODES, on_screen, wait_renders
 
 
 def test_expanding_a_node_with_nothing_further_says_so(web_stack, page, shots):

@@ -3,27 +3,8 @@ zoom and pan, and the table-level graph."""
 
 from __future__ import annotations
 
-from bench.ui_render import login, wait_for
-
-NODES = "window.__watershed.graph.cy.nodes().map((n) => n.id())"
-EDGES = "window.__watershed.graph.cy.edges().length"
-NO_TAG = "#b8c2cc"
-
-
-def on_screen(page, node_id: str) -> dict:
-    return page.evaluate(
-        """(id) => {
-            const cy = window.__watershed.graph.cy;
-            const box = cy.container().getBoundingClientRect();
-            const at = cy.getElementById(id).renderedPosition();
-            return { x: box.left + at.x, y: box.top + at.y };
-        }""",
-        node_id,
-    )
-
-
-def wait_renders(page, count: int) -> None:
-    wait_for(page, f"window.__watershed.renderCount >= {count}")
+from bench.ui_render import login
+from tests.support.web_graph import EDGES, NO_TAG, NODES, on_screen, wait_renders
 
 
 def test_expand_filter_colour_zoom_pan(web_stack, page, shots):
