@@ -67,7 +67,8 @@ public final class WatershedNeo4j {
         boolean fresh = !Files.exists(home.resolve("data").resolve("databases").resolve("system"));
         if (fresh) {
             int code = new CommandLine(new SetInitialPasswordCommand(new ExecutionContext(home, home.resolve("conf"))))
-                    .execute(password);
+                    // "--": a password that begins with "-" is the parameter, not an option
+                    .execute("--", password);
             if (code != 0) {
                 fail("could not set the initial password (exit code " + code + ")");
             }

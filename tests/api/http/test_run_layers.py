@@ -12,7 +12,8 @@ def test_an_earlier_run_keeps_its_layers_after_a_newer_run(api):
         assert first["layers"], first  # the fixture's full run, while it is still the current one
         propagate_locally(api.graph, api.settings)
         listed = viewer.get("/propagation/runs").json()["items"]
-        assert listed[0]["run_id"] != first["run_id"]
+        # two runs started in the same second may list in either order
+        assert len({r["run_id"] for r in listed}) >= 2
         earlier = next(r for r in listed if r["run_id"] == first["run_id"])
         assert earlier["layers"] == first["layers"]
         assert viewer.get(f"/propagation/runs/{first['run_id']}").json()["layers"] == first["layers"]
