@@ -144,6 +144,16 @@ def test_up_status_down_and_a_clean_restart(neo4j_service_env):
     assert not re.search(r"Recovery (required|in progress)", _debug_log(neo4j_service_env))
 
 
+def test_a_password_that_begins_with_a_dash_starts_neo4j(neo4j_service_env, monkeypatch):
+    # one generated password in 64 begins with "-": the launcher once read it as an option
+    monkeypatch.setenv("WATERSHED_NEO4J_PASSWORD", "-dash-first-password")
+    up = runner.invoke(app, ["services", "up"], catch_exceptions=False)
+    assert up.exit_code == 0, up.output
+    settings = GraphSettings()
+    _write_table(settings, "db.dash")
+    assert _node_ids(settings) == ["db.dash"]
+
+
 def _debug_log(data_dir: Path) -> str:
     return (data_dir / "neo4j" / "logs" / "debug.log").read_text(errors="replace")
 
