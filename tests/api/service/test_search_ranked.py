@@ -89,12 +89,18 @@ def test_past_the_ranked_window_pages_read_on_with_a_bounded_total(graph, monkey
     monkeypatch.setattr(search, "RANK_WINDOW", 2)
     first = search_nodes(graph, policy, q="email", kind="column", limit=2)
     assert first.total == 2 and first.total_bounded
-    seen, cursor = ids(first), first.next_cursor
+    seen = ids(first) + _pages_after(graph, policy, first, q="email", kind="column", limit=2)
+    assert sorted(seen) == sorted(every) and len(every) == 5
+
+
+def _pages_after(graph, policy, page, **query) -> list[str]:
+    """The ids of every page after `page`, followed by its cursors."""
+    seen, cursor = [], page.next_cursor
     while cursor:
-        page = search_nodes(graph, policy, q="email", kind="column", limit=2, cursor=cursor)
+        page = search_nodes(graph, policy, cursor=cursor, **query)
         seen += ids(page)
         cursor = page.next_cursor
-    assert sorted(seen) == sorted(every) and len(every) == 5
+    return seen
 
 
 def test_a_typo_finds_the_name_one_edit_away(graph):
@@ -132,11 +138,7 @@ def test_an_id_prefix_filling_the_page_reads_no_substring_matches_first(graph):
     first = search_nodes(graph, policy, q="dwd.users.", kind="column", limit=2)
     # three prefix matches fill a page of two: the substring scan waits for the pages past them
     assert first.total == 3 and first.total_bounded
-    seen, cursor = ids(first), first.next_cursor
-    while cursor:
-        page = search_nodes(graph, policy, q="dwd.users.", kind="column", limit=2, cursor=cursor)
-        seen += ids(page)
-        cursor = page.next_cursor
+    seen = ids(first) + _pages_after(graph, policy, first, q="dwd.users.", kind="column", limit=2)
     assert seen == ["dwd.users.email", "dwd.users.email_hash", "dwd.users.uid"]
     whole = search_nodes(graph, policy, q="dwd.users.", kind="column", limit=50)
     assert whole.total == 3 and not whole.total_bounded
