@@ -84,3 +84,17 @@ def propagated_warehouse(store, falkordb_server, directory: Path):
     record = propagate(store, policy, state, local_runner, full=True, settings=PropagationSettings())
     assert record.status == "done", record
     return store
+
+
+@contextmanager
+def consumer_graph(falkordb_server, name: str):
+    """An empty FalkorDB graph on the session's server: the Watershed that takes emitted events."""
+    from watershed.graph.falkordb_store import FalkorDBStore
+
+    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=name)
+    store.ensure_schema()
+    try:
+        yield store
+    finally:
+        store.clear()
+        store.close()

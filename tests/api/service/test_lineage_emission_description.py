@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.ingest.openlineage.samples import facet_event
+from tests.support.openlineage_emission import consumer_graph
 from watershed.api.service import lineage_emission as service
 from watershed.api.service.lineage_intake import Intake
 from watershed.graph import ids
@@ -21,13 +22,8 @@ DESCRIBED = "MATCH (s:Column)-[r:FLOWS_TO]->(t:Column) WHERE r.task = $task RETU
 
 @pytest.fixture
 def consumer(falkordb_server):
-    from watershed.graph.falkordb_store import FalkorDBStore
-
-    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph="description_round_trip")
-    store.ensure_schema()
-    yield store
-    store.clear()
-    store.close()
+    with consumer_graph(falkordb_server, "description_round_trip") as store:
+        yield store
 
 
 def test_a_kept_description_survives_a_round_trip(graph_store, consumer, tmp_path):

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.support.openlineage_emission import propagated_warehouse
+from tests.support.openlineage_emission import consumer_graph, propagated_warehouse
 from watershed.api.service import lineage_emission as service
 from watershed.api.service.lineage_intake import Intake
 from watershed.api.service.lineage_reconcile import reconcile
@@ -34,13 +34,8 @@ def source(backend_store, falkordb_server, tmp_path):
 @pytest.fixture
 def fresh(falkordb_server):
     """An empty FalkorDB graph: the consumer Watershed."""
-    from watershed.graph.falkordb_store import FalkorDBStore
-
-    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph=f"round_trip_{next(_names)}")
-    store.ensure_schema()
-    yield store
-    store.clear()
-    store.close()
+    with consumer_graph(falkordb_server, f"round_trip_{next(_names)}") as store:
+        yield store
 
 
 def events_of(store, tmp_path) -> list[dict]:

@@ -14,6 +14,7 @@ from collections import Counter
 import pytest
 
 from bench.propagation_bench import load_generated
+from tests.support.openlineage_emission import consumer_graph
 from watershed.api.cli.demo import demo_command
 from watershed.api.service import lineage_emission as service
 from watershed.api.service.lineage_intake import Intake
@@ -33,13 +34,8 @@ AS_WEAK = {"window": "window", "conditional-value": "condition"}
 
 @pytest.fixture
 def consumer(falkordb_server):
-    from watershed.graph.falkordb_store import FalkorDBStore
-
-    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph="round_trip_demo")
-    store.ensure_schema()
-    yield store
-    store.clear()
-    store.close()
+    with consumer_graph(falkordb_server, "round_trip_demo") as store:
+        yield store
 
 
 def said(task, s, t, kind, functions, masks):
