@@ -235,15 +235,7 @@ def discover(day: str, settings: NightlySettings | None = None, *, spark=None) -
     settings = settings or NightlySettings()
     check_date(day)
     if not settings.nightly_discovery:
-        return save_result(
-            settings,
-            StepResult(
-                step="discover",
-                date=day,
-                status="skipped",
-                message="discovery is off (WATERSHED_NIGHTLY_DISCOVERY=false)",
-            ),
-        )
+        return _skipped(settings, "discover", day, "discovery is off (WATERSHED_NIGHTLY_DISCOVERY=false)")
     policy = _policy(f"discover {day}: ")
     store = _open_graph(settings)
     try:
@@ -398,14 +390,8 @@ def protection_plan(day: str, settings: NightlySettings | None = None) -> StepRe
     began = time.monotonic()
     policy = _protection_policy(day)
     if policy is None:
-        return save_result(
-            settings,
-            StepResult(
-                step="protection_plan",
-                date=day,
-                status="skipped",
-                message="the tag policy has no protection rules (docs/protection.md)",
-            ),
+        return _skipped(
+            settings, "protection_plan", day, "the tag policy has no protection rules (docs/protection.md)"
         )
     store = _open_graph(settings)
     try:
@@ -454,16 +440,18 @@ def _read_plan(settings: NightlySettings, day: str):
 
 def apply_skipped(day: str, settings: NightlySettings | None = None, reason: str = "") -> StepResult:
     """The apply step's result when it does not run (off, or nothing planned)."""
-    return save_result(
+    return _skipped(
         settings or NightlySettings(),
-        StepResult(
-            step="protection_apply",
-            date=day,
-            status="skipped",
-            message=reason
-            or "protection apply is off: a steward turns it on (`--apply-protection`, or the DAG's apply_protection param)",
-        ),
+        "protection_apply",
+        day,
+        reason
+        or "protection apply is off: a steward turns it on (`--apply-protection`, or the DAG's apply_protection param)",
     )
+
+
+def _skipped(settings: NightlySettings, step: str, day: str, message: str) -> StepResult:
+    """A step's result, saved, when it does not run."""
+    return save_result(settings, StepResult(step=step, date=day, status="skipped", message=message))
 
 
 def apply_run_id(day: str) -> str:
@@ -563,14 +551,8 @@ def emit(day: str, settings: NightlySettings | None = None) -> StepResult:
     emission = lineage_emission.LineageEmissionSettings()
     url = emission.openlineage_emit_url
     if not url:
-        return save_result(
-            settings,
-            StepResult(
-                step="emit",
-                date=day,
-                status="skipped",
-                message="OpenLineage emission is off (set WATERSHED_OPENLINEAGE_EMIT_URL)",
-            ),
+        return _skipped(
+            settings, "emit", day, "OpenLineage emission is off (set WATERSHED_OPENLINEAGE_EMIT_URL)"
         )
     policy = _policy(f"emit {day}: ")
     night = datetime.combine(date.fromisoformat(day) + timedelta(days=1), datetime.min.time(), UTC)
