@@ -15,9 +15,10 @@ from watershed.api.http.deps import Service, service, steward, viewer
 from watershed.api.http.models import TagValues
 from watershed.api.http.nodes import NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
-from watershed.api.service import tag_changes
+from watershed.api.service import tag_changes, tag_preview
 from watershed.api.service.accounts.rights import Me
 from watershed.api.service.provenance import NoTagError, why_paths
+from watershed.api.service.tag_preview import TagChange, TagPreview
 from watershed.propagation import queries
 from watershed.propagation.graph_store import GraphTagStore, UnknownNodeError
 from watershed.propagation.policy import UnknownTagError
@@ -123,3 +124,24 @@ def unblock(
     if not lifted:
         raise ApiProblem(404, f"{key} is not blocked on {node}")
     return tag_changes.node_tags(store, node)
+
+
+@router.post("/preview", response_model=TagPreview)
+def preview(
+    change: TagChange,
+    limit: int = Query(tag_preview.DEFAULT_LIMIT, ge=1, le=tag_preview.MAX_LIMIT),
+    me: Me = Depends(steward),
+    svc: Service = Depends(service),
+) -> TagPreview:
+    """What the next propagation run would change if the steward made `change` (set, unset, block,
+    unblock): nothing is written or audited, and the caller needs the rights the change needs."""
+    node, label = _changeable(me, change.node)
+    with _refused(label, node):
+        try:
+            return tag_preview.preview_change(
+                _tag_store(svc), change.model_copy(update={"node": node}), limit=limit, databases=me.databases
+            )
+        except tag_preview.NothingToTakeBackError as exc:
+            raise ApiProblem(404, str(exc)) from None
+        except tag_preview.PreviewError as exc:
+            raise ApiProblem(400, str(exc)) from None

@@ -38,6 +38,8 @@ RIGHTS = {
     ("DELETE", "/api/v1/nodes/{node_id}/tags/{key}"): "steward",
     ("PUT", "/api/v1/nodes/{node_id}/blocks/{key}"): "steward",
     ("DELETE", "/api/v1/nodes/{node_id}/blocks/{key}"): "steward",
+    # a preview changes nothing, but needs the right the change needs
+    ("POST", "/api/v1/preview"): "steward",
     ("POST", "/api/v1/propagation/runs"): "steward",
     ("GET", "/api/v1/propagation/runs"): "viewer",
     ("GET", "/api/v1/propagation/runs/{run_id}"): "viewer",
@@ -104,6 +106,7 @@ BODIES = {
     ("POST", "/api/v1/session"): None,  # filled per caller below
     ("POST", "/api/v1/lineage/sql"): {"sql": "select 1"},
     ("PUT", "/api/v1/nodes/{node_id}/tags/{key}"): {"values": ["L2"]},
+    ("POST", "/api/v1/preview"): {"node": "ods.no_such_table.col", "action": "block", "key": "pii"},
     ("POST", "/api/v1/propagation/runs"): {"full": [1]},
     ("POST", "/api/v1/users"): {"name": "", "role": "viewer"},
     ("PATCH", "/api/v1/users/{name}"): {"role": "viewer"},
