@@ -109,6 +109,8 @@ INDEXES = [
     "CREATE INDEX FOR (n:Session) ON (n.user)",
     "CREATE INDEX FOR (n:Session) ON (n.token)",
     "CREATE INDEX FOR (n:AuditEntry) ON (n.id)",
+    # a node's history (api/service/audit.py NODE_LIST): a range of targets
+    "CREATE INDEX FOR (n:AuditEntry) ON (n.target)",
     # data roles, groups and grants of query-time authorization (api/service/authz/grants.py)
     "CREATE INDEX FOR (n:DataRole) ON (n.name)",
     "CREATE INDEX FOR (n:DataRoleMember) ON (n.name)",

@@ -45,6 +45,7 @@ CONSTRAINTS = [
     "CREATE INDEX watershed_session_user IF NOT EXISTS FOR (n:Session) ON (n.user)",
     "CREATE INDEX watershed_session_token IF NOT EXISTS FOR (n:Session) ON (n.token)",
     "CREATE CONSTRAINT watershed_audit_id IF NOT EXISTS FOR (n:AuditEntry) REQUIRE n.id IS UNIQUE",
+    "CREATE INDEX watershed_audit_target IF NOT EXISTS FOR (n:AuditEntry) ON (n.target)",
     "CREATE CONSTRAINT watershed_data_role_name IF NOT EXISTS FOR (n:DataRole) REQUIRE n.name IS UNIQUE",
     "CREATE INDEX watershed_data_role_member_name IF NOT EXISTS FOR (n:DataRoleMember) ON (n.name)",
     "CREATE INDEX watershed_data_role_member_role IF NOT EXISTS FOR (n:DataRoleMember) ON (n.role)",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from fastapi import APIRouter, Depends, Path, Query, Response
 
 from watershed.api.http.deps import Service, admin, caller, service
 from watershed.api.http.models import TOKEN_ID_PATTERN, UserCreate, UserPatch
+from watershed.api.http.nodes import NODE_ID, parse
 from watershed.api.http.paging import Page, PageRequest, keyed_page, page_request
 from watershed.api.http.problems import CONFLICT_RESPONSES, ApiProblem
 from watershed.api.service.accounts.names import UserName
@@ -147,12 +150,44 @@ def audit(
         None, max_length=200, description="An action or its prefix: tag., user.grant, ..."
     ),
     since: str | None = Query(None, max_length=40, description="ISO time, e.g. 2026-01-01T00:00:00"),
+    until: str | None = Query(None, max_length=40, description="ISO time, excluded"),
+    node: str | None = Query(
+        None,
+        max_length=1000,
+        pattern=NODE_ID,
+        description="A table or column id: only its own changes (tags, blocks, discovery decisions).",
+    ),
     page: PageRequest = Depends(page_request),
-    me: Me = Depends(admin),
+    me: Me = Depends(caller),
     svc: Service = Depends(service),
 ) -> Page[AuditEntry]:
-    """The audit trail, newest first (admins of all databases: a limited admin would see other databases' changes)."""
-    me.require_unrestricted("admin")
+    """The audit trail, newest first: admins of all databases (a limited admin would see other
+    databases' changes); a node's history (`node`) also a steward of the node's database."""
+    if node is None:
+        me.require_unrestricted("admin")
+    else:
+        node, _label, db = parse(node)
+        me.require("steward", db)
+    for name, value in (("since", since), ("until", until)):
+        if value is not None and not _iso_time(value):
+            raise ApiProblem(400, f"{name}={value!r} is not an ISO time (e.g. 2026-01-01T00:00:00)")
     after = page.position().get("after")
-    found = entries(svc.graph, after=after, limit=page.limit + 1, actor=actor, action=action, since=since)
+    found = entries(
+        svc.graph,
+        after=after,
+        limit=page.limit + 1,
+        actor=actor,
+        action=action,
+        since=since,
+        until=until,
+        node=node,
+    )
     return keyed_page(found, page.limit, lambda e: e.id)
+
+
+def _iso_time(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
