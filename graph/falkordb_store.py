@@ -194,6 +194,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "origin",
         "own_changed_at",
         "owner",
+        "owners",
         "partition_window",
         "partitioned_by",
         "path",
