@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 from watershed.api.service.audit import statement
+from watershed.api.service.notifications import events
 from watershed.graph.model import node_label
 from watershed.propagation import queries
 from watershed.propagation.graph_store import GraphTagStore
@@ -52,6 +53,14 @@ def _now() -> str:
 
 def _target(node: str, key: str) -> str:
     return f"{node}:{key}"
+
+
+def _changed(
+    action: str, node: str, key: str, actor: str, *, values: list[str] | None = None, origin: str = MANUAL
+) -> tuple[str, dict]:
+    """The `tag.changed` webhook event, in the same write as the change (nothing when no one subscribes)."""
+    data = {"action": action, "node": node, "key": key, "actor": actor, "origin": origin}
+    return events.statement("tag.changed", data if values is None else data | {"values": values})
 
 
 def set_tags(
@@ -100,6 +109,7 @@ def set_statements(
         writes.append(
             statement(actor, "tag.set", _target(node, key), _own(view, "TAGGED", key, origin), after)
         )
+        writes.append(_changed("set", node, key, actor, values=values, origin=origin))
     return writes
 
 
@@ -125,6 +135,7 @@ def unset_statements(
             removed.append(key)
             writes.append((queries.unset_own(label), {"id": node, "key": key, "origin": origin}))
             writes.append(statement(actor, "tag.unset", _target(node, key), before, None))
+            writes.append(_changed("unset", node, key, actor, origin=origin))
     return removed, writes
 
 
@@ -139,6 +150,7 @@ def block(store: GraphTagStore, node: str, key: str, *, by: str, actor: str | No
             statement(
                 actor, "tag.block", _target(node, key), _own(view, "BLOCKS", key), [{"key": key, "by": by}]
             ),
+            _changed("block", node, key, actor),
         ]
     )
 
@@ -152,6 +164,7 @@ def unblock(store: GraphTagStore, node: str, key: str, *, actor: str) -> bool:
         [
             (queries.unblock(node_label(node)), {"id": node, "key": key}),
             statement(actor, "tag.unblock", _target(node, key), before, None),
+            _changed("unblock", node, key, actor),
         ]
     )
     return True
