@@ -19,11 +19,13 @@ from watershed.api.cli.output import (
     write_model,
 )
 from watershed.api.cli.policy_option import POLICY_HELP, command_policy
+from watershed.api.cli.tag_preview import limit_option, preview_option, print_preview
 from watershed.graph import ids
 
 app = typer.Typer(help="Set, block and explain tags on columns and tables.", no_args_is_help=True)
 
 NODE_HELP = "A column (db.table.column) or a table (db.table)."
+PREVIEW_FORMAT_HELP = "With --preview: a table, or JSON (the TagPreview model)."
 BY_HELP = "Who sets it (default: the OS user)."
 
 
@@ -58,6 +60,9 @@ def set_command(
     ),
     by: str = typer.Option(None, "--by", help=BY_HELP),
     policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
+    preview: bool = preview_option(),
+    limit: int = limit_option(),
+    output: OutputFormat = format_option(PREVIEW_FORMAT_HELP),
 ) -> None:
     """Set a steward's tag on a node (it wins over propagated tags there and propagates downstream)."""
     from watershed.api.service import tag_changes
@@ -72,6 +77,11 @@ def set_command(
         if not sep or not key.strip() or not values:
             usage_error(f"{item!r}: expected KEY=VALUE[,VALUE...]")
         parsed[key.strip()] = values
+    if preview:
+        if len(parsed) != 1:
+            usage_error(f"--preview: one KEY=VALUE[,VALUE...] at a time (got {len(parsed)})")
+        [(key, values)] = parsed.items()
+        return print_preview(_store(policy_file), node, "set", key, values, limit, output)
     try:
         tag_changes.set_tags(_store(policy_file), node, parsed, by=by or getpass.getuser(), actor=_actor())
     except (UnknownNodeError, UnknownTagError) as exc:
@@ -84,12 +94,19 @@ def set_command(
 def unset_command(
     node: str = typer.Argument(..., help=NODE_HELP),
     keys: list[str] = typer.Argument(..., help="Tag keys to remove, e.g. pii pii_type."),
+    preview: bool = preview_option(),
+    limit: int = limit_option(),
+    output: OutputFormat = format_option(PREVIEW_FORMAT_HELP),
 ) -> None:
     """Remove a steward's tags from a node (propagated tags that depended on them are retracted by the next run)."""
     from watershed.api.service import tag_changes
     from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
+    if preview:
+        if len(keys) != 1:
+            usage_error(f"--preview: one key at a time (got {len(keys)})")
+        return print_preview(_store(), node, "unset", keys[0], [], limit, output)
     try:
         removed = tag_changes.unset_tags(_store(), node, keys, actor=_actor())
     except UnknownNodeError as exc:
@@ -109,6 +126,9 @@ def block_command(
     key: str = typer.Argument(..., help="The tag key to block, e.g. pii."),
     by: str = typer.Option(None, "--by", help=BY_HELP),
     policy_file=typer.Option(None, "--policy", help=POLICY_HELP),
+    preview: bool = preview_option(),
+    limit: int = limit_option(),
+    output: OutputFormat = format_option(PREVIEW_FORMAT_HELP),
 ) -> None:
     """Block a tag key on a node: it neither holds nor passes on that key."""
     from watershed.api.service import tag_changes
@@ -116,6 +136,8 @@ def block_command(
     from watershed.propagation.policy import UnknownTagError
 
     node = _node(node)
+    if preview:
+        return print_preview(_store(policy_file), node, "block", key, [], limit, output)
     try:
         tag_changes.block(_store(policy_file), node, key, by=by or getpass.getuser(), actor=_actor())
     except (UnknownNodeError, UnknownTagError) as exc:
@@ -127,12 +149,17 @@ def block_command(
 def unblock_command(
     node: str = typer.Argument(..., help=NODE_HELP),
     key: str = typer.Argument(..., help="The blocked tag key."),
+    preview: bool = preview_option(),
+    limit: int = limit_option(),
+    output: OutputFormat = format_option(PREVIEW_FORMAT_HELP),
 ) -> None:
     """Lift a block."""
     from watershed.api.service import tag_changes
     from watershed.propagation.graph_store import UnknownNodeError
 
     node = _node(node)
+    if preview:
+        return print_preview(_store(), node, "unblock", key, [], limit, output)
     try:
         lifted = tag_changes.unblock(_store(), node, key, actor=_actor())
     except UnknownNodeError as exc:

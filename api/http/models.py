@@ -7,11 +7,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from watershed.api.http.nodes import TABLE_ID
+from watershed.api.http.nodes import NODE_ID, TABLE_ID
 from watershed.api.service.accounts.names import RULE as NAME_RULE
 from watershed.api.service.accounts.names import UserName
 from watershed.api.service.authz.errors import AuthzError
 from watershed.api.service.authz.grants import check_name
+from watershed.api.service.tag_preview import TagChange
 from watershed.graph.model import TagMap
 from watershed.graph.protection import (
     ColumnAction,
@@ -281,3 +282,10 @@ class UserPatch(BaseModel):
     role: Literal["producer", "viewer", "steward", "admin"] | None = None
     #: a list limits the user to those databases; null gives all; leave out to keep it
     databases: list[DatabaseName] | None = Field(default=None, min_length=1)
+
+
+class PreviewRequest(TagChange):
+    """POST /preview: the change to preview, as the change's own route would take it."""
+
+    node: str = Field(pattern=NODE_ID, description="A table id `db.table` or a column id `db.table.column`.")
+    values: list[str] = Field(default_factory=list, max_length=100)

@@ -12,13 +12,13 @@ from contextlib import contextmanager
 from fastapi import APIRouter, Depends, Query
 
 from watershed.api.http.deps import Service, service, steward, viewer
-from watershed.api.http.models import TagValues
+from watershed.api.http.models import PreviewRequest, TagValues
 from watershed.api.http.nodes import NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service import tag_changes, tag_preview
 from watershed.api.service.accounts.rights import Me
 from watershed.api.service.provenance import NoTagError, why_paths
-from watershed.api.service.tag_preview import TagChange, TagPreview
+from watershed.api.service.tag_preview import TagPreview
 from watershed.propagation import queries
 from watershed.propagation.graph_store import GraphTagStore, UnknownNodeError
 from watershed.propagation.policy import UnknownTagError
@@ -128,7 +128,7 @@ def unblock(
 
 @router.post("/preview", response_model=TagPreview)
 def preview(
-    change: TagChange,
+    change: PreviewRequest,
     limit: int = Query(tag_preview.DEFAULT_LIMIT, ge=1, le=tag_preview.MAX_LIMIT),
     me: Me = Depends(steward),
     svc: Service = Depends(service),

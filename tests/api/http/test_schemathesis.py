@@ -50,6 +50,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "DELETE /api/v1/authz/roles/{name}/members/{kind}/{member}": "the member's name rule depends on its kind",
     "PUT /api/v1/nodes/{node_id}/tags/{key}": "a tag key and values of the policy file",
     "PUT /api/v1/nodes/{node_id}/blocks/{key}": "a tag key of the policy file",
+    "POST /api/v1/preview": "a tag key and values of the policy file",
     "GET /api/v1/nodes/{node_id}/tags/{key}/why": "a tag key of the policy file",
     "GET /api/v1/lineage/{node_id}": "a table id asks for level=table",
     "GET /api/v1/edges": "source and target are both tables or both columns",
