@@ -1,5 +1,6 @@
 """The nightly Airflow DAG `watershed_nightly`: harvest → discover → propagate → TTL advice →
-protection plan → protection apply (off unless the `apply_protection` param is on) → a run summary,
+protection plan → protection apply (off unless the `apply_protection` param is on) → the coverage
+snapshot → a run summary,
 once per logical date; beside them, after propagation, OpenLineage emission (off unless
 WATERSHED_OPENLINEAGE_EMIT_URL is set).
 
@@ -173,6 +174,15 @@ def applied(prepared: dict) -> dict:
     return protection_apply_result(prepared["date"], _settings()).model_dump()
 
 
+# after whichever of apply and apply_skipped ran (the branch skips the other)
+@task(trigger_rule="none_failed_min_one_success", **STEP_DEFAULTS)
+def coverage(prepared: dict) -> dict:
+    """The night's coverage snapshot, counting tonight's apply (the dashboard reads it)."""
+    from watershed.api.service.nightly import steps
+
+    return steps.coverage(prepared["date"], _settings()).model_dump()
+
+
 @task(**STEP_DEFAULTS)
 def emit(prepared: dict) -> dict:
     """Every task's lineage as OpenLineage events (skipped unless WATERSHED_OPENLINEAGE_EMIT_URL is set)."""
@@ -240,6 +250,7 @@ with DAG(
     )
     apply_step = applied(prepared)
     skipped = apply_skipped(prepared, plan_step)
+    coverage_step = coverage(prepared)
     emit_step = emit(prepared)
     done = summary(prepared)
 
@@ -254,7 +265,7 @@ with DAG(
         >> plan_step
         >> branch
     )
-    branch >> apply >> apply_step >> done
-    branch >> skipped >> done
+    branch >> apply >> apply_step >> coverage_step >> done
+    branch >> skipped >> coverage_step
     # beside the TTL and protection steps: a consumer that is down holds none of them back
     propagate_step >> emit_step >> done

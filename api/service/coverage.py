@@ -29,6 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from watershed.api.service import audit
 from watershed.graph import ids
 from watershed.graph.model import tag_values
 from watershed.graph.protection import ProtectionPolicy, TableProtection
@@ -385,10 +386,21 @@ def save(store: GraphStore, computed: Computed, keep: int | None = None) -> Cove
 
 
 def refresh(
-    store: GraphStore, policy: Policy, day: str | None = None, *, keep: int | None = None
+    store: GraphStore,
+    policy: Policy,
+    day: str | None = None,
+    *,
+    keep: int | None = None,
+    actor: str | None = None,
 ) -> CoverageSnapshot:
-    """Compute the coverage for `day` (default today, UTC) and store it."""
-    return save(store, compute(store, policy, day or today()), keep)
+    """Compute the coverage for `day` (default today, UTC) and store it; with `actor` (a steward's
+    refresh, not the nightly's), the audit log names who asked and what it counted."""
+    snapshot = save(store, compute(store, policy, day or today()), keep)
+    if actor is not None:
+        audit.record(
+            store, actor, "coverage.refresh", f"coverage:{snapshot.id}", None, snapshot.totals.model_dump()
+        )
+    return snapshot
 
 
 def today() -> str:

@@ -1,7 +1,7 @@
 """The nightly chain in one process: what `watershed nightly` and the Celery beat task run.
 
 harvest → discover → propagate → TTL advice → protection plan → protection apply (only when asked) →
-OpenLineage emission (only with a URL) → summary,
+coverage snapshot → OpenLineage emission (only with a URL) → summary,
 each step as `watershed.api.service.nightly.steps` implements it for every trigger. A step that fails
 stops the chain (the later steps would work on a half-done night); running the chain again for
 the same date redoes every step, each idempotent, and converges.
@@ -57,6 +57,7 @@ def run_nightly(
         done(steps.apply_skipped(day, settings, "no protection plan: " + planned.message))
     else:
         done(steps.protection_apply(day, settings, spark=spark, say=say))
+    done(steps.coverage(day, settings))
     # last: a consumer that is down holds back nothing of the warehouse's own steps
     done(steps.emit(day, settings))
     return steps.summary(day, settings, since=began)

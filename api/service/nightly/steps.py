@@ -28,7 +28,16 @@ from watershed.api.service.nightly.settings import NightlySettings
 from watershed.graph.errors import WatershedError
 
 #: the steps in the order they run
-STEPS = ("harvest", "discover", "propagate", "ttl", "protection_plan", "protection_apply", "emit")
+STEPS = (
+    "harvest",
+    "discover",
+    "propagate",
+    "ttl",
+    "protection_plan",
+    "protection_apply",
+    "coverage",
+    "emit",
+)
 #: who the audit log names for what the nightly chain changes
 ACTOR = "nightly"
 #: the setting that gives the protection steps their KMS (NightlySettings.nightly_kms)
@@ -536,6 +545,28 @@ def _apply_result(day: str, settings: NightlySettings, run, store) -> StepResult
     return save_result(settings, StepResult(step="protection_apply", date=day, run_id=run.id, counts=counts))
 
 
+# ------------------------------------------------------------------ coverage
+
+
+def coverage(day: str, settings: NightlySettings | None = None) -> StepResult:
+    """The date's coverage snapshot (api/service/coverage.py), after the protection steps so it
+    counts tonight's apply: what the dashboard shows. A re-run of the date replaces the snapshot."""
+    from watershed.api.service.coverage import refresh
+
+    settings = settings or NightlySettings()
+    check_date(day)
+    policy = _policy(f"coverage {day}: ")
+    store = _open_graph(settings)
+    try:
+        snapshot = refresh(store, policy, day)
+    finally:
+        store.close()
+    return save_result(
+        settings,
+        StepResult(step="coverage", date=day, counts=snapshot.totals.model_dump(), seconds=snapshot.seconds),
+    )
+
+
 # ------------------------------------------------------------------ OpenLineage out
 
 
@@ -588,6 +619,7 @@ def summary(
     counts as missing: a step that failed this time is not hidden by last time's success.
     """
     from watershed.api.service.audit import record
+    from watershed.api.service.coverage import record_nightly
     from watershed.orc_crypto.files import write_atomically
 
     settings = settings or NightlySettings()
@@ -617,6 +649,8 @@ def summary(
                 **{s.step: s.run_id or s.status for s in result.steps},
             },
         )
+        # the dashboard's "last nightly" (api/service/coverage.py)
+        record_nightly(store, day, result.status, missing)
     finally:
         store.close()
     return result

@@ -22,7 +22,9 @@ def seed(key: str, value: str) -> TagValue:
 
 
 def flowed(key: str, value: str, source: str) -> TagValue:
-    return TagValue(key, frozenset([value]), "propagated", (Provenance(source, "t1", "direct", "inherit", 1),))
+    return TagValue(
+        key, frozenset([value]), "propagated", (Provenance(source, "t1", "direct", "inherit", 1),)
+    )
 
 
 #: table -> (owner, {column: tags}); dwd's columns derive from ods.users'
@@ -216,3 +218,25 @@ def test_the_last_nightly_is_the_newest_date(warehouse):
     coverage.record_nightly(warehouse, "2026-11-19", "complete", [])
     last = coverage.coverage(warehouse).nightly
     assert (last.date, last.status, last.missing) == (DAY, "incomplete", ["emit"])
+
+
+def test_the_nightly_step_stores_the_date_s_snapshot_and_the_summary_its_status(
+    warehouse, falkordb_server, tmp_path, monkeypatch
+):
+    from watershed.api.service.nightly import NightlySettings, steps
+
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(falkordb_server.port))
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", warehouse.graph_name)
+    monkeypatch.setenv("WATERSHED_DATA_DIR", str(tmp_path))
+    settings = NightlySettings()
+    assert steps.STEPS.index("protection_apply") < steps.STEPS.index("coverage") < steps.STEPS.index("emit")
+    first = steps.coverage(DAY, settings)
+    again = steps.coverage(DAY, settings)
+    assert (again.step, again.status, again.counts) == ("coverage", "done", first.counts)
+    assert (first.counts["sensitive"], first.counts["protected"], first.counts["downstream"]) == (7, 1, 3)
+    assert steps.results_of(settings, DAY)["coverage"] == again
+    assert coverage.snapshot_ids(warehouse) == [DAY]
+    summary = steps.summary(DAY, settings)
+    nightly = coverage.coverage(warehouse).nightly
+    assert (nightly.date, nightly.status, nightly.missing) == (DAY, "incomplete", summary.missing)
+    assert "coverage" not in summary.missing and "harvest" in summary.missing

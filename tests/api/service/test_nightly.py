@@ -28,6 +28,7 @@ from tests.support.protected_warehouse import (
     sql_rows,
 )
 from watershed.api.cli import app
+from watershed.api.service import coverage
 from watershed.api.service.nightly import yesterday
 from watershed.graph.falkordb_store import FalkorDBStore
 
@@ -104,6 +105,8 @@ def test_the_chain_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
     assert steps["ttl"]["run_id"] == f"ttl-{DAY}" and steps["ttl"]["counts"]["columns"] > 0
     assert steps["protection_plan"]["status"] == "done"
     assert steps["protection_apply"]["status"] == "skipped"
+    # nothing applied: every column the policy covers is still unprotected
+    assert steps["coverage"]["counts"]["unprotected"] == steps["coverage"]["counts"]["covered"] > 0
     after_first = graph_state(nightly_env)
     assert after_first["tags"] and after_first["ttl"]
     data_dir = tmp_path / "var"
@@ -130,6 +133,8 @@ def test_the_chain_equals_the_commands_by_hand_and_a_second_run_changes_nothing(
     again = {s["step"]: s for s in ledger["steps"]}
     assert again["harvest"]["counts"]["loaded"] == 0 and again["harvest"]["counts"]["unchanged"] == 40
     assert again["propagate"]["counts"]["tags_changed"] == 0
+    assert again["coverage"]["counts"] == steps["coverage"]["counts"]
+    assert coverage.snapshot_ids(nightly_env) == [DAY]  # the date's snapshot replaced, not doubled
 
     status = CliRunner().invoke(app, ["nightly", "--date", DAY, "--status"])
     assert status.exit_code == 0
