@@ -5,6 +5,7 @@ import { api, get, qs, enc, setUnauthorizedHandler } from './api.js';
 import { LineageGraph, warmUp } from './graph.js';
 import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
 import { ImpactPage } from './impact.js';
+import { AuditPage, NodeHistory, mayReadTrail } from './audit.js';
 import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
 
 // What tests and the benchmark read: the last lineage drawing's timings.
@@ -287,6 +288,7 @@ function TablePage({ me, id }) {
     <${ProtectionSection} me=${me} table=${table} onChanged=${reload} />
     <h3>DDL</h3>
     ${table.ddl ? html`<${CopyBlock} text=${table.ddl} name="ddl" />` : html`<p>No DDL: a column has no Spark type.</p>`}
+    <${NodeHistory} me=${me} nodeId=${table.id} watch=${table} />
   </section>`;
 }
 
@@ -600,6 +602,7 @@ function ColumnPage({ me, id, params }) {
         : null}
       <${LineagePanel} nodeId=${id} params=${isColumn ? params : { level: 'table', ...params }} key=${id} />
     </div>
+    <${NodeHistory} me=${me} nodeId=${id} watch=${column} />
   </section>`;
 }
 
@@ -809,7 +812,7 @@ function TtlPage({ params }) {
 function Nav({ me, onLogout }) {
   return html`<header class="nav">
     <a class="brand" href="#/search">Watershed</a>
-    <a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a><a href="#/discovery">Discovery</a>
+    <a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a><a href="#/discovery">Discovery</a>${mayReadTrail(me) ? html`<a href="#/audit">Audit</a>` : null}
     <span class="me" data-testid="me">${me.name} · <b data-testid="role">${me.role}</b>${me.databases ? ` (${me.databases.join(', ')})` : ''}</span>
     <button class="small" onClick=${onLogout}>Log out</button>
   </header>`;
@@ -844,6 +847,7 @@ function App() {
   else if (page === 'ttl') body = html`<${TtlPage} params=${params} />`;
   else if (page === 'discovery') body = html`<${DiscoveryPage} me=${me} />`;
   else if (page === 'impact') body = html`<${ImpactPage} id=${args[0]} params=${params} key=${location.hash} />`;
+  else if (page === 'audit') body = html`<${AuditPage} me=${me} params=${params} key=${location.hash} />`;
   else body = html`<${Search} params=${params} key=${location.hash} />`;
   return html`<${Nav} me=${me} onLogout=${logout} /><main>${body}</main>`;
 }
