@@ -97,6 +97,8 @@ if command -v npm >/dev/null 2>&1; then
     fi
     # Neo4j's own Cypher parser, for tests/graph/test_neo4j_cypher.py (no Neo4j server runs here)
     npm_install_stale tests/cypher || true
+    # a real OpenID Connect provider (oidc-provider) for the single sign-on tests (tests/support/oidc.py)
+    npm_install_stale tests/support/oidc_provider || true
 else
     echo "warning: npm not found: the web UI has no vendor libraries (api/web/static/vendor)" >&2
 fi

@@ -6,10 +6,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
-from watershed.graph.settings import Count, Port, Seconds
+from watershed.api.service.accounts.rights import Role, fold_databases
+from watershed.graph.settings import AbsolutePath, Count, Port, Seconds
 from watershed.propagation.settings import PropagationSettings
+
+
+class OidcGroupGrant(BaseModel):
+    """What the members of one identity-provider group get (docs/sso.md)."""
+
+    role: Role
+    #: the databases a steward or admin of this group may change; None = all
+    databases: list[str] | None = None
+
+    @field_validator("databases")
+    @classmethod
+    def _stored_form(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        folded = fold_databases(value)
+        if not folded:
+            raise ValueError("give at least one database, or leave databases out for all")
+        return folded
 
 
 class ApiSettings(PropagationSettings):
@@ -37,3 +56,26 @@ class ApiSettings(PropagationSettings):
     authz_dialects: list[str] = Field(default_factory=lambda: ["spark"])
     #: the KMS delegation token file the apply authenticates with (default: HADOOP_TOKEN_FILE_LOCATION)
     protect_token_file: Path | None = None
+    # ---- single sign-on with OpenID Connect (docs/sso.md); off while oidc_issuer is empty
+    #: the provider's issuer URL (its /.well-known/openid-configuration is read from it)
+    oidc_issuer: str = ""
+    #: the name on the login page's button ("Sign in with ..."; default: the issuer)
+    oidc_provider_name: str = ""
+    oidc_client_id: str = ""
+    #: from the settings file (or a secret file below), never a command-line option; never logged
+    oidc_client_secret: SecretStr = SecretStr("")
+    #: a file holding the client secret (a mounted secret), read when oidc_client_secret is empty
+    oidc_client_secret_file: AbsolutePath | None = None
+    #: the service's public URL as the browser sees it (behind a proxy); the provider sends the
+    #: browser back to {this}/api/v1/oidc/callback (default: the URL the request came to)
+    oidc_redirect_base: str = ""
+    oidc_scopes: list[str] = Field(default_factory=lambda: ["openid", "profile", "email", "groups"])
+    #: the ID token claim holding the user's groups, and the one naming the account
+    oidc_groups_claim: str = "groups"
+    oidc_username_claim: str = "preferred_username"
+    #: group -> role and databases; a user in no group named here is refused
+    oidc_groups: dict[str, OidcGroupGrant] = Field(default_factory=dict)
+    #: how far the provider's clock may be off this host's when an ID token's expiry is checked
+    oidc_clock_skew_seconds: Annotated[float, Field(ge=0)] = 60.0
+    #: how long a request to the provider (discovery, keys, token) may take
+    oidc_timeout_seconds: Seconds = 10.0
