@@ -22,6 +22,7 @@ from watershed.api.http.routers import (
     impact,
     lineage,
     lineage_sources,
+    oidc,
     openlineage,
     protection,
     runs,
@@ -42,6 +43,7 @@ PREFIX = "/api/v1"
 #: whose /lineage/{node_id:path} would take /lineage/sources
 ROUTERS = (
     session,
+    oidc,
     search,
     protection,
     tables,

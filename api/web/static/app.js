@@ -7,6 +7,7 @@ import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
 import { ImpactPage } from './impact.js';
 import { AuditPage, NodeHistory, mayReadTrail } from './audit.js';
 import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
+import { SsoLogin, signOut } from './sso.js';
 
 // What tests and the benchmark read: the last lineage drawing's timings.
 window.__watershed = { renderCount: 0, lastRenderMs: null, lastFetchMs: null, lastNodes: 0, lastEdges: 0 };
@@ -112,6 +113,7 @@ function Login({ onLogin }) {
       onInput=${(e) => setToken(e.target.value)} required /></label>
     <button type="submit">Log in</button>
     <${ErrorBox} error=${error} />
+    <${SsoLogin} />
   </form>`;
 }
 
@@ -832,7 +834,7 @@ function App() {
   if (me === null) return html`<${Login} onLogin=${(who) => setMe(who)} />`;
   const logout = async () => {
     try {
-      await api('DELETE', '/session');
+      await signOut();
     } finally {
       setMe(null);
     }
