@@ -9,7 +9,8 @@ JSON file format (documented in the README):
           "columns": [{"name": "uid", "type": "bigint"}, {"name": "app", "type": "string"}],
           "partitioned_by": [{"name": "dt", "type": "string"}],   # optional
           "format": "orc", "location": "...", "owner": "...", "ttl_days": 90,  # optional
-          "external_readers": ["superset"]   # optional: tools outside the warehouse that read it
+          "external_readers": ["superset"],  # optional: tools outside the warehouse that read it
+          "description": "..."   # optional, and on a column: {"name": "uid", "description": "..."}
         }
       }
     }
@@ -46,6 +47,8 @@ class CatalogColumn(BaseModel):
 
     name: str
     type: str = "string"
+    #: the catalog's comment on the column (`COMMENT '...'`): its description until a steward sets one
+    description: str | None = None
 
     @field_validator("name")
     @classmethod
@@ -70,6 +73,8 @@ class CatalogTable(BaseModel):
     format: str | None = None
     location: str | None = None
     owner: str | None = None
+    #: the catalog's comment on the table (`COMMENT '...'`): its description until a steward sets one
+    description: str | None = None
     layer: str | None = None
     ttl_days: int | None = None
     #: tools outside the warehouse that read the table (a BI dashboard: `superset`): its lineage

@@ -27,7 +27,16 @@ DELETE_TASK_NODES = "UNWIND $ids AS id MATCH (k:Task {id: id}) DELETE k"
 MERGE_TABLES = (
     "UNWIND $rows AS r MERGE (t:Table {id: r[0]}) "
     "SET t.db = r[1], t.name = r[2], t.format = coalesce(r[3], t.format), "
-    "t.location = coalesce(r[4], t.location), t.owner = coalesce(r[5], t.owner), "
+    "t.location = coalesce(r[4], t.location), "
+    # the catalog's owner and comment are kept apart from a steward's, which wins over them
+    # (propagation/metadata.py): a harvest never overwrites what a steward set
+    "t.owner_catalog = coalesce(r[5], t.owner_catalog), t.owner = coalesce(t.owner_steward, r[5], t.owner), "
+    "t.owner_source = CASE WHEN t.owner_steward IS NOT NULL THEN 'steward' "
+    "WHEN coalesce(r[5], t.owner_catalog) IS NOT NULL THEN 'catalog' ELSE t.owner_source END, "
+    "t.description_catalog = coalesce(r[13], t.description_catalog), "
+    "t.description = coalesce(t.description_steward, r[13], t.description), "
+    "t.description_source = CASE WHEN t.description_steward IS NOT NULL THEN 'steward' "
+    "WHEN coalesce(r[13], t.description_catalog) IS NOT NULL THEN 'catalog' ELSE t.description_source END, "
     "t.layer = coalesce(r[6], t.layer), t.ttl_days = coalesce(r[7], t.ttl_days), "
     "t.partitioned_by = coalesce(r[8], t.partitioned_by), t.column_order = coalesce(r[9], t.column_order), "
     "t.view_sql = coalesce(r[10], t.view_sql), t.external_readers = coalesce(r[12], t.external_readers), "
@@ -43,6 +52,16 @@ CREATE_MISSING_COLUMNS = (
 )
 SET_COLUMN_TYPES = (
     "UNWIND $rows AS r MATCH (c:Column {id: r[0]}) WHERE coalesce(c.type, '') <> r[3] SET c.type = r[3]"
+)
+#: a catalog comment (rows with r[4] set) is the column's description unless a steward set one; it
+#: replaces a description propagated from upstream (the next propagation run passes it on)
+SET_COLUMN_DESCRIPTIONS = (
+    "UNWIND $rows AS r MATCH (c:Column {id: r[0]}) WHERE coalesce(c.description_catalog, '') <> r[4] "
+    "SET c.description_catalog = r[4], c.description = coalesce(c.description_steward, r[4]), "
+    "c.description_source = CASE WHEN c.description_steward IS NOT NULL THEN 'steward' ELSE 'catalog' END "
+    # one removal per SET clause: FalkorDB 4.16 removes the wrong properties when one clause
+    # removes several (propagation/metadata.py `one_by_one`)
+    "WITH c SET c.description_from = null WITH c SET c.description_via = null WITH c SET c.description_hops = null"
 )
 # A load or a deletion first takes the task's version away and a load sets it again in its last
 # statement: a task's version is visible only with all its edges. Neither backend needs more: Neo4j

@@ -6,12 +6,12 @@ than loading it. The layouts (the order the queries in `graph.queries`
 index them by):
 
 - table:       [id, db, name, format, location, owner, layer, ttl_days, partitioned_by,
-                column_order, view_sql, view_dialect, external_readers]
+                column_order, view_sql, view_dialect, external_readers, description]
 
   `column_order` is the catalog's column names, data then partition columns (the order of
   `SELECT *`); `view_sql` / `view_dialect` a view's query, from the catalog or from the task
   that creates the view. None where unknown: the load keeps what the graph already has.
-- column:      [id, table, name, type]
+- column:      [id, table, name, type, description]
 - task:        [id, version, sql_hash, owner, schedule, dialect, errors, sql]
 - column edge: [source, target, task, kind, functions, key, description]
 - weak edge:   [column, table, task, role]
@@ -53,7 +53,7 @@ class LoadRows:
         db, name = ids.split_last(table_id)
         entry = catalog.get(table_id) if catalog is not None else None
         if entry is None:
-            self.tables[table_id] = [table_id, db, name, None, None, None, None, None, None, None, None, None, None]
+            self.tables[table_id] = [table_id, db, name, *[None] * 11]
         else:
             self.tables[table_id] = [
                 table_id,
@@ -69,6 +69,7 @@ class LoadRows:
                 entry.view_sql,
                 entry.view_dialect if entry.view_sql else None,
                 entry.external_readers,
+                entry.description,
             ]
 
     def add_view(self, view_id: str, view_sql: str, dialect: str, catalog: Catalog | None) -> None:
@@ -81,14 +82,14 @@ class LoadRows:
             return
         table_id, name = ids.split_last(column_id)
         self.add_table(table_id, catalog)
-        column_type = None
+        column_type = description = None
         entry = catalog.get(table_id) if catalog is not None else None
         if entry is not None:
             for column in [*entry.columns, *entry.partitioned_by]:
                 if column.name == name:
-                    column_type = column.type
+                    column_type, description = column.type, column.description
                     break
-        self.columns[column_id] = [column_id, table_id, name, column_type]
+        self.columns[column_id] = [column_id, table_id, name, column_type, description]
 
     def add(self, task: SqlTask, lineage: TaskLineage, catalog: Catalog | None) -> None:
         task_id = task.task_id

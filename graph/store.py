@@ -260,6 +260,7 @@ class GraphStore(ABC):
             (queries.MERGE_TABLES, list(rows.tables.values())),
             (queries.CREATE_MISSING_COLUMNS, list(rows.columns.values())),
             (queries.SET_COLUMN_TYPES, [c for c in rows.columns.values() if c[3] is not None]),
+            (queries.SET_COLUMN_DESCRIPTIONS, [c for c in rows.columns.values() if c[4] is not None]),
         ):
             statements += [(query, {"rows": list(batch)}) for batch in chunks(data, self.batch_size)]
         if statements:
@@ -291,6 +292,7 @@ class GraphStore(ABC):
             (queries.MERGE_TABLES, list(rows.tables.values())),
             (queries.CREATE_MISSING_COLUMNS, list(rows.columns.values())),
             (queries.SET_COLUMN_TYPES, [c for c in rows.columns.values() if c[3] is not None]),
+            (queries.SET_COLUMN_DESCRIPTIONS, [c for c in rows.columns.values() if c[4] is not None]),
             (queries.MERGE_TASKS, rows.tasks),
             (queries.CREATE_READS, rows.reads),
             (queries.CREATE_WRITES, rows.writes),

