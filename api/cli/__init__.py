@@ -11,6 +11,7 @@ import typer
 
 from watershed.api.cli import (
     authz,
+    coverage,
     ddl,
     demo,
     discover,
@@ -31,6 +32,7 @@ from watershed.api.cli import (
     tag,
     ttl,
     users,
+    webhooks,
 )
 
 app = typer.Typer(
@@ -90,6 +92,8 @@ app.add_typer(authz.app, name="authz")
 app.command("nightly")(nightly.nightly_command)
 app.add_typer(discover.app, name="discover")
 app.command("impact")(impact.impact_command)
+app.command("coverage")(coverage.coverage_command)
+app.add_typer(webhooks.app, name="webhooks")
 # Further command groups register here, one line each.
 
 

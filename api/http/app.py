@@ -18,6 +18,7 @@ from watershed.api.http.deps import Service, storable_input
 from watershed.api.http.protect_runs import ProtectRunner
 from watershed.api.http.routers import (
     authz,
+    coverage,
     discovery,
     impact,
     lineage,
@@ -50,6 +51,7 @@ ROUTERS = (
     lineage_sources,
     lineage,
     impact,
+    coverage,
     openlineage,
     tags,
     runs,
