@@ -23,6 +23,7 @@ from watershed.api.cli import (
     lineage_emit,
     lineage_reconcile,
     lineage_sources,
+    metadata,
     nightly,
     orc,
     propagate,
@@ -94,6 +95,8 @@ app.add_typer(discover.app, name="discover")
 app.command("impact")(impact.impact_command)
 app.command("coverage")(coverage.coverage_command)
 app.add_typer(webhooks.app, name="webhooks")
+app.command("describe")(metadata.describe_command)
+app.command("owner")(metadata.owner_command)
 # Further command groups register here, one line each.
 
 

@@ -12,6 +12,7 @@ from watershed.api.service.accounts.names import RULE as NAME_RULE
 from watershed.api.service.accounts.names import UserName
 from watershed.api.service.authz.errors import AuthzError
 from watershed.api.service.authz.grants import check_name
+from watershed.api.service.node_metadata import NodeMetadata
 from watershed.api.service.tag_preview import TagChange
 from watershed.graph.model import TagMap
 from watershed.graph.protection import (
@@ -100,6 +101,8 @@ class TableColumn(BaseModel):
     type: str | None = None
     tags: TagMap = Field(default_factory=dict)
     ttl_days_recommended: int | None = None
+    #: the column's description as shown (its own, the catalog's or propagated)
+    description: str | None = None
 
 
 ColumnProtectionState = Literal["encrypted", "pending", "released"]
@@ -217,6 +220,8 @@ class TableView(BaseModel):
     protection: Protection
     #: the table's CREATE TABLE with the options the policy asks for (null: a column has no Spark type)
     ddl: str | None = None
+    #: the table's description and owner with where each came from (api/service/node_metadata.py)
+    metadata: NodeMetadata | None = None
 
 
 class TtlView(BaseModel):
@@ -233,6 +238,8 @@ class ColumnView(BaseModel):
     tags: list[NodeTag] = Field(default_factory=list)
     blocks: list[str] = Field(default_factory=list)
     ttl: TtlView | None = None
+    #: the column's description and owner with where each came from, and a propagated one's path back
+    metadata: NodeMetadata | None = None
 
 
 class TaskInfo(BaseModel):
@@ -254,6 +261,12 @@ class EdgeDetail(BaseModel):
 
 class TagValues(BaseModel):
     values: list[str] = Field(min_length=1, max_length=100)
+
+
+class MetadataText(BaseModel):
+    """A steward's description or owner (checked by api/service/node_metadata.py)."""
+
+    value: str = Field(min_length=1, max_length=4000)
 
 
 class RunStart(BaseModel):

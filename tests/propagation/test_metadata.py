@@ -101,9 +101,9 @@ def test_a_stewards_set_and_clear_are_audited_and_the_catalogs_value_returns(loa
     assert set_entry.before == {"value": "The user's email address", "source": "catalog", "steward": None}
     assert set_entry.after == {"value": "Login email", "source": "steward"}
 
-    with pytest.raises(node_metadata.NothingToClearError, match="ods.users.email has no description"):
+    with pytest.raises(node_metadata.NothingToClearError, match=r"ods\.users\.email has no description"):
         node_metadata.clear_value(loaded, "ods.users.email", "description", actor="bob")
-    with pytest.raises(UnknownNodeError, match="ods.nope.x"):
+    with pytest.raises(UnknownNodeError, match=r"ods\.nope\.x"):
         node_metadata.set_value(loaded, "ods.nope.x", "description", "text", actor="bob")
 
 
@@ -124,9 +124,7 @@ def test_a_bad_value_is_refused_and_nothing_is_written(loaded, field, text, prob
     assert not [e for e in audit.entries(loaded) if e.target.startswith("ods.users.phone:")]
 
 
-def test_descriptions_flow_along_direct_copies_only_stop_at_their_own_and_keep_the_path(
-    loaded, celery_redis
-):
+def test_descriptions_flow_along_direct_copies_only_stop_at_their_own_and_keep_the_path(loaded, celery_redis):
     node_metadata.set_value(loaded, "ads.mail.email", "description", "Marketing's address", actor="bob")
     _run(loaded, celery_redis)
 
@@ -188,3 +186,35 @@ def test_columns_of_an_ownerless_table_take_the_owner_of_what_they_copy(loaded, 
     assert (email.value, email.source) == ("mail-team", "table")
     assert node_metadata.node_metadata(loaded, "ads.mail.email").owner.value == "mail-team"
 
+
+def test_the_cli_sets_shows_and_clears_with_the_path_back(loaded, celery_redis, monkeypatch):
+    from tests.support.cli import invoke
+
+    port = loaded.client.connection.connection_pool.connection_kwargs["port"]
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", loaded.graph_name)
+
+    set_ = invoke("describe", "dwd.users.email", "Cleaned email")
+    assert set_.exit_code == 0, set_.output
+    assert "dwd.users.email: description: Cleaned email" in set_.output
+    _run(loaded, celery_redis)
+    shown = invoke("describe", "ads.mail.email")
+    assert shown.exit_code == 0, shown.output
+    lines = [line.strip() for line in shown.output.splitlines()]
+    assert lines[:4] == [
+        "ads.mail.email: description: Cleaned email",
+        "from: propagated from dws.mail.email via t_ads (2 hop(s))",
+        "<- dws.mail.email (propagated via t_dws)",
+        "<- dwd.users.email (steward)",
+    ]
+    owner = invoke("owner", "dws.mail", "mail-team", "--format", "json")
+    assert owner.exit_code == 0, owner.output
+    assert '"value": "mail-team"' in owner.output
+    bad = invoke("owner", "dws.mail", "mail@")
+    assert bad.exit_code == 1 and "not a valid email address" in bad.output
+    cleared = invoke("describe", "dwd.users.email", "--clear")
+    assert cleared.exit_code == 0, cleared.output
+    assert "dwd.users.email: no description" in cleared.output  # the catalog has none for it
+    assert invoke("describe", "dwd.users.email", "--clear").exit_code == 1
+    actors = {e.actor for e in audit.entries(loaded) if e.target.startswith("dwd.users.email:")}
+    assert len(actors) == 1 and next(iter(actors)).startswith("cli:")

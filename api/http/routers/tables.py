@@ -1,7 +1,8 @@
 """A table page (columns, tags, owner, layer, protection, DDL) and a column page (tags with provenance, TTL advice).
 
 Each page is one indexed lookup and one round trip: the node and its columns (or its blocks)
-together; a table page's protection adds two (the table's protection record, its files' records).
+together; a table page's protection adds two (the table's protection record, its files' records),
+the node's description and owner one (and one per hop of a propagated one's path back).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from watershed.api.http.models import ColumnView, Ddl, Protection, TableColumn, 
 from watershed.api.http.nodes import ColumnId, TableId, missing, node_tags, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service.accounts.rights import Me
+from watershed.api.service.node_metadata import node_metadata
 from watershed.graph import ids
 from watershed.graph.model import tag_values
 
@@ -23,7 +25,7 @@ router = APIRouter(tags=["tables"])
 TABLE = (
     "MATCH (t:Table {id: $id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "RETURN t.db, t.name, t.layer, t.owner, t.format, t.location, t.ttl_days, t.tags, "
-    "collect([c.id, c.type, c.tags, c.ttl_days_recommended])"
+    "collect([c.id, c.type, c.tags, c.ttl_days_recommended, c.description])"
 )
 COLUMN = (
     "MATCH (c:Column {id: $id}) OPTIONAL MATCH (c)-[:BLOCKS]->(b:Tag) "
@@ -66,12 +68,17 @@ def table_view(table_id: str, svc: Service) -> TableView:
     t_db, name, layer, owner, fmt, location, ttl_days, tags, columns = rows[0]
     column_views = [
         TableColumn(
-            id=c_id, name=ids.name(c_id), type=c_type, tags=tag_values(c_tags), ttl_days_recommended=c_ttl
+            id=c_id,
+            name=ids.name(c_id),
+            type=c_type,
+            tags=tag_values(c_tags),
+            ttl_days_recommended=c_ttl,
+            description=c_description,
         )
-        for c_id, c_type, c_tags, c_ttl in columns
+        for c_id, c_type, c_tags, c_ttl, c_description in columns
         if c_id is not None
     ]
-    protection, ddl = _protection(node_id, location, fmt, columns, svc)
+    protection, ddl = _protection(node_id, location, fmt, [c[:4] for c in columns], svc)
     return TableView(
         id=node_id,
         db=t_db or db,
@@ -85,6 +92,7 @@ def table_view(table_id: str, svc: Service) -> TableView:
         tags=node_tags(tags),
         protection=protection,
         ddl=ddl,
+        metadata=node_metadata(svc.graph, node_id),
     )
 
 
@@ -121,4 +129,5 @@ def column(column_id: ColumnId, _: Me = Depends(viewer), svc: Service = Depends(
         tags=node_tags(tags),
         blocks=sorted(k for k in blocks if k is not None),
         ttl=ttl,
+        metadata=node_metadata(svc.graph, node_id),
     )
