@@ -30,6 +30,9 @@ RIGHTS = {
     ("GET", "/api/v1/columns/{column_id}"): "viewer",
     ("GET", "/api/v1/lineage/{node_id}"): "viewer",
     ("GET", "/api/v1/impact/{node_id}"): "viewer",
+    ("GET", "/api/v1/coverage"): "viewer",
+    ("GET", "/api/v1/coverage/columns"): "viewer",
+    ("POST", "/api/v1/coverage/refresh"): "steward",
     ("GET", "/api/v1/lineage/sources"): "viewer",
     ("GET", "/api/v1/lineage/sources/stale"): "viewer",
     ("GET", "/api/v1/edges"): "viewer",
@@ -105,7 +108,11 @@ PARAMS = {
     "grant_id": "no-such-grant",
 }
 READ_NODE, WRITE_NODE = "dwd.user_contact_df.email", "ods.no_such_table.col"
-QUERY = {"/api/v1/edges": {"source": "ods.user_profile.email", "target": "dwd.user_contact_df.email"}}
+QUERY = {
+    "/api/v1/edges": {"source": "ods.user_profile.email", "target": "dwd.user_contact_df.email"},
+    # a date the route refuses: the walk computes no snapshot
+    "/api/v1/coverage/refresh": {"date": "never"},
+}
 #: bodies that do nothing: a refused value, or no such user
 BODIES = {
     ("POST", "/api/v1/session"): None,  # filled per caller below
