@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import secrets
+from collections.abc import Iterator
 from importlib import resources
 
 import typer
@@ -19,6 +23,10 @@ SAMPLE_RUN_DATE = "2024-01-31"
 DEMO_CONTENT_TABLES = 3
 #: harvest errors the demo lists in words after its summary
 DEMO_ERRORS_SHOWN = 10
+#: the demo keystore's passphrase, under DATA_DIR/kms when no passphrase is configured
+DEMO_PASSPHRASE_FILE = "demo.passphrase"
+#: how the demo's KMS is named in a protection error
+DEMO_KMS = "the demo's KMS"
 
 
 def demo_command(
@@ -51,11 +59,20 @@ def full_demo(tasks: int) -> None:
     from watershed.graph.settings import GraphSettings
     from watershed.ingest.generator import generate_warehouse
     from watershed.ingest.settings import IngestSettings
+    from watershed.orc_crypto.keys.base import KeyProviderError
 
     settings = GraphSettings()
     try:
-        # The services stay up after the demo: the web UI, the API and a worker for its runs.
-        statuses, _, background = bring_up(settings)
+        keystore_env = demo_keystore()
+    except KeyProviderError as exc:
+        # the demo goes on without protection: the KMS stays off, and the protection step says why
+        console.print(f"no demo keystore: {exc}")
+        keystore_env = {}
+    try:
+        # The services stay up after the demo: the web UI, the API and a worker for its runs (and the
+        # KMS, which the API encrypts with).
+        with environment(keystore_env):
+            statuses, kms, background = bring_up(settings)
     except (ServerError, ServiceStartError) as exc:
         fail(str(exc))
     console.print(
@@ -63,6 +80,7 @@ def full_demo(tasks: int) -> None:
         + ", ".join(f"{s.name} on port {s.port}" for s in statuses)
         + ", "
         + ", ".join(f"{b.name}" + (f" on port {b.port}" if b.port else "") for b in background)
+        + (f", kms on port {kms.port}" if kms.pid() is not None else "")
     )
     warehouse = settings.data_dir / "demo" / f"warehouse-{tasks}"
     if not (warehouse / "catalog.json").exists() or not (warehouse / "data").exists():
@@ -125,6 +143,7 @@ def full_demo(tasks: int) -> None:
     discovery_demo(store)
     propagation_demo(store, catalog)
     flags_demo(store)
+    protection_demo(store, kms)
     api = background[0]
     token = demo_admin_token(store)
     console.print(f"web UI: http://{api.host}:{api.port}/  (API docs: http://{api.host}:{api.port}/docs)")
@@ -153,6 +172,134 @@ def demo_admin_token(store) -> str:
     for old in accounts.tokens("demo-admin", "", 500):
         accounts.revoke_token("demo-admin", old.id, actor)
     return accounts.create_token("demo-admin", actor).token
+
+
+def demo_keystore() -> dict[str, str]:
+    """The keystore `services up` serves through the embedded KMS, holding every master key the
+    built-in policy's protection rules name (each created once: a re-run adds none). Returns the
+    environment the KMS must start with: without a configured passphrase, the file of the demo's
+    own, generated once (0600, beside the keystore: a demo's keys, not a production set-up).
+
+    KeyProviderError when the keystore cannot be opened (one made earlier with another passphrase)."""
+    from watershed.orc_crypto.keys.embedded import (
+        EmbeddedKeystore,
+        KeystoreError,
+        KeystoreSettings,
+        passphrase_from_environment,
+    )
+    from watershed.orc_crypto.keys.private_file import write_private
+    from watershed.propagation.policy import default_policy
+
+    settings = KeystoreSettings()
+    env: dict[str, str] = {}
+    if settings.keystore_passphrase or settings.keystore_passphrase_file is not None:
+        passphrase = passphrase_from_environment(settings)
+    else:
+        path = settings.keystore_path.parent / DEMO_PASSPHRASE_FILE
+        if not path.exists():
+            if settings.keystore_path.exists():
+                raise KeystoreError(
+                    f"keystore {settings.keystore_path} exists and no passphrase is set: set "
+                    "WATERSHED_KEYSTORE_PASSPHRASE or WATERSHED_KEYSTORE_PASSPHRASE_FILE"
+                )
+            # the KMS directory holds the KMS secret and token too: owner only
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_private(path, secrets.token_urlsafe(32).encode("ascii"))
+        env["WATERSHED_KEYSTORE_PASSPHRASE_FILE"] = str(path)
+        passphrase = path.read_text(encoding="ascii")
+    keystore = EmbeddedKeystore.open_or_create(settings.keystore_path, passphrase)
+    protection = default_policy().protection
+    for key in sorted({rule.key for rule in protection.rules} if protection else ()):
+        if key not in keystore.names():
+            keystore.create_key(key, bits=256, description="watershed demo")
+            console.print(f"demo keystore {keystore.path}: created master key {key}")
+    return env
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """`values` in this process's environment while the services start (they inherit it), then
+    the environment as it was: the demo's passphrase file is the KMS's, not the CLI's."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def demo_protected_table(store, policy) -> str | None:
+    """The ODS table the demo protects: the first, by id, with files and a column the policy
+    protects (whatever is already encrypted, so a re-run picks the same table)."""
+    from watershed.graph.model import tag_values
+    from watershed.orc_crypto.protect.plan import read_catalog
+
+    ids = [r[0] for r in store.read(DEMO_TABLES)]
+    for table in read_catalog(store, ids).values() if ids else ():
+        if any(policy.rule_for(tag_values(column.tags)) for column in table.columns):
+            return table.id
+    return None
+
+
+#: ODS tables with files (the generator's content tables)
+DEMO_TABLES = (
+    "MATCH (t:Table) WHERE t.id STARTS WITH 'ods.' AND t.location IS NOT NULL RETURN t.id ORDER BY t.id"
+)
+
+
+def protection_demo(store, kms):
+    """Plan and apply protection on one ODS table through the demo's KMS, as `watershed protect
+    apply --local --table T` does: its sensitive columns encrypted in its ORC files (readable by
+    ORC Java with the key, masked without it), recorded in the graph. A re-run changes nothing.
+    Returns the run (None when there is nothing to protect or no KMS)."""
+    from watershed.api.cli.services import kms_provider_uri
+    from watershed.api.service import protection_runs
+    from watershed.graph.errors import WatershedError
+    from watershed.orc_crypto.kms.settings import KmsSettings
+    from watershed.propagation.policy import default_policy
+
+    policy = protection_runs.protection_section(default_policy())
+    if policy is None:
+        return None
+    if kms.pid() is None:
+        console.print(f"protection: the KMS is not running ({kms.why_not_started() or 'see kms.log'})")
+        return None
+    table = demo_protected_table(store, policy)
+    if table is None:
+        console.print("protection: no ODS table with files has a column the policy protects")
+        return None
+    uri, token_file = kms_provider_uri(kms), KmsSettings().kms_token_file
+    try:
+        planned = protection_runs.plan(
+            store, policy, kms=uri, given_as=DEMO_KMS, tables=[table], token_file=token_file
+        )
+        run = protection_runs.apply(store, planned, kms=uri, given_as=DEMO_KMS, token_file=str(token_file))
+    except WatershedError as exc:
+        fail(f"protection of {table}: {exc}")
+    failed = [e for e in run.errors if not e.error.startswith("DDL ")]
+    if failed:
+        fail(f"protection run {run.id} of {table}: " + "; ".join(f"{e.path}: {e.error}" for e in failed))
+    files = planned.tables[0].files if planned.tables else []
+    keys = {name: key for f in files for name, key in f.columns.items()}
+    if run.files_done:
+        console.print(
+            f"protection run {run.id} on {table}: "
+            + ", ".join(f"{name} (key {key.key}, mask {key.mask})" for name, key in sorted(keys.items()))
+            + f" encrypted in {run.files_done} ORC file{'s' if run.files_done > 1 else ''} "
+            f"({run.bytes_rewritten} bytes) through the KMS at {uri}"
+        )
+    else:
+        console.print(f"protection run {run.id} on {table}: its files already hold what the policy asks")
+    console.print(
+        "  its DDL for future writes waits for a Spark catalog holding the table "
+        f"(`watershed protect apply --table {table}`); the web UI's table page shows what is encrypted, "
+        "and an admin applies the other tables there"
+    )
+    return run
 
 
 def wait_for_worker(settings, seconds: float = 60.0) -> None:

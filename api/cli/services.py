@@ -3,6 +3,7 @@ local Neo4j when WATERSHED_BACKEND=neo4j) and Redis."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -30,8 +31,9 @@ def _kms(settings: GraphSettings):
     return KmsService.from_settings(settings.data_dir)
 
 
-def api_service(settings: ApiSettings) -> BackgroundProcess:
-    """`watershed serve` on the configured host and port, under DATA_DIR/api."""
+def api_service(settings: ApiSettings, env: dict[str, str] | None = None) -> BackgroundProcess:
+    """`watershed serve` on the configured host and port, under DATA_DIR/api (`env`: its whole
+    environment, default this process's)."""
     return BackgroundProcess(
         "api",
         [
@@ -47,7 +49,28 @@ def api_service(settings: ApiSettings) -> BackgroundProcess:
         settings.data_dir / "api",
         settings.api_host,
         settings.api_port,
+        env=env,
     )
+
+
+def kms_provider_uri(kms) -> str:
+    """The embedded KMS's `hadoop.security.key.provider.path`."""
+    return f"kms://http@{kms.host}:{kms.port}/kms"
+
+
+def api_environment(settings: ApiSettings, kms) -> dict[str, str] | None:
+    """The API's environment when `up` serves the keystore through the embedded KMS `kms`: the
+    API encrypts with it (WATERSHED_PROTECT_KMS and its owner's token file), unless the settings
+    name a KMS already; None (this process's environment) otherwise."""
+    if kms is None or settings.protect_kms is not None or kms.why_not_started() is not None:
+        return None
+    from watershed.orc_crypto.kms.settings import KmsSettings
+
+    return {
+        **os.environ,
+        "WATERSHED_PROTECT_KMS": kms_provider_uri(kms),
+        "WATERSHED_PROTECT_TOKEN_FILE": str(KmsSettings().kms_token_file),
+    }
 
 
 def worker_service(settings: ApiSettings, concurrency: int = 2) -> BackgroundProcess:
@@ -63,11 +86,12 @@ def worker_service(settings: ApiSettings, concurrency: int = 2) -> BackgroundPro
     )
 
 
-def _background(settings: GraphSettings) -> list[BackgroundProcess]:
+def _background(settings: GraphSettings, kms=None) -> list[BackgroundProcess]:
     """The API server and a propagation worker (`up` starts them after the servers and the KMS), as
-    recorded processes (graph/background.py: a reused pid is never signalled)."""
+    recorded processes (graph/background.py: a reused pid is never signalled); with `kms`, the API
+    encrypts with that KMS when it serves a keystore (`api_environment`)."""
     api_settings = ApiSettings()
-    return [api_service(api_settings), worker_service(api_settings)]
+    return [api_service(api_settings, api_environment(api_settings, kms)), worker_service(api_settings)]
 
 
 def _states(settings: GraphSettings, statuses, kms=None, background=()) -> ServicesStatus:
@@ -122,7 +146,7 @@ def bring_up(settings: GraphSettings, progress=None):
     Returns the servers' statuses, the KMS and the background services (API, worker).
     """
     kms = _kms(settings)
-    background = _background(settings)
+    background = _background(settings, kms)
 
     def later() -> None:
         started = []
@@ -158,7 +182,7 @@ def up_command() -> None:
     if reason is not None and kms.pid() is None:
         console.print(f"kms not started: {reason}")
     else:
-        console.print(f"kms: hadoop.security.key.provider.path = kms://http@{kms.host}:{kms.port}/kms")
+        console.print(f"kms: hadoop.security.key.provider.path = {kms_provider_uri(kms)}")
     api = background[0]
     console.print(f"web UI and API: http://{api.host}:{api.port}/ (API docs at /docs)")
 
