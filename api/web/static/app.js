@@ -277,6 +277,7 @@ function TablePage({ me, id }) {
   return html`<section>
     <h2>Table ${table.id}</h2>
     <p class="facts">layer ${table.layer || '–'} · owner ${table.owner || '–'} · format ${table.format || '–'} ·${' '}
+      location <span data-testid="table-location">${table.location || '–'}</span> ·${' '}
       TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a> ·${' '}
       <a data-testid="impact-link" href=${href('impact', table.id)}>Impact</a></p>
     <p><${TagChips} tags=${table.tags} /></p>
