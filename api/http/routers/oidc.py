@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from watershed.api.http.deps import SESSION_COOKIE, Service, caller, service
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service.accounts.oidc import (
+    PENDING_SECONDS,
     OidcDisabledError,
     OidcError,
     OidcInfo,
@@ -85,7 +86,7 @@ def begin(request: Request, svc: Service = Depends(service), login: OidcLogin = 
     response.set_cookie(
         PENDING_COOKIE,
         started.browser_secret,
-        max_age=600,
+        max_age=PENDING_SECONDS,
         httponly=True,
         samesite="lax",
         secure=request.url.scheme == "https",

@@ -273,8 +273,11 @@ class OidcLogin:
         try:
             return self._finish(browser_secret, params, redirect_uri)
         except OidcError as exc:
-            audit.record(
-                self.graph, self.actor, "oidc.refused", f"oidc:{self.issuer}", after={"reason": str(exc)}
+            # `record`: a refusal changes nothing a check keeps (anyone can ask for one)
+            self.graph.record(
+                *audit.statement(
+                    self.actor, "oidc.refused", f"oidc:{self.issuer}", after={"reason": str(exc)}
+                )
             )
             raise
 
@@ -442,7 +445,10 @@ class OidcLogin:
         }
         action = "user.login" if (role, before["databases"]) == (me.role, me.databases) else "user.grant"
         params = {"name": me.name, "role": me.role, "databases": databases, "subject": subject}
-        written = self.graph.execute(
+        # a sign-in that changes no role is written as `record`: it must not make every process's
+        # query checks read the graph again
+        write = self.graph.execute if action == "user.grant" else self.graph.record
+        written = write(
             UPDATE_ACCOUNT,
             {**params, **audit.audit_params(self.actor, action, f"user:{me.name}", before, after)},
         )
@@ -461,7 +467,7 @@ class OidcLogin:
         rows = self.graph.read(SESSION_VIA, {"id_hash": tokens.session_hash(session_secret)})
         if not self.enabled or not rows or rows[0][0] != "oidc":
             return None
-        audit.record(self.graph, me.name, "user.logout", f"user:{me.name}", after={"via": "oidc"})
+        self.graph.record(*audit.statement(me.name, "user.logout", f"user:{me.name}", after={"via": "oidc"}))
         endpoint = self.metadata().get("end_session_endpoint")
         if not endpoint:
             return None

@@ -67,6 +67,27 @@ def test_ods_stewards_group_gives_a_steward_limited_to_ods(sso):
     assert me == {"name": "olga", "role": "steward", "databases": ["ods"]}
 
 
+def test_each_sign_in_sets_the_role_from_the_groups_again(sso):
+    """olga's account, changed behind the mapping (a viewer now), is a steward of ods again at her
+    next sign-in (audited as a grant); a sign-in that changes nothing is audited as a login."""
+    with browser() as client:
+        client.get(callback_of(sign_in(client, sso, "olga")))
+    sso.graph.execute("MATCH (u:User {name: 'olga'}) SET u.role = 'viewer', u.databases = null")
+    with browser() as client:
+        client.get(callback_of(sign_in(client, sso, "olga")))
+        assert client.get(f"{sso.url}/api/v1/me").json() == {
+            "name": "olga",
+            "role": "steward",
+            "databases": ["ods"],
+        }
+    with browser() as client:
+        client.get(callback_of(sign_in(client, sso, "olga")))
+    olga = [e for e in entries(sso, "user.") if e.target == "user:olga"]
+    assert [e.action for e in olga[:2]] == ["user.login", "user.grant"]  # newest first
+    assert olga[1].before == {"name": "olga", "role": "viewer", "databases": None}
+    assert olga[1].after["role"] == "steward" and olga[1].after["databases"] == ["ods"]
+
+
 def test_the_highest_role_of_several_mapped_groups_wins(sso):
     with browser() as client:
         client.get(callback_of(sign_in(client, sso, "mia")))
