@@ -22,6 +22,7 @@ from typing import Literal
 
 from watershed.propagation.engine import (
     BatchInputs,
+    EdgeIn,
     OwnTags,
     TagStore,
     local_batches,
@@ -60,7 +61,12 @@ class OwnChange:
 
 
 class OverlayStore:
-    """A `TagStore` over `base` whose clears and writes stay in memory; `change` is read as made."""
+    """A `TagStore` over `base` whose clears and writes stay in memory; `change` is read as made.
+
+    Lineage and own tags do not change during a preview, and every node of the cone is cleared
+    before the first read, so a node's inputs are read from `base` once: later layers are served
+    from memory (a real run reads a node again in each layer that recomputes it).
+    """
 
     def __init__(self, base: TagStore, change: OwnChange) -> None:
         self.base = base
@@ -70,22 +76,30 @@ class OverlayStore:
         self.stamps: dict[str, str] = {}
         #: node -> its tags as the base store holds them, the first time a batch read the node
         self.stored: dict[str, dict[str, TagValue]] = {}
+        self._edges: dict[str, list[EdgeIn]] = {}
+        self._own: dict[str, OwnTags] = {}
+        #: base tags of every node and source read (outside the cone, they are what the run reads)
+        self._base_tags: dict[str, dict[str, TagValue]] = {}
 
     def read_batch(self, nodes: Sequence[str]) -> BatchInputs:
-        inputs = self.base.read_batch(nodes)
-        for node in nodes:
-            self.stored.setdefault(node, inputs.tags.get(node, {}))
-        sources = {edge.source for edges in inputs.edges.values() for edge in edges}
-        for node in {*nodes, *sources} & self.tags.keys():
-            if self.tags[node]:
-                inputs.tags[node] = self.tags[node]
-            else:
-                inputs.tags.pop(node, None)
-        for node in self.stamps.keys() & set(nodes):
-            inputs.stamps[node] = self.stamps[node]
-        if self.change.node in nodes:
-            inputs.own[self.change.node] = self.change.applied(inputs.own.get(self.change.node, OwnTags()))
-        return inputs
+        unread = [node for node in nodes if node not in self._edges]
+        if unread:
+            inputs = self.base.read_batch(unread)
+            self._base_tags.update(inputs.tags)
+            for node in unread:
+                self._edges[node] = inputs.edges.get(node, [])
+                self.stored.setdefault(node, inputs.tags.get(node, {}))
+                own = inputs.own.get(node, OwnTags())
+                self._own[node] = self.change.applied(own) if node == self.change.node else own
+        edges = {node: list(self._edges[node]) for node in nodes}
+        tags: dict[str, dict[str, TagValue]] = {}
+        for node in {*nodes, *(edge.source for found in edges.values() for edge in found)}:
+            held = self.tags[node] if node in self.tags else self._base_tags.get(node)
+            if held:
+                tags[node] = held
+        own = {node: self._own[node] for node in nodes}
+        stamps = {node: self.stamps[node] for node in nodes if node in self.stamps}
+        return BatchInputs(edges, tags, own, stamps)
 
     def downstream(self, nodes: Iterable[str]) -> set[str]:
         return self.base.downstream(nodes)
