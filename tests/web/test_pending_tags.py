@@ -20,6 +20,7 @@ def test_a_tag_set_here_shows_at_once_as_pending_and_the_page_starts_the_run(web
         page.fill("[data-testid=set-tag] input[placeholder=key]", "pii")
         page.fill("[data-testid=set-tag] input[placeholder^=values]", "L2")
         page.click("[data-testid=set-tag] button[type=submit]")
+        page.click("[data-testid=preview-confirm]")  # a set is previewed first (test_tag_preview_ui.py)
         pending = page.wait_for_selector("[data-testid=tags] li[data-pending=pii]")
         said = pending.text_content()
         assert (

@@ -5,6 +5,7 @@ import { api, get, qs, enc, setUnauthorizedHandler } from './api.js';
 import { LineageGraph, warmUp } from './graph.js';
 import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
 import { ImpactPage } from './impact.js';
+import { ChangePreview, proposal } from './preview.js';
 import { AuditPage, NodeHistory, mayReadTrail } from './audit.js';
 import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
 import { SsoLogin, signOut } from './sso.js';
@@ -310,6 +311,8 @@ function TagEditor({ me, nodeId, onChanged }) {
   const [values, setValues] = useState('');
   const [actionError, setActionError] = useState(null);
   const [started, setStarted] = useState(null);
+  // a set or block waits here, previewed, until the steward confirms it
+  const [proposed, setProposed] = useState(null);
   const steward = canChange(me, nodeId);
   const act = async (method, path, body) => {
     setActionError(null);
@@ -362,7 +365,7 @@ function TagEditor({ me, nodeId, onChanged }) {
           ? html`<button class="small" data-testid="unset-${tag.key}" onClick=${() => act('DELETE', `/tags/${enc(tag.key)}`)}>unset</button>`
           : null}
         ${steward
-          ? html`<button class="small" data-testid="block-${tag.key}" onClick=${() => act('PUT', `/blocks/${enc(tag.key)}`)}>block</button>`
+          ? html`<button class="small" data-testid="block-${tag.key}" onClick=${() => setProposed(proposal(nodeId, 'block', tag.key))}>block</button>`
           : null}
       </li>`,
     )}</ul>
@@ -391,12 +394,18 @@ function TagEditor({ me, nodeId, onChanged }) {
     ${steward
       ? html`<form class="row" data-testid="set-tag" onSubmit=${(e) => {
           e.preventDefault();
-          act('PUT', `/tags/${enc(key.trim())}`, { values: values.split(',').map((v) => v.trim()).filter(Boolean) });
+          setProposed(proposal(nodeId, 'set', key.trim(), values.split(',').map((v) => v.trim()).filter(Boolean)));
         }}>
           <input placeholder="key" value=${key} onInput=${(e) => setKey(e.target.value)} required size="8" />
           <input placeholder="values, comma separated" value=${values} onInput=${(e) => setValues(e.target.value)} size="14" />
           <button type="submit">Set tag</button>
         </form>`
+      : null}
+    ${proposed
+      ? html`<${ChangePreview} proposed=${proposed} onCancel=${() => setProposed(null)} onConfirm=${() => {
+          setProposed(null);
+          act(proposed.method, proposed.path, proposed.body);
+        }} />`
       : null}
     <${ErrorBox} error=${actionError} />
   </div>`;
