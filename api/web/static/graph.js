@@ -2,17 +2,65 @@
 //
 // Layers are hops from the root (upstream negative, downstream positive), found by a BFS over
 // the edges; a force or dagre layout takes seconds on 2,000 nodes, this takes milliseconds.
-// Big layers wrap into several sub-columns so the drawing stays near a screen's shape.
+// Big layers wrap into several sub-columns so the drawing takes the container's shape.
+//
+// Labels are the point of the picture: each sits under its node, the column's name over its
+// table, and a layer is as wide as its widest label (measured in the labels' own font), so the
+// first (fit) zoom of a lineage of a few tables keeps them at their size; cytoscape draws no
+// label smaller than MIN_LABEL_PX on screen rather than a grey smudge.
 
 import cytoscape from './vendor/cytoscape.esm.min.js';
 
-const COL_WIDTH = 420;
-const SUB_COL_WIDTH = 200;
-const ROW_HEIGHT = 34;
-const MIN_ROWS = 30;
+const FONT_PX = 12;
+const FONT_FAMILY = 'system-ui, sans-serif';
+const LINE_PX = 15;
+const NODE_PX = 12;
+const LABEL_GAP = 3; // between a node and its label
+const COL_GAP = 48; // between the widest labels of two neighbouring sub-columns
+const ROW_GAP = 12;
+const ROW_HEIGHT = NODE_PX + LABEL_GAP + 2 * LINE_PX + ROW_GAP;
+const MIN_ROWS = 6;
+const MIN_LABEL_PX = 10;
+const MAX_FIT_ZOOM = 1.25;
 const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
 const NO_TAG = '#b8c2cc';
-const LABEL_ZOOM = 0.6;
+const LABEL_ZOOM = MIN_LABEL_PX / FONT_PX;
+
+// A node's label: the column's name over its table (a collapsed table: its name over its count).
+export function labelOf(node) {
+  if (node.isTable) return `${node.table}\n${node.columns} column${node.columns === 1 ? '' : 's'}`;
+  const table = tableOf(node);
+  return node.id.startsWith(`${table}.`) ? `${node.id.slice(table.length + 1)}\n${table}` : node.id;
+}
+
+const tagLines = (tags) => Object.entries(tags || {}).map(([key, values]) => `${key} = ${values.join(', ')}`);
+
+// What hovering shows of a drawn node or edge, line by line.
+export function detailsOf(item) {
+  if (!item) return [];
+  if (item.columnEdges) {
+    return [`${item.source.slice(6)} → ${item.target.slice(6)}`, `${item.columnEdges.length} column edge${item.columnEdges.length === 1 ? '' : 's'}`];
+  }
+  if (item.source !== undefined) {
+    const lines = [`${item.source} → ${item.target}`, `${item.type || 'FLOWS_TO'} · ${edgeKind(item)}`];
+    if (item.functions && item.functions.length) lines.push(`functions: ${item.functions.join(', ')}`);
+    if (item.task) lines.push(`task: ${item.task}`);
+    return lines;
+  }
+  if (item.isTable) return [item.table, `${item.columns} columns shown`, ...tagLines(item.tags)];
+  const tags = tagLines(item.tags);
+  return [item.id, `${(item.label || 'Column').toLowerCase()}${item.table ? ` of ${item.table}` : ''}`, ...(tags.length ? tags : ['no tags'])];
+}
+
+let measurer = null;
+// The widest line of `label` in model pixels, as cytoscape will draw it.
+function labelWidth(label) {
+  if (!measurer) {
+    measurer = document.createElement('canvas').getContext('2d');
+    measurer.font = `${FONT_PX}px ${FONT_FAMILY}`;
+  }
+  return Math.max(...label.split('\n').map((line) => measurer.measureText(line).width));
+}
 
 export const tableOf = (node) => node.table || node.id.split('.').slice(0, -1).join('.');
 
@@ -27,13 +75,16 @@ function style(big) {
       style: {
         'background-color': 'data(colour)',
         label: 'data(label)',
-        'font-size': 10,
-        'text-valign': 'center',
-        'text-halign': 'right',
-        'text-margin-x': 4,
-        width: 12,
-        height: 12,
-        'min-zoomed-font-size': 7,
+        'font-size': FONT_PX,
+        'font-family': FONT_FAMILY,
+        'line-height': LINE_PX / FONT_PX,
+        'text-wrap': 'wrap',
+        'text-valign': 'bottom',
+        'text-halign': 'center',
+        'text-margin-y': LABEL_GAP,
+        width: NODE_PX,
+        height: NODE_PX,
+        'min-zoomed-font-size': MIN_LABEL_PX,
       },
     },
     ...(big ? [{ selector: 'node', style: { label: '' } }, { selector: 'node.root, node:selected, node.labelled', style: { label: 'data(label)' } }] : []),
@@ -101,6 +152,8 @@ export class LineageGraph {
     this.colourKey = '';
     this.collapsed = false;
     this.cy = null;
+    // cytoscape says nothing when the pointer leaves its container over an element
+    container.addEventListener('mouseleave', () => this.hideDetails());
   }
 
   setData(view) {
@@ -265,27 +318,33 @@ export class LineageGraph {
     }
   }
 
-  static positions(nodes, level) {
+  // Where each node goes: layers left to right by level, each wrapped into sub-columns as tall as
+  // makes the drawing about the container's shape (`aspect`: width / height), each sub-column as
+  // wide as its widest label (`widths`: id -> label width).
+  static positions(nodes, level, widths, aspect = 4 / 3) {
     const byLevel = new Map();
     for (const node of nodes) {
       const l = level.get(node.id);
       (byLevel.get(l) || byLevel.set(l, []).get(l)).push(node);
     }
     const order = [...byLevel.keys()].sort((a, b) => a - b);
-    // Sub-columns as tall as makes the whole drawing about square, never shorter than MIN_ROWS.
-    const rowsPerSubColumn = Math.max(MIN_ROWS, Math.ceil(Math.sqrt((nodes.length * SUB_COL_WIDTH) / ROW_HEIGHT)));
+    let typical = 0;
+    for (const node of nodes) typical += widths.get(node.id) || 0;
+    typical = typical / (nodes.length || 1) + COL_GAP;
+    // rows * ROW_HEIGHT * aspect = (nodes / rows) * typical: as wide as the container's shape asks
+    const rowsPerSubColumn = Math.max(MIN_ROWS, Math.ceil(Math.sqrt((nodes.length * typical) / (ROW_HEIGHT * aspect))));
     const positions = new Map();
     let x = 0;
     for (const l of order) {
       const members = byLevel.get(l).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const subColumns = Math.ceil(members.length / rowsPerSubColumn);
       const rows = Math.min(members.length, rowsPerSubColumn);
-      members.forEach((node, i) => {
-        const sub = Math.floor(i / rowsPerSubColumn);
-        const row = i % rowsPerSubColumn;
-        positions.set(node.id, { x: x + sub * SUB_COL_WIDTH, y: (row - (rows - 1) / 2) * ROW_HEIGHT });
-      });
-      x += (subColumns - 1) * SUB_COL_WIDTH + COL_WIDTH;
+      for (let start = 0; start < members.length; start += rowsPerSubColumn) {
+        const column = members.slice(start, start + rowsPerSubColumn);
+        const half = Math.max(NODE_PX, ...column.map((node) => widths.get(node.id) || 0)) / 2;
+        x += half;
+        column.forEach((node, row) => positions.set(node.id, { x, y: (row - (rows - 1) / 2) * ROW_HEIGHT }));
+        x += half + COL_GAP;
+      }
     }
     return positions;
   }
@@ -295,7 +354,10 @@ export class LineageGraph {
     const started = performance.now();
     const { nodes, edges, root } = this.visible();
     const level = LineageGraph.levels(nodes, edges, root);
-    const positions = LineageGraph.positions(nodes, level);
+    const labels = new Map(nodes.map((node) => [node.id, labelOf(node)]));
+    const widths = new Map(nodes.map((node) => [node.id, labelWidth(labels.get(node.id))]));
+    const box = this.box();
+    const positions = LineageGraph.positions(nodes, level, widths, box.width / box.height);
     const legend = this.legend();
     const elements = [];
     this.shown = new Map(); // element id -> the node or edge object it draws
@@ -303,7 +365,7 @@ export class LineageGraph {
       this.shown.set(node.id, node);
       elements.push({
         group: 'nodes',
-        data: { id: node.id, label: node.isTable ? node.label : node.id, colour: this.colourOf(node.tags, legend) },
+        data: { id: node.id, label: labels.get(node.id), colour: this.colourOf(node.tags, legend) },
         position: positions.get(node.id),
         classes: [node.id === root ? 'root' : '', node.isTable ? 'table' : ''].join(' ').trim(),
       });
@@ -313,6 +375,7 @@ export class LineageGraph {
       elements.push({ group: 'edges', data: { id: `e${i}`, source: edge.source, target: edge.target } });
     });
     const big = nodes.length > 600;
+    this.hideDetails();
     if (this.cy) this.cy.destroy();
     this.cy = cytoscape({
       container: this.container,
@@ -320,7 +383,7 @@ export class LineageGraph {
       style: style(big),
       // positions are ours and so is the first viewport: fitting would measure every element
       layout: { name: 'preset', fit: false },
-      ...this.viewportFor(positions),
+      ...this.viewportFor(positions, widths),
       minZoom: 0.02,
       maxZoom: 3,
       pixelRatio: big ? 1 : 'auto',
@@ -333,25 +396,34 @@ export class LineageGraph {
     this.cy.on('tap', 'node', (event) => this.handlers.onSelectNode(ref(event)));
     this.cy.on('tap', 'edge', (event) => this.handlers.onSelectEdge(ref(event)));
     this.cy.on('dbltap', 'node', (event) => this.handlers.onExpand(ref(event)));
+    this.cy.on('mouseover', 'node, edge', (event) => this.showDetails(ref(event), event.originalEvent));
+    this.cy.on('mousemove', 'node, edge', (event) => this.moveDetails(event.originalEvent));
+    this.cy.on('mouseout', 'node, edge', () => this.hideDetails());
+    this.cy.on('viewport', () => this.hideDetails());
     if (big) this.labelOnZoom();
     await waitForDraw(this.cy);
     return { ms: performance.now() - started, nodes: nodes.length, edges: edges.length, legend };
   }
 
-  // The zoom and pan that show every position with a margin.
-  viewportFor(positions) {
-    const width = this.container.clientWidth || 800;
-    const height = this.container.clientHeight || 600;
+  box() {
+    return { width: this.container.clientWidth || 800, height: this.container.clientHeight || 600 };
+  }
+
+  // The zoom and pan that show every node with its label and a margin: each label hangs under
+  // its node, `widths` wide and two lines tall.
+  viewportFor(positions, widths) {
+    const { width, height } = this.box();
     let [x1, y1, x2, y2] = [Infinity, Infinity, -Infinity, -Infinity];
-    for (const { x, y } of positions.values()) {
-      x1 = Math.min(x1, x);
-      y1 = Math.min(y1, y);
-      x2 = Math.max(x2, x);
-      y2 = Math.max(y2, y);
+    for (const [id, { x, y }] of positions) {
+      const half = Math.max(NODE_PX + 6, widths.get(id) || 0) / 2;
+      x1 = Math.min(x1, x - half);
+      y1 = Math.min(y1, y - NODE_PX);
+      x2 = Math.max(x2, x + half);
+      y2 = Math.max(y2, y + NODE_PX / 2 + LABEL_GAP + 2 * LINE_PX);
     }
     if (x1 === Infinity) return {};
-    const margin = 40;
-    const zoom = Math.min(1.5, Math.max(0.02, Math.min((width - 2 * margin) / (x2 - x1 || 1), (height - 2 * margin) / (y2 - y1 || 1))));
+    const margin = 16;
+    const zoom = Math.min(MAX_FIT_ZOOM, Math.max(0.02, Math.min((width - 2 * margin) / (x2 - x1 || 1), (height - 2 * margin) / (y2 - y1 || 1))));
     return { zoom, pan: { x: width / 2 - (zoom * (x1 + x2)) / 2, y: height / 2 - (zoom * (y1 + y2)) / 2 } };
   }
 
@@ -382,6 +454,38 @@ export class LineageGraph {
     });
   }
 
+  // The hover box: fixed to the page at the pointer (the container's children are cytoscape's).
+  showDetails(item, at) {
+    if (!this.tip) {
+      this.tip = document.createElement('div');
+      this.tip.className = 'graph-tip';
+      this.tip.setAttribute('role', 'tooltip');
+      this.tip.dataset.testid = 'graph-tip';
+      document.body.appendChild(this.tip);
+    }
+    this.tip.replaceChildren(
+      ...detailsOf(item).map((line, i) => {
+        const div = document.createElement('div');
+        if (i === 0) div.className = 'head';
+        div.textContent = line;
+        return div;
+      }),
+    );
+    this.tip.hidden = false;
+    this.moveDetails(at);
+  }
+
+  moveDetails(at) {
+    if (!this.tip || this.tip.hidden || !at) return;
+    const x = Math.min(at.clientX + 14, window.innerWidth - this.tip.offsetWidth - 4);
+    const y = Math.min(at.clientY + 14, window.innerHeight - this.tip.offsetHeight - 4);
+    Object.assign(this.tip.style, { left: `${x}px`, top: `${y}px` });
+  }
+
+  hideDetails() {
+    if (this.tip) this.tip.hidden = true;
+  }
+
   fit() {
     if (this.cy) this.cy.fit(undefined, 30);
   }
@@ -393,6 +497,8 @@ export class LineageGraph {
   }
 
   destroy() {
+    if (this.tip) this.tip.remove();
+    this.tip = null;
     if (this.cy) this.cy.destroy();
     this.cy = null;
   }

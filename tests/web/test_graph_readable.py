@@ -1,0 +1,87 @@
+"""The column page's lineage graph read as a person reads it, in Chromium at 1400 and 1920 px: at
+its first (fit) zoom every label drawn is at least 10 screen pixels and every node with its label
+lies inside the drawing; hovering a node or an edge shows what it is."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.ui_render import login
+from tests.support.web_graph import on_screen, wait_renders
+from tests.web.conftest import STORY_COLUMN, UPSTREAM, strict_page
+
+#: each node's label as drawn: its font size on screen, whether it is shown, and its box (with the
+#: label) in the container's pixels
+DRAWN = """() => {
+    const cy = window.__watershed.graph.cy;
+    const box = cy.container().getBoundingClientRect();
+    return {
+        width: box.width,
+        height: box.height,
+        nodes: cy.nodes().map((n) => {
+            const font = parseFloat(n.style('font-size')) * cy.zoom();
+            const hidden = font < parseFloat(n.style('min-zoomed-font-size'));
+            const b = n.renderedBoundingBox({ includeLabels: true });
+            return { id: n.id(), label: n.style('label'), font, hidden, x1: b.x1, x2: b.x2, y1: b.y1, y2: b.y2 };
+        }),
+    };
+}"""
+
+
+@pytest.mark.parametrize("width,height", [(1400, 900), (1920, 1080)])
+def test_labels_are_readable_and_inside_at_fit_zoom(web_stack, browser, width, height):
+    with strict_page(browser, web_stack.base_url) as page:
+        page.set_viewport_size({"width": width, "height": height})
+        login(page, web_stack.base_url, web_stack.tokens["viewer"])
+        page.goto(f"{web_stack.base_url}/#/column/{STORY_COLUMN}")
+        wait_renders(page, 1)
+        drawn = page.evaluate(DRAWN)
+        print(
+            f"{width} px: graph {drawn['width']:.0f}x{drawn['height']:.0f}, label sizes "
+            + ", ".join(f"{n['id']} {n['font']:.1f}px" for n in drawn["nodes"])
+        )
+        assert {n["id"] for n in drawn["nodes"]} >= {STORY_COLUMN, *UPSTREAM}
+        for node in drawn["nodes"]:
+            assert node["label"] and not node["hidden"], f"{node['id']}: no label at fit zoom"
+            assert node["font"] >= 10, f"{node['id']}: label {node['font']:.1f} px"
+            assert node["x1"] >= 0 and node["x2"] <= drawn["width"], f"{node['id']} clipped: {node}"
+            assert node["y1"] >= 0 and node["y2"] <= drawn["height"], f"{node['id']} clipped: {node}"
+
+
+def _edge_midpoint(page, source: str, target: str) -> dict:
+    return page.evaluate(
+        """([source, target]) => {
+            const cy = window.__watershed.graph.cy;
+            const edge = cy.edges().filter((e) => e.source().id() === source && e.target().id() === target)[0];
+            const box = cy.container().getBoundingClientRect();
+            const at = edge.renderedMidpoint();
+            return { x: box.left + at.x, y: box.top + at.y };
+        }""",
+        [source, target],
+    )
+
+
+def test_hovering_a_node_or_an_edge_shows_its_details(web_stack, page, shots):
+    login(page, web_stack.base_url, web_stack.tokens["viewer"])
+    page.goto(f"{web_stack.base_url}/#/column/{STORY_COLUMN}")
+    wait_renders(page, 1)
+    tip = page.locator("[data-testid=graph-tip]")
+
+    at = on_screen(page, UPSTREAM[0])
+    page.mouse.move(at["x"], at["y"])
+    tip.wait_for(state="visible")
+    lines = tip.locator("div").all_inner_texts()
+    assert lines[0] == UPSTREAM[0] and "column of dws.contacts" in lines
+    assert "pii = L3" in lines and "pii_type = email" in lines
+    shots("hover-node")
+
+    # contact -> report_contact: a direct copy by t_report
+    at = _edge_midpoint(page, UPSTREAM[0], STORY_COLUMN)
+    page.mouse.move(at["x"], at["y"])
+    page.wait_for_selector(f"[data-testid=graph-tip] .head:text-is('{UPSTREAM[0]} → {STORY_COLUMN}')")
+    lines = tip.locator("div").all_inner_texts()
+    assert "FLOWS_TO · direct" in lines and "task: t_report" in lines
+    shots("hover-edge")
+
+    page.mouse.move(5, 5)
+    tip.wait_for(state="hidden")
