@@ -25,6 +25,11 @@ first half or end with its second half (one edit leaves one of them whole), at m
 `RANK_WINDOW` of them, checked here; the page then says `approximate`.
 
 Table hits carry `sensitive`: the sensitivity families (`pii`) some column of the table has.
+
+Descriptions: after the id stages, a stage per label finds the nodes whose description (their own,
+the catalog's or a propagated one: propagation/metadata.py) holds every word of the query and
+whose id does not hold the query (those the id stages found); they rank after the id matches.
+Every hit carries its description.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class SearchHit(BaseModel):
     tags: TagMap = Field(default_factory=dict)
     #: a table's: the sensitivity families (`pii`) at least one of its columns has
     sensitive: list[str] = Field(default_factory=list)
+    #: the node's description as shown (its own, the catalog's or propagated)
+    description: str | None = None
 
 
 class SearchPage(Page[SearchHit]):
@@ -83,16 +90,24 @@ TYPO_MIN = 4
 # twin of the prefix, which the caller drops.
 _PREFIX = (
     "MATCH (n:{label}) WHERE n.id >= $prefix{below} AND toString(n.id) > $after{tags} "
-    "RETURN n.id, n.type, n.tags ORDER BY n.id LIMIT $n"
+    "RETURN n.id, n.type, n.tags, n.description ORDER BY n.id LIMIT $n"
 )
 _BELOW = " AND n.id < $prefix_end"
 # No prefix at all: every node, in the label's own order (sorting them all would cost a full sort).
-_EVERYTHING = "MATCH (n:{label}) WHERE true{tags} RETURN n.id, n.type, n.tags SKIP $skip LIMIT $n"
+_EVERYTHING = (
+    "MATCH (n:{label}) WHERE true{tags} RETURN n.id, n.type, n.tags, n.description SKIP $skip LIMIT $n"
+)
 # (Never `NOT (id range)` here: FalkorDB 4.16 then plans an index scan that takes 25x a label
 # scan, and its answer still holds ids inside the range.)
 _CONTAINS = (
     "MATCH (n:{label}) WHERE {scope}n.id CONTAINS $q AND NOT n.id STARTS WITH $prefix{tags} "
-    "RETURN n.id, n.type, n.tags SKIP $skip LIMIT $n"
+    "RETURN n.id, n.type, n.tags, n.description SKIP $skip LIMIT $n"
+)
+# Descriptions holding every word of the query, of nodes the id stages did not find.
+_DESCRIBED = (
+    "MATCH (n:{label}) WHERE {scope}n.description IS NOT NULL AND NOT n.id CONTAINS $q "
+    "AND all(w IN $words WHERE toLower(n.description) CONTAINS w){tags} "
+    "RETURN n.id, n.type, n.tags, n.description SKIP $skip LIMIT $n"
 )
 _IN_SCOPE = "n.id STARTS WITH $scope AND "
 
@@ -164,7 +179,9 @@ def parse_filter(text: str, policy) -> TagFilter:
     return TagFilter(key, op, value)  # type: ignore[arg-type]
 
 
-def _hit(node_id: str, label: str, node_type: str | None, tags_text: str | None) -> SearchHit:
+def _hit(
+    node_id: str, label: str, node_type: str | None, tags_text: str | None, description: str | None = None
+) -> SearchHit:
     parts = ids.split(node_id)
     table = ids.join(*parts[:2])
     return SearchHit(
@@ -175,6 +192,7 @@ def _hit(node_id: str, label: str, node_type: str | None, tags_text: str | None)
         name=parts[-1],
         type=node_type,
         tags=tag_values(tags_text),
+        description=description,
     )
 
 
@@ -188,7 +206,7 @@ _SENSITIVE = (
 _TYPO = (
     "MATCH (n:{label}) WHERE {scope}size(n.name) >= $shortest AND size(n.name) <= $longest "
     "AND (n.name STARTS WITH $head OR n.name ENDS WITH $tail){tags} "
-    "RETURN n.id, n.type, n.tags LIMIT $n"
+    "RETURN n.id, n.type, n.tags, n.description LIMIT $n"
 )
 
 
@@ -233,6 +251,18 @@ def _read(
                 _EVERYTHING.format(label=label, tags=ask.tag_clause),
                 {"skip": skip, "n": fetch, **ask.key_params},
             )
+        elif phase == "described":
+            rows = ask.graph.read(
+                _DESCRIBED.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""),
+                {
+                    "q": ask.query,
+                    "words": ask.query.split(),
+                    "scope": ask.scope,
+                    "skip": skip,
+                    "n": fetch,
+                    **ask.key_params,
+                },
+            )
         else:
             rows = ask.graph.read(
                 _CONTAINS.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""),
@@ -246,12 +276,12 @@ def _read(
                 },
             )
         consumed = 0
-        for node_id, node_type, tags_text in rows:
+        for node_id, node_type, tags_text, description in rows:
             consumed += 1
             after, skip = node_id, skip + 1
             if phase == "prefix" and not node_id.startswith(ask.prefix):
                 continue
-            hit = _hit(node_id, label, node_type, tags_text)
+            hit = _hit(node_id, label, node_type, tags_text, description)
             if all(f.matches(hit.tags) for f in ask.filters):
                 items.append(hit)
                 if len(items) >= want:
@@ -299,24 +329,27 @@ def _typos(ask: _Ask) -> list[SearchHit]:
         rows = ask.graph.read(
             _TYPO.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if params["scope"] else ""), params
         )
-        for node_id, node_type, tags_text in rows:
-            hit = _hit(node_id, label, node_type, tags_text)
+        for node_id, node_type, tags_text, description in rows:
+            hit = _hit(node_id, label, node_type, tags_text, description)
             if one_edit_apart(name, hit.name) and all(f.matches(hit.tags) for f in ask.filters):
                 found.append(hit)
     return found
 
 
 def rank(hits: list[SearchHit], query: str, roots: set[str]) -> list[SearchHit]:
-    """Exact (id or name is the query) before prefix (of the id or the name) before substring;
-    then roots before derived nodes with tags before derived nodes without; then the id."""
+    """Exact (id or name is the query) before prefix (of the id or the name) before substring
+    before a match of the description alone; then roots before derived nodes with tags before
+    derived nodes without; then the id."""
 
     def key(hit: SearchHit) -> tuple:
         if not query or query in (hit.id, hit.name):
             matched = 0
         elif hit.id.startswith(query) or hit.name.startswith(query):
             matched = 1
-        else:
+        elif query in hit.id:
             matched = 2
+        else:
+            matched = 3
         standing = 0 if hit.id in roots else 1 if hit.tags else 2
         return matched, standing, hit.id
 
@@ -364,6 +397,7 @@ def search_nodes(
     stages = [(label, "prefix") for label in labels]
     if query:
         stages += [(label, "contains") for label in labels]
+        stages += [(label, "described") for label in labels]
     ask = _Ask(
         graph=graph,
         query=query,

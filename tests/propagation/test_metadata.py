@@ -218,3 +218,26 @@ def test_the_cli_sets_shows_and_clears_with_the_path_back(loaded, celery_redis, 
     assert invoke("describe", "dwd.users.email", "--clear").exit_code == 1
     actors = {e.actor for e in audit.entries(loaded) if e.target.startswith("dwd.users.email:")}
     assert len(actors) == 1 and next(iter(actors)).startswith("cli:")
+
+
+def test_search_finds_a_column_by_the_words_of_its_description_after_the_id_matches(loaded, celery_redis):
+    from watershed.api.service.search import search_nodes
+
+    _run(loaded, celery_redis)
+    page = search_nodes(loaded, default_policy(), q="email address")
+    # the root first, then by id
+    assert [hit.id for hit in page.items] == [
+        "ods.users.email",
+        "ads.mail.email",
+        "dwd.users.email",
+        "dws.mail.email",
+    ]
+    assert page.items[0].description == "The user's email address"
+    # both words, in any order and case; an id match ranks before a description match
+    found = search_nodes(loaded, default_policy(), q="ID USER'S", kind="column")
+    assert [hit.id for hit in found.items] == ["ods.users.uid", "dwd.users.uid", "dws.mail.uid"]
+    ranked = search_nodes(loaded, default_policy(), q="user", kind="column")
+    ids = [hit.id for hit in ranked.items]
+    assert ids.index("ods.users.uid") < ids.index("ads.mail.email")
+    assert "ads.mail.email" in ids  # its description holds "user" (propagated), its id does not
+    assert search_nodes(loaded, default_policy(), q="crm exports", kind="table").items[0].id == "ods.users"
