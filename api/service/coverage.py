@@ -131,6 +131,8 @@ class CoverageSnapshot(BaseModel):
     at: str
     seconds: float = 0.0
     policy_digest: str | None = None
+    #: the policy's sensitivity families (`pii`): the tags that make a column sensitive
+    families: list[str] = Field(default_factory=list)
     totals: CoverageCounts = Field(default_factory=CoverageCounts)
     databases: list[CoverageGroup] = Field(default_factory=list)
     #: the first SUMMARY_DOWNSTREAM of them, most sensitive tag first
@@ -344,6 +346,7 @@ def compute(
         id=day,
         at=at or datetime.now(UTC).isoformat(timespec="seconds"),
         policy_digest=protection.digest() if protection is not None else None,
+        families=list(policy.sensitivity),
         totals=totals,
         databases=_ranked(by_db.values()),
         downstream=downstream[:SUMMARY_DOWNSTREAM],

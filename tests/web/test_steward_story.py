@@ -32,9 +32,11 @@ def test_steward_blocks_pii_and_propagation_removes_it_downstream(web_stack, pag
 
     me = login(page, web_stack.base_url, web_stack.tokens["steward"])
     assert me["role"] == "steward"
+    page.wait_for_selector("[data-testid=dashboard]")  # the home page is the coverage dashboard
     shots("logged-in")
 
     # search a column
+    page.click("header.nav a:text-is('Search')")
     page.fill("input[name=q]", "report_contact")
     page.click("form button[type=submit]")
     page.wait_for_selector("[data-testid=search-results]")

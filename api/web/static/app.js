@@ -5,6 +5,7 @@ import { api, get, qs, enc, setUnauthorizedHandler } from './api.js';
 import { LineageGraph, warmUp } from './graph.js';
 import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
 import { ImpactPage } from './impact.js';
+import { Dashboard, CoverageList } from './dashboard.js';
 import { ChangePreview, proposal } from './preview.js';
 import { AuditPage, NodeHistory, mayReadTrail } from './audit.js';
 import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
@@ -19,7 +20,7 @@ function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');
   const [path, query = ''] = raw.split('?');
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  return { page: parts[0] || 'search', args: parts.slice(1), params: Object.fromEntries(new URLSearchParams(query)) };
+  return { page: parts[0] || 'home', args: parts.slice(1), params: Object.fromEntries(new URLSearchParams(query)) };
 }
 
 export function go(page, ...args) {
@@ -823,8 +824,8 @@ function TtlPage({ params }) {
 
 function Nav({ me, onLogout }) {
   return html`<header class="nav">
-    <a class="brand" href="#/search">Watershed</a>
-    <a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a><a href="#/discovery">Discovery</a>${mayReadTrail(me) ? html`<a href="#/audit">Audit</a>` : null}
+    <a class="brand" href="#/">Watershed</a>
+    <a href="#/">Coverage</a><a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a><a href="#/discovery">Discovery</a>${mayReadTrail(me) ? html`<a href="#/audit">Audit</a>` : null}
     <span class="me" data-testid="me">${me.name} · <b data-testid="role">${me.role}</b>${me.databases ? ` (${me.databases.join(', ')})` : ''}</span>
     <button class="small" onClick=${onLogout}>Log out</button>
   </header>`;
@@ -860,6 +861,8 @@ function App() {
   else if (page === 'discovery') body = html`<${DiscoveryPage} me=${me} />`;
   else if (page === 'impact') body = html`<${ImpactPage} id=${args[0]} params=${params} key=${location.hash} />`;
   else if (page === 'audit') body = html`<${AuditPage} me=${me} params=${params} key=${location.hash} />`;
+  else if (page === 'home') body = html`<${Dashboard} me=${me} />`;
+  else if (page === 'coverage') body = html`<${CoverageList} list=${args[0]} params=${params} key=${location.hash} />`;
   else body = html`<${Search} params=${params} key=${location.hash} />`;
   return html`<${Nav} me=${me} onLogout=${logout} /><main>${body}</main>`;
 }
