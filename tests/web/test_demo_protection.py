@@ -17,6 +17,8 @@ from tests.web.conftest import strict_page
 from watershed.api.cli import app
 from watershed.graph.server import free_port
 from watershed.orc_crypto.codec.tail import read_tail
+from watershed.orc_crypto.keys.kms_client import KmsClient
+from watershed.orc_crypto.read import read_orc
 
 
 def encrypted_columns(path) -> set[str]:
@@ -74,6 +76,13 @@ def test_demo_protects_a_table_and_the_ui_applies_with_its_kms(spark, browser, t
         location = httpx.get(f"{api}/tables/{demo_table}", headers=auth).json()["location"]
         files = orc_files(location)
         assert files and all(encrypted_columns(f) == encrypted for f in files)
+        # the demo's KMS decrypts them; without a key a reader sees the mask (nullify)
+        kms_uri = line.rsplit(" ", 1)[1]
+        with KmsClient(kms_uri, token_file=kms_dir / "kms.token") as client:
+            for column in encrypted:
+                clear = read_orc(files[0], columns=[column], provider=client).column(0).to_pylist()
+                masked = read_orc(files[0], columns=[column]).column(0).to_pylist()
+                assert any(clear) and not any(masked), column
 
         # in the UI: the table page shows the location and the columns encrypted; an admin's
         # "Apply protection" of another table with files encrypts it with the demo's KMS
