@@ -511,6 +511,11 @@ def listed_columns(
     )
 
 
+def previous_id(store: GraphStore, day: str) -> str | None:
+    """The newest stored snapshot older than `day` (what `day`'s is compared with), or None."""
+    return next((found for found in snapshot_ids(store) if found < day), None)
+
+
 def unprotected_ids(store: GraphStore, snapshot: str) -> set[str] | None:
     """The unprotected columns of a stored snapshot, or None when there is no such snapshot."""
     rows = store.read(COLUMN_LISTS, {"id": snapshot})

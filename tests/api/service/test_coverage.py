@@ -208,8 +208,13 @@ def test_new_unprotected_names_the_columns_that_were_not_unprotected_before(ware
     assert coverage.new_unprotected(first, second) == ["ods.users.ssn2"]
     assert coverage.new_unprotected(None, first) == [c.column for c in first.unprotected]
     coverage.save(warehouse, first)
-    stored = coverage.unprotected_ids(warehouse, "2026-11-19")
-    assert coverage.new_unprotected(stored, second) == ["ods.users.ssn2"]
+    coverage.save(warehouse, second)
+    assert (
+        coverage.previous_id(warehouse, DAY) == "2026-11-19"
+        and coverage.previous_id(warehouse, "2026-11-19") is None
+    )
+    stored = coverage.unprotected_ids(warehouse, coverage.previous_id(warehouse, DAY))
+    assert coverage.new_unprotected(stored, coverage.unprotected_ids(warehouse, DAY)) == ["ods.users.ssn2"]
 
 
 def test_the_last_nightly_is_the_newest_date(warehouse):
