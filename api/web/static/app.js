@@ -10,6 +10,7 @@ import { ChangePreview, proposal } from './preview.js';
 import { AuditPage, NodeHistory, mayReadTrail } from './audit.js';
 import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
 import { SsoLogin, signOut } from './sso.js';
+import { MetadataPanel } from './metadata.js';
 
 // What tests and the benchmark read: the last lineage drawing's timings.
 window.__watershed = { renderCount: 0, lastRenderMs: null, lastFetchMs: null, lastNodes: 0, lastEdges: 0 };
@@ -173,12 +174,13 @@ function Search({ params }) {
       : null}
     ${items.length
       ? html`<table class="grid" data-testid="search-results">
-          <thead><tr><th>id</th><th>type</th><th>tags</th></tr></thead>
+          <thead><tr><th>id</th><th>type</th><th>tags</th><th>description</th></tr></thead>
           <tbody>${items.map(
             (hit) => html`<tr data-id=${hit.id}>
               <td><a href=${href(hit.label === 'Column' ? 'column' : 'table', hit.id)}>${hit.id}</a>
                 ${(hit.sensitive || []).map((family) => html` <span class="badge" data-testid="sensitive" title=${`a column of this table has ${family}`}>${family}</span>`)}</td>
               <td>${hit.type || ''}</td><td><${TagChips} tags=${hit.tags} /></td>
+              <td class="search-description">${hit.description || ''}</td>
             </tr>`,
           )}</tbody>
         </table>`
@@ -283,11 +285,12 @@ function TablePage({ me, id }) {
       TTL ${table.ttl_days ?? '–'} days · <a href=${href('column', table.id)}>table lineage</a> ·${' '}
       <a data-testid="impact-link" href=${href('impact', table.id)}>Impact</a></p>
     <p><${TagChips} tags=${table.tags} /></p>
+    <${MetadataPanel} me=${me} nodeId=${table.id} />
     <table class="grid">
-      <thead><tr><th>column</th><th>type</th><th>tags</th><th>recommended TTL (days)</th></tr></thead>
+      <thead><tr><th>column</th><th>type</th><th>tags</th><th>recommended TTL (days)</th><th>description</th></tr></thead>
       <tbody>${(table.columns || []).map(
         (c) => html`<tr><td><a href=${href('column', c.id)}>${c.name}</a></td><td>${c.type}</td>
-          <td><${TagChips} tags=${c.tags} /></td><td>${c.ttl_days_recommended ?? ''}</td></tr>`,
+          <td><${TagChips} tags=${c.tags} /></td><td>${c.ttl_days_recommended ?? ''}</td><td>${c.description || ''}</td></tr>`,
       )}</tbody>
     </table>
     <${ProtectionSection} me=${me} table=${table} onChanged=${reload} />
@@ -610,7 +613,8 @@ function ColumnPage({ me, id, params }) {
     </div>
     <div class="column-body">
       ${isColumn
-        ? html`<div class="column-side"><${TagEditor} me=${me} nodeId=${id} onChanged=${reload} key=${tagsVersion} />
+        ? html`<div class="column-side"><${MetadataPanel} me=${me} nodeId=${id} />
+            <${TagEditor} me=${me} nodeId=${id} onChanged=${reload} key=${tagsVersion} />
             <${DiscoveryPanel} me=${me} nodeId=${id} onChanged=${discovered} /></div>`
         : null}
       <${LineagePanel} nodeId=${id} params=${isColumn ? params : { level: 'table', ...params }} key=${id} />
