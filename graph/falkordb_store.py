@@ -262,6 +262,25 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "via_task",
         "view_dialect",
         "view_sql",
+        # webhook subscriptions, the outbox and its attempts (api/service/notifications/): every
+        # steward's tag change names them in an outbox statement, which writes nothing when no
+        # subscription asks for the kind
+        "active",
+        "attempt",
+        "attempts",
+        "claimed_until",
+        "code",
+        "delivery",
+        "error",
+        "event",
+        "kinds",
+        "last_code",
+        "last_error",
+        "next_at",
+        "payload",
+        "secret",
+        "subscription",
+        "url",
     }
 )
 

@@ -34,6 +34,7 @@ from watershed.api.http.routers import (
     tags,
     ttl,
     users,
+    webhooks,
 )
 from watershed.api.http.runs import RunLauncher
 from watershed.api.http.settings import ApiSettings
@@ -61,6 +62,7 @@ ROUTERS = (
     users,
     authz,
     discovery,
+    webhooks,
 )
 WEB = Path(__file__).resolve().parents[1] / "web" / "static"
 log = logging.getLogger("watershed.api")
@@ -135,6 +137,8 @@ def create_app(settings: ApiSettings | None = None, graph: GraphStore | None = N
         responses=problems.documented(problems.ERRORS),
         # one check of every request's text, before any route reads it
         dependencies=[Depends(storable_input)],
+        # while it serves, the process sends the webhook outbox
+        lifespan=webhooks.deliveries_while_serving,
     )
     app.openapi = lambda: openapi_schema(app)  # type: ignore[method-assign]
     service = Service(settings=settings, graph=graph)

@@ -42,6 +42,7 @@ from pydantic import BaseModel, Field
 
 from watershed.api.service import tag_changes
 from watershed.api.service.audit import statement
+from watershed.api.service.notifications import events
 from watershed.api.service.pages import Page, decode_cursor, keyed_page
 from watershed.discovery.detectors import Detector, detectors_for
 from watershed.discovery.flags import clearly_not, is_leak, keeps_form
@@ -436,6 +437,7 @@ class Discovery:
             [
                 *self.graph.discovery_statements([scan], kept, withdrawn, {table_id: report.flags}),
                 statement(AUTO_ACTOR, "discovery.sample", table_id, None, summary),
+                *([_waiting(table_id, self.run, kept)] if kept else []),
             ]
         )
         log.info(
@@ -696,6 +698,12 @@ class Discovery:
         """A steward blocked the family on the column: they said it holds no such tag."""
         own = self.tag_store.own_tags(proposal.column)
         return any(e["type"] == "BLOCKS" and e["key"] in proposal.tags for e in own)
+
+
+def _waiting(table_id: str, run: str, kept: list[ColumnProposal]) -> tuple[str, dict]:
+    """The `proposal.waiting` webhook event of a sampled table, in the write that stores its proposals."""
+    columns = [{"column": p.column, "tags": p.tags, "confidence": p.confidence} for p in kept]
+    return events.statement("proposal.waiting", {"table": table_id, "run": run, "proposals": columns})
 
 
 def _column_edges(edges: Sequence[GraphEdge]) -> list[GraphEdge]:

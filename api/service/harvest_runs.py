@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, computed_field
 
+from watershed.api.service.notifications import events
 from watershed.api.service.pages import Page, encode_cursor, keyed_page
 from watershed.graph.backends import UnreachableGraphError, open_answering
 from watershed.graph.catalog import Catalog, CatalogError
@@ -155,7 +156,7 @@ def run(
         if started is not None:
             started(f"harvesting {source} on {session.sparkContext.master}")
         try:
-            return run_harvest(
+            report = run_harvest(
                 session,
                 tasks=str(source.tasks) if source.tasks is not None else None,
                 tasks_table=source.tasks_table,
@@ -171,6 +172,13 @@ def run(
             )
         except (TaskSourceError, HarvestError) as exc:
             raise HarvestRunError(str(exc)) from None
+        # the run record is ingest's own write: its event follows it (docs/notifications.md)
+        event = events.harvest_errors(
+            report.run_id, report.source, report.tasks, report.tasks_with_errors, report.statement_errors
+        )
+        if store is not None and event is not None:
+            store.write_all([event])
+        return report
     finally:
         if store is not None:
             store.close()

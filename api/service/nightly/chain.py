@@ -41,23 +41,32 @@ def run_nightly(
     day = steps.check_date(day or yesterday())
     began = datetime.now(UTC)
 
+    finished: list[str] = []
+
     def done(result: StepResult) -> None:
+        finished.append(result.step)
         if on_step is not None:
             on_step(result)
 
-    done(steps.harvest(day, settings, spark=spark, say=say))
-    done(steps.discover(day, settings, spark=spark))
-    done(steps.propagate(day, settings, full=full, local=local, say=say))
-    done(steps.ttl(day, settings))
-    planned = steps.protection_plan(day, settings)
-    done(planned)
-    if not apply_protection:
-        done(steps.apply_skipped(day, settings))
-    elif planned.status == "skipped":
-        done(steps.apply_skipped(day, settings, "no protection plan: " + planned.message))
-    else:
-        done(steps.protection_apply(day, settings, spark=spark, say=say))
-    done(steps.coverage(day, settings))
-    # last: a consumer that is down holds back nothing of the warehouse's own steps
-    done(steps.emit(day, settings))
-    return steps.summary(day, settings, since=began)
+    try:
+        done(steps.harvest(day, settings, spark=spark, say=say))
+        done(steps.discover(day, settings, spark=spark))
+        done(steps.propagate(day, settings, full=full, local=local, say=say))
+        done(steps.ttl(day, settings))
+        planned = steps.protection_plan(day, settings)
+        done(planned)
+        if not apply_protection:
+            done(steps.apply_skipped(day, settings))
+        elif planned.status == "skipped":
+            done(steps.apply_skipped(day, settings, "no protection plan: " + planned.message))
+        else:
+            done(steps.protection_apply(day, settings, spark=spark, say=say))
+        done(steps.coverage(day, settings))
+        # last: a consumer that is down holds back nothing of the warehouse's own steps
+        done(steps.emit(day, settings))
+        return steps.summary(day, settings, since=began)
+    except Exception as exc:
+        # a step that raised stops the chain before its summary: the webhook event says which
+        running = next((step for step in steps.STEPS if step not in finished), "summary")
+        steps.failed(day, running, exc, settings)
+        raise

@@ -14,6 +14,7 @@ record in the graph) into the step's result.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -25,7 +26,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from watershed.api.service.nightly.errors import NightlyError
 from watershed.api.service.nightly.settings import NightlySettings
-from watershed.graph.errors import WatershedError
+from watershed.api.service.notifications import events
+from watershed.graph.errors import WatershedError, first_line
 
 #: the steps in the order they run
 STEPS = (
@@ -44,6 +46,7 @@ ACTOR = "nightly"
 KMS_SETTING = "WATERSHED_NIGHTLY_KMS"
 
 Say = Callable[[str], None]
+log = logging.getLogger("watershed.api.service.nightly")
 
 
 class StepResult(BaseModel):
@@ -195,6 +198,7 @@ def harvest_result(
 ) -> StepResult:
     """The harvest step's result from the run.json of the night's newest harvest run (or `run_dir`'s)."""
     settings = settings or NightlySettings()
+    from_job = run_dir is None
     if run_dir is None:
         runs = sorted(harvest_out(settings, day).glob("harvest-*/run.json"))
         if not runs:
@@ -207,6 +211,20 @@ def harvest_result(
     if record.get("status") != "ok":
         reason = record.get("error") or (record.get("prune") or {}).get("message") or f"see {run_dir}"
         raise NightlyError(f"harvest {day}: run {record.get('run_id')} is {record.get('status')}: {reason}")
+    if from_job:
+        # a spark-submit harvest: its run is not this floor's (harvest_runs.run sends the event otherwise)
+        _notify(
+            settings,
+            [
+                events.harvest_errors(
+                    record.get("run_id"),
+                    record.get("source"),
+                    record.get("tasks") or 0,
+                    record.get("tasks_with_errors") or 0,
+                    record.get("statement_errors"),
+                )
+            ],
+        )
     counts = {
         key: record.get(key) for key in ("tasks", "loaded", "unchanged", "deleted", "tasks_with_errors")
     }
@@ -551,14 +569,22 @@ def _apply_result(day: str, settings: NightlySettings, run, store) -> StepResult
 def coverage(day: str, settings: NightlySettings | None = None) -> StepResult:
     """The date's coverage snapshot (api/service/coverage.py), after the protection steps so it
     counts tonight's apply: what the dashboard shows. A re-run of the date replaces the snapshot."""
-    from watershed.api.service.coverage import refresh
+    from watershed.api.service.coverage import new_unprotected, previous_id, refresh, unprotected_ids
 
     settings = settings or NightlySettings()
     check_date(day)
     policy = _policy(f"coverage {day}: ")
     store = _open_graph(settings)
     try:
+        earlier = previous_id(store, day)
+        before = unprotected_ids(store, earlier) if earlier is not None else None
         snapshot = refresh(store, policy, day)
+        # the snapshot is coverage.py's write: its webhook event follows it
+        event = events.unprotected(
+            day, earlier, new_unprotected(before, unprotected_ids(store, snapshot.id) or set())
+        )
+        if event is not None:
+            store.write_all([event])
     finally:
         store.close()
     return save_result(
@@ -618,7 +644,7 @@ def summary(
     With `since` (when this run of the chain began), a result of an earlier run of the same date
     counts as missing: a step that failed this time is not hidden by last time's success.
     """
-    from watershed.api.service.audit import record
+    from watershed.api.service.audit import statement
     from watershed.api.service.coverage import record_nightly
     from watershed.orc_crypto.files import write_atomically
 
@@ -637,20 +663,71 @@ def summary(
     write_atomically(_step_dir(settings, day) / "summary.json", result.model_dump_json(indent=2).encode())
     store = _open_graph(settings)
     try:
-        record(
-            store,
-            ACTOR,
-            "nightly.run",
-            f"nightly:{day}",
-            None,
-            {
-                "status": result.status,
-                "missing": missing,
-                **{s.step: s.run_id or s.status for s in result.steps},
-            },
+        # the night's webhook events in the write of its audit entry
+        store.write_all(
+            [
+                statement(
+                    ACTOR,
+                    "nightly.run",
+                    f"nightly:{day}",
+                    None,
+                    {
+                        "status": result.status,
+                        "missing": missing,
+                        **{s.step: s.run_id or s.status for s in result.steps},
+                    },
+                ),
+                *events.nightly(
+                    day, result.status, missing, _seconds(result), _earlier_seconds(settings, day)
+                ),
+            ]
         )
         # the dashboard's "last nightly" (api/service/coverage.py)
         record_nightly(store, day, result.status, missing)
     finally:
         store.close()
     return result
+
+
+def _seconds(result: NightlySummary) -> float:
+    return sum(step.seconds for step in result.steps)
+
+
+def _earlier_seconds(settings: NightlySettings, day: str) -> list[float]:
+    """How long the complete nightly runs of the dates before `day` took, oldest first (the ledger's summaries)."""
+    found = []
+    for path in sorted(settings.ledger_dir().glob("*/summary.json")):
+        if path.parent.name >= day:
+            continue
+        try:
+            earlier = NightlySummary.model_validate_json(path.read_text())
+        except (OSError, ValidationError):
+            continue
+        if earlier.status == "complete":
+            found.append(_seconds(earlier))
+    return found
+
+
+def _notify(settings: NightlySettings, statements: list) -> None:
+    """Store webhook events of a change written elsewhere (a spark-submit job's run)."""
+    wanted = [s for s in statements if s is not None]
+    if not wanted:
+        return
+    store = _open_graph(settings)
+    try:
+        store.write_all(wanted)
+    finally:
+        store.close()
+
+
+def failed(day: str, step: str, exc: BaseException, settings: NightlySettings | None = None) -> None:
+    """The `nightly.failed` event of a step that raised (the chain stops there, with no summary).
+    A graph that does not answer cannot take it; the step's own error, raised after, says why."""
+    error = f"{type(exc).__name__}: {first_line(exc)}"
+    try:
+        _notify(
+            settings or NightlySettings(),
+            [events.statement("nightly.failed", {"date": day, "step": step, "error": error})],
+        )
+    except Exception as notify_exc:  # the step's error is the one the caller must see
+        log.warning("nightly %s: its nightly.failed event was not stored: %s", day, first_line(notify_exc))

@@ -91,6 +91,17 @@ RIGHTS = {
     ("GET", "/api/v1/discovery/flags"): "viewer",
     ("POST", "/api/v1/discovery/proposals/{column_id}/accept"): "steward",
     ("POST", "/api/v1/discovery/proposals/{column_id}/reject"): "steward",
+    # webhooks: admins of all databases (a limited admin: test_webhooks_api.py)
+    ("GET", "/api/v1/webhooks"): "admin",
+    ("POST", "/api/v1/webhooks"): "admin",
+    ("GET", "/api/v1/webhooks/kinds"): "admin",
+    ("GET", "/api/v1/webhooks/dead-letters"): "admin",
+    ("POST", "/api/v1/webhooks/dead-letters/{delivery_id}/retry"): "admin",
+    ("GET", "/api/v1/webhooks/{subscription_id}"): "admin",
+    ("PATCH", "/api/v1/webhooks/{subscription_id}"): "admin",
+    ("DELETE", "/api/v1/webhooks/{subscription_id}"): "admin",
+    ("GET", "/api/v1/webhooks/{subscription_id}/deliveries"): "admin",
+    ("GET", "/api/v1/webhooks/{subscription_id}/pending"): "admin",
 }
 
 #: path parameters: nodes that exist for reads; writes aim at a node of no table
@@ -106,6 +117,8 @@ PARAMS = {
     "group": "nogroup",
     "user": "nobody",
     "grant_id": "no-such-grant",
+    "subscription_id": "wh_0123456789abcdef",
+    "delivery_id": "00000000000000000000-00000000.wh_0123456789abcdef",
 }
 READ_NODE, WRITE_NODE = "dwd.user_contact_df.email", "ods.no_such_table.col"
 QUERY = {
@@ -132,6 +145,8 @@ BODIES = {
     ("POST", "/api/v1/authz/groups/{group}/users"): {"user": ""},
     ("POST", "/api/v1/authz/grants"): {"role": "nobody", "actions": ["select"], "database": ""},
     ("POST", "/api/v1/discovery/runs"): {"sample_rows": 0},
+    ("POST", "/api/v1/webhooks"): {"url": "ftp://refused", "kinds": ["tag.changed"]},
+    ("PATCH", "/api/v1/webhooks/{subscription_id}"): {"active": False},
 }
 _RANK = {"public": -1, "viewer": 0, "steward": 1, "admin": 2}
 
