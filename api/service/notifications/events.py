@@ -67,3 +67,80 @@ def statement(kind: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         "event_payload": json.dumps(body, sort_keys=True, default=str),
         "event_ms": int(time.time() * 1000),
     }
+
+
+def harvest_errors(
+    run_id: str, source: str | None, tasks: int, tasks_with_errors: int, statement_errors: int | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The `harvest.errors` event of a run with tasks it could not analyse; None when it had none."""
+    if not tasks_with_errors:
+        return None
+    return statement(
+        "harvest.errors",
+        {
+            "run": run_id,
+            "source": source,
+            "tasks": tasks,
+            "tasks_with_errors": tasks_with_errors,
+            "statement_errors": statement_errors,
+            # where the errors are, in words (task, statement, line and column)
+            "errors": f"/api/v1/harvest/runs/{run_id}/errors",
+        },
+    )
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+#: a nightly run slower than this many times the median of the runs before it is `nightly.slow`
+SLOW_FACTOR = 2.0
+#: the runs before it that the median is taken over, and how many it needs at least
+SLOW_WINDOW, SLOW_MIN_RUNS = 7, 3
+
+
+def nightly(
+    day: str, status: str, missing: list[str], seconds: float, earlier_seconds: list[float]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The events of a finished nightly run: `nightly.failed` when it is incomplete, `nightly.slow`
+    when it took more than twice the median of the last runs (`earlier_seconds`, oldest first)."""
+    found = []
+    if status != "complete":
+        found.append(statement("nightly.failed", {"date": day, "status": status, "missing": missing}))
+    window = earlier_seconds[-SLOW_WINDOW:]
+    if len(window) >= SLOW_MIN_RUNS and seconds > SLOW_FACTOR * median(window):
+        found.append(
+            statement(
+                "nightly.slow",
+                {
+                    "date": day,
+                    "seconds": round(seconds, 2),
+                    "median_seconds": round(median(window), 2),
+                    "runs": len(window),
+                },
+            )
+        )
+    return found
+
+
+#: the columns a `sensitive.unprotected` event lists at most (its `count` is all of them)
+LISTED_COLUMNS = 100
+
+
+def unprotected(day: str, previous: str | None, columns: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """The `sensitive.unprotected` event of a coverage snapshot: the sensitive columns unprotected
+    now that were not in the `previous` snapshot (None: the first snapshot, every one is new)."""
+    if not columns:
+        return None
+    return statement(
+        "sensitive.unprotected",
+        {
+            "date": day,
+            "previous": previous,
+            "count": len(columns),
+            "columns": columns[:LISTED_COLUMNS],
+            "more": len(columns) > LISTED_COLUMNS,
+        },
+    )
