@@ -295,6 +295,10 @@ class OidcLogin:
             raise OidcError(f"this sign-in took longer than {PENDING_SECONDS // 60} minutes: start again")
         if not secrets.compare_digest(str(params.get("state", "")), state):
             raise OidcError("the state of the callback is not the one this sign-in sent: start again")
+        # RFC 9207: a provider that names itself in the response must be ours (a mix-up attack
+        # relays another provider's code here)
+        if "iss" in params and params["iss"].rstrip("/") != self.issuer:
+            raise OidcError(f"the callback comes from issuer {params['iss'][:200]!r}, not {self.issuer!r}")
         code = params.get("code")
         if not code:
             raise OidcError("the callback carries no authorization code")

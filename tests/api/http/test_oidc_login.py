@@ -172,6 +172,18 @@ def test_a_callback_with_another_state_is_refused(sso):
         assert client.get(f"{sso.url}/api/v1/me").status_code == 401
 
 
+def test_a_callback_naming_another_issuer_is_refused(sso):
+    """The provider names itself in the callback (RFC 9207); another issuer's name is a mix-up."""
+    with browser() as client:
+        back = urlsplit(callback_of(sign_in(client, sso, "alice")))
+        query = {k: v[0] for k, v in parse_qs(back.query).items()}
+        assert query["iss"] == sso.provider.issuer
+        page = client.get(back._replace(query=urlencode({**query, "iss": "https://evil.example"})).geturl())
+        assert page.status_code == 403
+        assert "the callback comes from issuer 'https://evil.example'" in unescape(page.text)
+        assert client.get(f"{sso.url}/api/v1/me").status_code == 401
+
+
 def test_a_callback_is_used_once_and_only_in_the_browser_that_began_it(sso):
     with browser() as client:
         callback = callback_of(sign_in(client, sso, "alice"))
