@@ -154,3 +154,25 @@ def test_a_coverage_snapshot_announces_the_sensitive_columns_newly_unprotected(g
         (DAY, "2026-11-19", ["ods.users.ssn2"], 1),
         (DAY, "2026-11-19", ["ods.users.ssn2"], 1),
     ]
+
+
+@pytest.mark.spark
+def test_a_harvest_with_a_statement_it_cannot_analyse_is_announced(graph_store, nightly_env, spark, tmp_path):
+    from watershed.api.service.harvest_runs import HarvestSource, run
+    from watershed.ingest.settings import IngestSettings
+
+    _subscribe(graph_store, "harvest.errors")
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "good.sql").write_text("INSERT OVERWRITE TABLE dw.good SELECT a FROM ods.src;\n")
+    (tasks / "bad.sql").write_text("INSERT INTO TABLE dw.bad SELEC nothing FROM;\n")
+    report = run(
+        HarvestSource(tasks=tasks),
+        out=tmp_path / "out",
+        settings=IngestSettings(),
+        graph=nightly_env,
+        spark=spark,
+        prune=False,
+    )
+    (announced,) = _events(graph_store, "harvest.errors")
+    assert (announced["run"], announced["tasks"], announced["tasks_with_errors"]) == (report.run_id, 2, 1)
