@@ -250,6 +250,13 @@ class TaskInfo(BaseModel):
     owner: str | None = None
 
 
+class TextSpan(BaseModel):
+    """Characters `start` (included) to `end` (excluded) of a text."""
+
+    start: int
+    end: int
+
+
 class EdgeDetail(BaseModel):
     source: str
     target: str
@@ -257,6 +264,9 @@ class EdgeDetail(BaseModel):
     kind: str | None = None
     functions: list[str] = Field(default_factory=list)
     task: TaskInfo | None = None
+    #: where the task's SQL writes the target column: its select item (one per UNION side), empty
+    #: when that cannot be told, e.g. a `*` (ingest/expression_spans.py)
+    expressions: list[TextSpan] = Field(default_factory=list)
 
 
 class TagValues(BaseModel):

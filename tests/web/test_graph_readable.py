@@ -8,7 +8,7 @@ import pytest
 
 from bench.ui_render import login
 from tests.support.web_graph import on_screen, wait_renders
-from tests.web.conftest import STORY_COLUMN, UPSTREAM, strict_page
+from tests.web.conftest import STORY_COLUMN, STORY_TASKS, UPSTREAM, strict_page
 
 #: each node's label as drawn: its font size on screen, whether it is shown, and its box (with the
 #: label) in the container's pixels
@@ -85,3 +85,22 @@ def test_hovering_a_node_or_an_edge_shows_its_details(web_stack, page, shots):
 
     page.mouse.move(5, 5)
     tip.wait_for(state="hidden")
+
+
+def test_clicking_an_edge_marks_the_target_column_expression_in_the_task_sql(web_stack, page, shots):
+    login(page, web_stack.base_url, web_stack.tokens["viewer"])
+    page.goto(f"{web_stack.base_url}/#/column/{STORY_COLUMN}")
+    wait_renders(page, 1)
+
+    # mail_u -> contact: t_contacts writes contact as concat(mail_u, '')
+    at = _edge_midpoint(page, UPSTREAM[1], UPSTREAM[0])
+    page.mouse.click(at["x"], at["y"])
+    marked = page.wait_for_selector("[data-testid=edge-sql] [data-testid=edge-expression]")
+    assert marked.text_content() == "concat(mail_u, '') AS contact"
+    # the rest of the task's SQL is there as stored, around the mark
+    assert page.text_content("[data-testid=edge-sql]") == STORY_TASKS["t_contacts"]
+    shots("edge-expression")
+
+    at = _edge_midpoint(page, UPSTREAM[0], STORY_COLUMN)
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_selector("[data-testid=edge-expression]:text-is('contact AS report_contact')")

@@ -7,13 +7,14 @@ from typing import Literal
 from fastapi import APIRouter, Depends, Query
 
 from watershed.api.http.deps import Service, service, steward, viewer
-from watershed.api.http.models import EdgeDetail, SqlLineageRequest, TaskInfo
+from watershed.api.http.models import EdgeDetail, SqlLineageRequest, TaskInfo, TextSpan
 from watershed.api.http.nodes import NODE_ID, NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service.accounts.rights import Me
 from watershed.graph import ids
 from watershed.graph.lineage import SqlTask, TaskLineage
 from watershed.graph.model import LineageView
+from watershed.ingest.expression_spans import expression_spans
 from watershed.ingest.limits import analysis_limits
 
 router = APIRouter(tags=["lineage"])
@@ -66,6 +67,7 @@ def edges(
     if label != target_label:
         raise ApiProblem(400, "source and target must both be columns or both tables")
     rows = svc.graph.read(EDGES[label], {"source": source_id, "target": target_id})
+    order = _insert_order(svc, target_id) if label == "Column" and any(row[5] for row in rows) else None
     return [
         EdgeDetail(
             source=source_id,
@@ -74,9 +76,23 @@ def edges(
             kind=kind,
             functions=list(functions or []),
             task=TaskInfo(id=task, sql=sql, dialect=dialect, owner=owner) if task else None,
+            expressions=[
+                TextSpan(start=start, end=end)
+                for start, end in (
+                    expression_spans(sql, dialect or "hive", target_id, order)
+                    if sql and label == "Column"
+                    else []
+                )
+            ],
         )
         for kind, functions, task, dialect, owner, sql in rows
     ]
+
+
+def _insert_order(svc: Service, column_id: str) -> list[str] | None:
+    """The column's table's columns in the order an INSERT without a column list fills them."""
+    table = svc.graph.catalog_entries([ids.parent(column_id)]).get(ids.parent(column_id))
+    return table.all_columns if table is not None and table.columns_ordered else None
 
 
 @router.post("/lineage/sql", response_model=TaskLineage)

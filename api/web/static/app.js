@@ -3,6 +3,7 @@
 import { html, render, useState, useEffect, useRef, useCallback } from './vendor/htm-preact.js';
 import { api, get, qs, enc, setUnauthorizedHandler } from './api.js';
 import { LineageGraph, warmUp } from './graph.js';
+import { TaskSql } from './edge_sql.js';
 import { DiscoveryPage, DiscoveryPanel } from './discovery.js';
 import { ImpactPage } from './impact.js';
 import { Dashboard, CoverageList } from './dashboard.js';
@@ -453,7 +454,7 @@ function Selection({ selected }) {
         ${detail.task
           ? html`<p>task <b data-testid="edge-task">${detail.task.id}</b> · ${detail.task.dialect || 'SQL'}${detail.task.owner ? ` · owner ${detail.task.owner}` : ''}</p>
               ${detail.task.sql
-                ? html`<pre class="sql" data-testid="edge-sql">${detail.task.sql}</pre>`
+                ? html`<${TaskSql} sql=${detail.task.sql} spans=${detail.expressions} />`
                 : html`<p class="muted" data-testid="edge-sql-missing">The task's SQL is not stored.</p>`}`
           : null}
       </div>`,
