@@ -201,3 +201,25 @@ def deliver_command(
         if not loop:
             return
         time.sleep(settings.webhook_poll_seconds or 5.0)
+
+
+def _set_active(subscription: str, active: bool) -> None:
+    from watershed.api.service.notifications import subscriptions
+
+    try:
+        subscriptions.update(_graph(), subscription, actor=_actor(), active=active)
+    except subscriptions.UnknownSubscriptionError as exc:
+        fail(str(exc))
+    console.print(f"webhook {subscription} {'active' if active else 'paused'}")
+
+
+@app.command("pause")
+def pause_command(subscription: str = typer.Argument(..., help="The subscription's id (wh_...).")) -> None:
+    """Stop a subscription's deliveries (new events skip it; its pending ones wait)."""
+    _set_active(subscription, False)
+
+
+@app.command("resume")
+def resume_command(subscription: str = typer.Argument(..., help="The subscription's id (wh_...).")) -> None:
+    """Deliver to a paused subscription again (its waiting deliveries first)."""
+    _set_active(subscription, True)

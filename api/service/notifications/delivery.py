@@ -36,9 +36,10 @@ log = logging.getLogger("watershed.api.service.notifications")
 #: deliveries claimed at once: a batch is sent before its lease ends even when each POST times out
 CLAIM_BATCH = 10
 
+#: a read first: a pass with nothing due (the usual one) writes nothing
 DUE = (
-    "MATCH (d:WebhookDelivery) WHERE d.status = 'pending' AND d.next_at <= $now "
-    "AND d.claimed_until <= $now RETURN count(d)"
+    "MATCH (d:WebhookDelivery) WHERE d.status = 'pending' AND d.next_at <= $now AND d.claimed_until <= $now "
+    "MATCH (s:WebhookSubscription {id: d.subscription}) WHERE s.active = true RETURN count(d)"
 )
 CLAIM = (
     "MATCH (d:WebhookDelivery) WHERE d.status = 'pending' AND d.next_at <= $now AND d.claimed_until <= $now "

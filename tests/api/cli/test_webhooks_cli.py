@@ -94,3 +94,17 @@ def test_a_bad_url_or_unknown_ids_fail_naming_them(cli_graph):
         ).exit_code
         == 2
     )
+
+
+def test_a_paused_subscription_gets_no_new_events_and_its_pending_ones_wait(cli_graph, receiver):
+    out = _invoke("webhooks", "add", f"{receiver.url}/ok", "--kind", "harvest.errors")
+    sub = out.split()[1].rstrip(":")
+    receiver.secrets["/ok"] = out.strip().splitlines()[-1]
+    before = len(receiver.at("/ok"))
+    cli_graph.write_all([events.statement("harvest.errors", {"run": "r1"})])
+    assert f"webhook {sub} paused" in _invoke("webhooks", "pause", sub)
+    cli_graph.write_all([events.statement("harvest.errors", {"run": "r2"})])
+    assert "0 delivered, 0 to retry, 0 dead" in _invoke("webhooks", "deliver")
+    _invoke("webhooks", "resume", sub)
+    assert "1 delivered, 0 to retry, 0 dead" in _invoke("webhooks", "deliver")
+    assert [json.loads(p.body)["data"] for p in receiver.at("/ok")[before:]] == [{"run": "r1"}]
