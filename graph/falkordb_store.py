@@ -230,6 +230,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "seconds",
         "sha256",
         "size",
+        "snapshot",
         "source",
         "sql",
         "sql_hash",
