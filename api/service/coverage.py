@@ -43,6 +43,8 @@ from watershed.propagation.policy import Policy
 BATCH = 500
 #: downstream items a snapshot's summary lists (all of them are in its column lists)
 SUMMARY_DOWNSTREAM = 100
+#: databases' list nodes per write statement
+LIST_BATCH = 50
 #: protected roots named per downstream item
 ROOTS_SHOWN = 3
 DEFAULT_TOP = 20
@@ -62,23 +64,26 @@ COLUMNS_OF = (
     "RETURN t.id, t.db, t.owner, c.id, c.name, c.owner, c.tags"
 )
 OPEN_PROPOSALS = "MATCH (p:DiscoveryProposal {status: 'open'}) RETURN p.table"
-SAVE = (
-    "MERGE (s:CoverageSnapshot {id: $id}) "
-    "SET s.at = $at, s.record = $record, s.owners = $owners, s.columns = $columns"
-)
-#: the newest `keep` stay: ids are dates, so their order is the snapshots' order
-PRUNE = "MATCH (s:CoverageSnapshot) WITH s ORDER BY s.id DESC SKIP $keep DELETE s"
+SAVE = "MERGE (s:CoverageSnapshot {id: $id}) SET s.at = $at, s.record = $record, s.owners = $owners"
+#: a snapshot's column lists, one node per database: a click on a database's number reads its own
+SAVE_LISTS = "UNWIND $rows AS r CREATE (:CoverageList {id: r.id, snapshot: $id, database: r.database, columns: r.columns})"
+#: the snapshots replaced or no longer kept, with their lists
+DROP_LISTS = "MATCH (l:CoverageList) WHERE l.snapshot IN $ids DELETE l"
+DROP = "MATCH (s:CoverageSnapshot) WHERE s.id IN $ids DELETE s"
 LATEST = "MATCH (s:CoverageSnapshot) RETURN s.id, s.record, s.owners ORDER BY s.id DESC LIMIT 1"
-ONE = "MATCH (s:CoverageSnapshot {id: $id}) RETURN s.id, s.record, s.owners"
+EXISTS = "MATCH (s:CoverageSnapshot {id: $id}) RETURN s.id"
 TREND = "MATCH (s:CoverageSnapshot) RETURN s.id, s.record ORDER BY s.id DESC LIMIT $limit"
-COLUMN_LISTS = "MATCH (s:CoverageSnapshot {id: $id}) RETURN s.columns"
+COLUMN_LISTS = (
+    "MATCH (l:CoverageList {snapshot: $id}) WHERE ($database IS NULL OR l.database = $database) "
+    "AND ($databases IS NULL OR l.database IN $databases) RETURN l.columns"
+)
 SNAPSHOT_IDS = "MATCH (s:CoverageSnapshot) RETURN s.id ORDER BY s.id DESC"
 #: each nightly summary's status, one node per logical date (written by the summary step)
 SAVE_NIGHTLY = "MERGE (n:NightlyRun {id: $id}) SET n.status = $status, n.at = $at, n.record = $record"
 LAST_NIGHTLY = "MATCH (n:NightlyRun) RETURN n.id, n.status, n.at, n.record ORDER BY n.id DESC LIMIT 1"
 
 #: the property names these statements write (graph/falkordb_store.py REGISTERED_PROPERTIES)
-PROPERTIES = ("id", "at", "record", "owners", "columns", "status")
+PROPERTIES = ("id", "at", "record", "owners", "snapshot", "database", "columns", "status")
 
 
 class CoverageError(ValueError):
@@ -376,15 +381,35 @@ def save(store: GraphStore, computed: Computed, keep: int | None = None) -> Cove
     keep = keep if keep is not None else CoverageSettings().coverage_keep
     if keep < 1:
         raise CoverageError(f"keep {keep}: at least 1 snapshot is kept")
-    lists = {name: [item.model_dump(mode="json") for item in getattr(computed, name)] for name in LISTED}
+    day = computed.snapshot.id
+    lists: dict[str, dict[str, list]] = {}
+    for name in LISTED:
+        for item in getattr(computed, name):
+            lists.setdefault(item.database, {n: [] for n in LISTED})[name].append(
+                item.model_dump(mode="json")
+            )
+    rows = [
+        {"id": f"{day}/{database}", "database": database, "columns": json.dumps(found, separators=(",", ":"))}
+        for database, found in sorted(lists.items())
+    ]
     params = {
-        "id": computed.snapshot.id,
+        "id": day,
         "at": computed.snapshot.at,
         "record": computed.snapshot.model_dump_json(),
         "owners": json.dumps([row.model_dump(mode="json") for row in computed.owners]),
-        "columns": json.dumps(lists, separators=(",", ":")),
     }
-    store.write_all([(SAVE, params), (PRUNE, {"keep": keep})])
+    # ids are dates: their order is the snapshots' order, and the newest `keep` stay (the date's
+    # own snapshot is dropped too, to be written again, unless it is too old to be kept)
+    dropped = sorted({*snapshot_ids(store), day}, reverse=True)[keep:]
+    gone = sorted({day, *dropped})
+    statements = [(DROP_LISTS, {"ids": gone}), (DROP, {"ids": gone})]
+    if day not in dropped:
+        statements.append((SAVE, params))
+        statements += [
+            (SAVE_LISTS, {"id": day, "rows": rows[at : at + LIST_BATCH]})
+            for at in range(0, len(rows), LIST_BATCH)
+        ]
+    store.write_all(statements)
     return computed.snapshot
 
 
@@ -486,28 +511,27 @@ def listed_columns(
             f"limit {limit}, offset {offset}: expected a limit of 1 to {MAX_LIMIT}, offset ≥ 0"
         )
     if snapshot is None:
-        newest = store.read(LATEST)
-        if not newest:
-            return None
-        snapshot = newest[0][0]
-    rows = store.read(COLUMN_LISTS, {"id": snapshot})
-    if not rows:
+        snapshot = next(iter(snapshot_ids(store)), None)
+    if snapshot is None or not store.read(EXISTS, {"id": snapshot}):
         return None
+    rows = store.read(COLUMN_LISTS, {"id": snapshot, "database": database, "databases": databases})
+    items = sorted(
+        (
+            item
+            for (text,) in rows
+            for item in json.loads(text)[which]
+            if owner is None or item["owner"] == owner
+        ),
+        key=lambda item: item["column"],
+    )
     model = DownstreamItem if which == "downstream" else ListedColumn
-    items = [
-        model.model_validate(item)
-        for item in json.loads(rows[0][0] or "{}").get(which, [])
-        if (database is None or item["database"] == database)
-        and (owner is None or item["owner"] == owner)
-        and (databases is None or item["database"] in databases)
-    ]
     return ColumnPage(
         snapshot=snapshot,
         list=which,
         total=len(items),
         offset=offset,
         limit=limit,
-        columns=items[offset : offset + limit],
+        columns=[model.model_validate(item) for item in items[offset : offset + limit]],
     )
 
 
@@ -518,10 +542,10 @@ def previous_id(store: GraphStore, day: str) -> str | None:
 
 def unprotected_ids(store: GraphStore, snapshot: str) -> set[str] | None:
     """The unprotected columns of a stored snapshot, or None when there is no such snapshot."""
-    rows = store.read(COLUMN_LISTS, {"id": snapshot})
-    if not rows:
+    if not store.read(EXISTS, {"id": snapshot}):
         return None
-    return {item["column"] for item in json.loads(rows[0][0] or "{}").get("unprotected", [])}
+    rows = store.read(COLUMN_LISTS, {"id": snapshot, "database": None, "databases": None})
+    return {item["column"] for (text,) in rows for item in json.loads(text)["unprotected"]}
 
 
 def new_unprotected(previous: Computed | set[str] | None, current: Computed | set[str]) -> list[str]:

@@ -21,8 +21,8 @@ _PROTECTED = "MATCH (f:ProtectedFile) RETURN f.path, f.table, f.columns"
 
 def _history(label: str) -> bool:
     """Nodes that record history, not state: every kind of run, the audit log, and the coverage
-    snapshots (one per date, computed when the nightly ran)."""
-    return label.endswith("Run") or label in ("AuditEntry", "CoverageSnapshot")
+    snapshots with their lists (one per date, computed when the nightly ran)."""
+    return label.endswith("Run") or label in ("AuditEntry", "CoverageSnapshot", "CoverageList")
 
 
 def _rows(store, query: str) -> list[tuple]:

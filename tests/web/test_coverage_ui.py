@@ -22,7 +22,7 @@ def protected_root(web_stack):
     """ods.users.email recorded as encrypted as the default policy asks (pii L3: key pii, nullify),
     and no snapshot before the test; both removed after it (the graph is the session's)."""
     graph = web_stack.graph
-    graph.execute("MATCH (s:CoverageSnapshot) DELETE s")
+    graph.execute("MATCH (s) WHERE s:CoverageSnapshot OR s:CoverageList DELETE s")
     records.save_table(
         graph,
         TableProtection(
@@ -34,7 +34,7 @@ def protected_root(web_stack):
     )
     yield
     graph.execute("MATCH (p:TableProtection {table: 'ods.users'}) DETACH DELETE p")
-    graph.execute("MATCH (s:CoverageSnapshot) DELETE s")
+    graph.execute("MATCH (s) WHERE s:CoverageSnapshot OR s:CoverageList DELETE s")
 
 
 def _figure(page, name: str) -> int:

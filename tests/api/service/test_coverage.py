@@ -176,6 +176,13 @@ def test_a_date_computed_again_replaces_its_snapshot_and_the_newest_n_are_kept(w
     before = coverage.unprotected_ids(warehouse, DAY)
     coverage.refresh(warehouse, policy, DAY, keep=2)
     assert coverage.snapshot_ids(warehouse) == [DAY, "2026-11-19"]
+    # a date older than every kept one is not kept; each kept snapshot has one list node per database
+    coverage.refresh(warehouse, policy, "2026-11-01", keep=2)
+    assert coverage.snapshot_ids(warehouse) == [DAY, "2026-11-19"]
+    lists = warehouse.read(
+        "MATCH (l:CoverageList) RETURN l.snapshot, l.database ORDER BY l.snapshot, l.database"
+    )
+    assert lists == [["2026-11-19", "dwd"], ["2026-11-19", "ods"], [DAY, "dwd"], [DAY, "ods"]]
     found = coverage.coverage(warehouse)
     assert found.snapshot.id == DAY and found.snapshot.totals.protected == 2
     assert [(p.id, p.totals.protected) for p in found.trend] == [("2026-11-19", 1), (DAY, 2)]
