@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,12 +26,16 @@ from watershed.propagation.engine import (
     EdgeIn,
     OwnTags,
     TagStore,
+    batches_of,
     local_batches,
     run_layers,
     start_incremental,
 )
 from watershed.propagation.policy import Policy
 from watershed.propagation.rules import MANUAL, TagValue
+
+#: threads reading the cone's inputs at once (the graph server answers reads side by side)
+READ_THREADS = 4
 
 Action = Literal["set", "unset", "block", "unblock"]
 ACTIONS: tuple[Action, ...] = ("set", "unset", "block", "unblock")
@@ -84,13 +89,7 @@ class OverlayStore:
     def read_batch(self, nodes: Sequence[str]) -> BatchInputs:
         unread = [node for node in nodes if node not in self._edges]
         if unread:
-            inputs = self.base.read_batch(unread)
-            self._base_tags.update(inputs.tags)
-            for node in unread:
-                self._edges[node] = inputs.edges.get(node, [])
-                self.stored.setdefault(node, inputs.tags.get(node, {}))
-                own = inputs.own.get(node, OwnTags())
-                self._own[node] = self.change.applied(own) if node == self.change.node else own
+            self._keep(unread, self.base.read_batch(unread))
         edges = {node: list(self._edges[node]) for node in nodes}
         tags: dict[str, dict[str, TagValue]] = {}
         for node in {*nodes, *(edge.source for found in edges.values() for edge in found)}:
@@ -100,6 +99,22 @@ class OverlayStore:
         own = {node: self._own[node] for node in nodes}
         stamps = {node: self.stamps[node] for node in nodes if node in self.stamps}
         return BatchInputs(edges, tags, own, stamps)
+
+    def prefetch(self, nodes: Sequence[str], batch_size: int, threads: int) -> None:
+        """Read the inputs of `nodes` from `base` in batches on `threads` threads: reads only, so
+        they need not wait for each other as a run's layers do."""
+        batches = batches_of(list(nodes), batch_size)
+        with ThreadPoolExecutor(max(1, min(threads, len(batches)))) as pool:
+            for batch, inputs in zip(batches, pool.map(self.base.read_batch, batches), strict=True):
+                self._keep(batch, inputs)
+
+    def _keep(self, nodes: Sequence[str], inputs: BatchInputs) -> None:
+        self._base_tags.update(inputs.tags)
+        for node in nodes:
+            self._edges[node] = inputs.edges.get(node, [])
+            self.stored.setdefault(node, inputs.tags.get(node, {}))
+            own = inputs.own.get(node, OwnTags())
+            self._own[node] = self.change.applied(own) if node == self.change.node else own
 
     def downstream(self, nodes: Iterable[str]) -> set[str]:
         return self.base.downstream(nodes)
@@ -141,12 +156,19 @@ class Preview:
 
 
 def preview(
-    store: TagStore, policy: Policy, change: OwnChange, *, batch_size: int = 500, max_layers: int = 1000
+    store: TagStore,
+    policy: Policy,
+    change: OwnChange,
+    *,
+    batch_size: int = 500,
+    max_layers: int = 1000,
+    threads: int = READ_THREADS,
 ) -> Preview:
     """The tags a propagation run of `change` would change, by the same engine, writing nothing."""
     overlay = OverlayStore(store, change)
     run_id = f"preview-{uuid.uuid4().hex[:8]}"
     start = start_incremental(overlay, [change.node], run_id, 0)
+    overlay.prefetch(start, batch_size, threads)
     report = run_layers(
         overlay,
         start,
