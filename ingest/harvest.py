@@ -754,31 +754,59 @@ def catalog_from_spark(spark, databases: list[str] | None = None) -> Catalog:
                 continue
             table_id = f"{database}.{table.name}".lower()
             columns = spark.catalog.listColumns(f"{database}.{table.name}")
-            location, file_format = (
-                (None, None) if table.tableType == "VIEW" else _storage(spark, database, table.name)
-            )
+            details = _details(spark, database, table.name)
+            location, file_format = (None, None) if table.tableType == "VIEW" else _storage(details)
+            # the tables' and columns' COMMENTs are their descriptions; the owner is the one
+            # TBLPROPERTIES name ('watershed.owner'='crm-team'), not the metastore's `Owner`: Spark
+            # reserves `owner` and sets it to the account that ran the CREATE, a service user
+            # more often than not
             tables[table_id] = CatalogTable(
                 name=table_id,
-                columns=[CatalogColumn(name=c.name, type=c.dataType) for c in columns if not c.isPartition],
+                columns=[
+                    CatalogColumn(name=c.name, type=c.dataType, description=c.description or None)
+                    for c in columns
+                    if not c.isPartition
+                ],
                 partitioned_by=[
-                    CatalogColumn(name=c.name, type=c.dataType) for c in columns if c.isPartition
+                    CatalogColumn(name=c.name, type=c.dataType, description=c.description or None)
+                    for c in columns
+                    if c.isPartition
                 ],
                 location=location,
                 format=file_format,
+                owner=_property(details.get("Table Properties", ""), OWNER_PROPERTY),
+                description=table.description or None,
             )
     return Catalog(tables=tables)
 
 
-def _storage(spark, database: str, table: str) -> tuple[str | None, str | None]:
-    """A table's location and file format from `DESCRIBE TABLE EXTENDED` (protection finds a
-    table's files there). A Hive table's provider is `hive`: its format is read from its input
-    format class (`...OrcInputFormat` -> `orc`)."""
+#: the table property a Spark or Hive table names its owner by (a person or a team)
+OWNER_PROPERTY = "watershed.owner"
+
+
+def _details(spark, database: str, table: str) -> dict[str, str]:
+    """`DESCRIBE TABLE EXTENDED`'s detail rows by name (Location, Provider, Table Properties, ...)."""
     name = ".".join("`" + part.replace("`", "``") + "`" for part in (database, table))
-    details = {
+    return {
         row.col_name.strip(): (row.data_type or "").strip()
         for row in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
         if row.col_name
     }
+
+
+def _property(properties: str, key: str) -> str | None:
+    """One entry of DESCRIBE's `Table Properties` text, `[k1=v1, watershed.owner=crm-team, ...]`."""
+    for item in properties.strip("[]").split(", "):
+        name, sep, value = item.partition("=")
+        if sep and name.strip() == key:
+            return value.strip() or None
+    return None
+
+
+def _storage(details: dict[str, str]) -> tuple[str | None, str | None]:
+    """A table's location and file format from `DESCRIBE TABLE EXTENDED` (protection finds a
+    table's files there). A Hive table's provider is `hive`: its format is read from its input
+    format class (`...OrcInputFormat` -> `orc`)."""
     provider = details.get("Provider", "").lower() or None
     if provider == "hive":
         input_format = details.get("InputFormat", "").lower()
