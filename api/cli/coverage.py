@@ -13,15 +13,20 @@ from rich.table import Table
 from watershed.api.cli.output import console, fail, usage_error, write_model
 from watershed.api.cli.policy_option import POLICY_HELP, command_policy
 
-COUNTS = (
-    "columns",
-    "sensitive",
-    "covered",
-    "protected",
-    "unprotected",
-    "uncovered",
-    "proposals",
-    "downstream",
+#: each count and its short heading: the tables fit 80 columns
+COUNTS = {
+    "columns": "cols",
+    "sensitive": "sens",
+    "covered": "rule",
+    "protected": "prot",
+    "unprotected": "unprot",
+    "uncovered": "no rule",
+    "proposals": "props",
+    "downstream": "below",
+}
+LEGEND = (
+    "sens: sensitive; rule: a protection rule covers it; prot: protected; unprot: not yet protected; "
+    "no rule: sensitive, no rule; props: proposals waiting; below: unprotected below a protected column"
 )
 
 
@@ -94,12 +99,12 @@ def _print(found) -> None:
         (f"databases ({found.databases_total})", snapshot.databases, "database"),
         (f"owners (top {len(found.owners)} of {found.owners_total})", found.owners, "owner"),
     ):
-        view = Table(title=title, title_justify="left")
+        view = Table(title=title, title_justify="left", caption=LEGEND if first == "owner" else None)
         view.add_column(first, overflow="fold")
         if first == "owner":
-            view.add_column("database")
-        for name in COUNTS:
-            view.add_column(name, justify="right")
+            view.add_column("db")
+        for heading in COUNTS.values():
+            view.add_column(heading, justify="right")
         for row in rows:
             names = [row.database] if first == "database" else [row.owner or "", row.database]
             view.add_row(*names, *(str(getattr(row, name)) for name in COUNTS))
