@@ -1,6 +1,6 @@
 """Webhook notifications against a real local receiver that fails on purpose (tests/support/webhook_receiver.py):
-signed POSTs, retries with backoff, dead letters, timeouts, redirects not followed, the history, and
-the outbox entry written in the same write as the steward's tag change that causes it."""
+signed POSTs, retries with backoff, dead letters, timeouts, redirects not followed, the history (on
+FalkorDB and Neo4j), and the outbox entry written in the same write as the steward's tag change that causes it."""
 
 from __future__ import annotations
 
@@ -29,7 +29,13 @@ SETTINGS = WebhookSettings(
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
+def store(backend_store):
+    """The outbox and its delivery, once on FalkorDB and once on Neo4j."""
+    return backend_store
+
+
+@pytest.fixture
 def receiver():
     found, server = start_receiver()
     yield found
@@ -46,20 +52,20 @@ def _event(graph, kind="tag.changed", **data):
     graph.write_all([events.statement(kind, data or {"node": NODE})])
 
 
-def test_a_receiver_failing_twice_gets_the_delivery_on_the_third_attempt_signed(graph_store, receiver):
-    sub = _subscribe(graph_store, receiver, "/flaky")
-    _event(graph_store, node=NODE, key="pii")
+def test_a_receiver_failing_twice_gets_the_delivery_on_the_third_attempt_signed(store, receiver):
+    sub = _subscribe(store, receiver, "/flaky")
+    _event(store, node=NODE, key="pii")
 
-    assert delivery.deliver_due(graph_store, SETTINGS, now=T0).retried == 1
+    assert delivery.deliver_due(store, SETTINGS, now=T0).retried == 1
     # the backoff: nothing is due again before 10 s, then the wait doubles (capped at 15 s)
-    assert delivery.deliver_due(graph_store, SETTINGS, now=T0 + 9).model_dump() == {
+    assert delivery.deliver_due(store, SETTINGS, now=T0 + 9).model_dump() == {
         "delivered": 0,
         "retried": 0,
         "dead": 0,
     }
-    assert delivery.deliver_due(graph_store, SETTINGS, now=T0 + 10).retried == 1
-    assert delivery.deliver_due(graph_store, SETTINGS, now=T0 + 24).retried == 0
-    assert delivery.deliver_due(graph_store, SETTINGS, now=T0 + 25).delivered == 1
+    assert delivery.deliver_due(store, SETTINGS, now=T0 + 10).retried == 1
+    assert delivery.deliver_due(store, SETTINGS, now=T0 + 24).retried == 0
+    assert delivery.deliver_due(store, SETTINGS, now=T0 + 25).delivered == 1
 
     posts = receiver.at("/flaky")
     assert len(posts) == 3
@@ -71,7 +77,7 @@ def test_a_receiver_failing_twice_gets_the_delivery_on_the_third_attempt_signed(
     assert body["kind"] == "tag.changed" and body["data"] == {"node": NODE, "key": "pii"}
     assert [int(p.headers["x-watershed-timestamp"]) for p in posts] == [T0, T0 + 10, T0 + 25]
 
-    attempts = delivery.history(graph_store, sub.id)
+    attempts = delivery.history(store, sub.id)
     assert [(a.attempt, a.status_code, a.outcome) for a in attempts] == [
         (3, 200, "delivered"),
         (2, 500, "retry"),
@@ -79,52 +85,52 @@ def test_a_receiver_failing_twice_gets_the_delivery_on_the_third_attempt_signed(
     ]
     assert attempts[1].error == "HTTP 500 Internal Server Error"
     # delivered: the outbox entry is gone
-    assert delivery.pending(graph_store) == [] and delivery.dead_letters(graph_store) == []
+    assert delivery.pending(store) == [] and delivery.dead_letters(store) == []
 
 
-def test_a_receiver_that_always_fails_leaves_a_dead_letter_an_admin_can_retry(graph_store, receiver):
-    sub = _subscribe(graph_store, receiver, "/down")
-    _event(graph_store)
+def test_a_receiver_that_always_fails_leaves_a_dead_letter_an_admin_can_retry(store, receiver):
+    sub = _subscribe(store, receiver, "/down")
+    _event(store)
     for step in range(3):
-        delivery.deliver_due(graph_store, SETTINGS, now=T0 + 100 * step)
-    dead = delivery.dead_letters(graph_store)
+        delivery.deliver_due(store, SETTINGS, now=T0 + 100 * step)
+    dead = delivery.dead_letters(store)
     assert [(d.subscription, d.attempts, d.last_status_code, d.last_error) for d in dead] == [
         (sub.id, 3, 500, "HTTP 500 Internal Server Error")
     ]
     assert dead[0].payload["kind"] == "tag.changed"
     # a dead letter is never sent again on its own
-    assert delivery.deliver_due(graph_store, SETTINGS, now=T0 + 10_000).model_dump()["retried"] == 0
+    assert delivery.deliver_due(store, SETTINGS, now=T0 + 10_000).model_dump()["retried"] == 0
     assert len(receiver.at("/down")) == 3
 
-    again = delivery.retry(graph_store, dead[0].id, actor="test-admin")
+    again = delivery.retry(store, dead[0].id, actor="test-admin")
     assert again.status == "pending" and again.attempts == 0
-    assert delivery.dead_letters(graph_store) == []
-    assert next(e.action for e in entries(graph_store, action="webhook.")) == "webhook.retry"
-    assert delivery.deliver_due(graph_store, SETTINGS).retried == 1
+    assert delivery.dead_letters(store) == []
+    assert next(e.action for e in entries(store, action="webhook.")) == "webhook.retry"
+    assert delivery.deliver_due(store, SETTINGS).retried == 1
     with pytest.raises(delivery.UnknownDeliveryError, match="no dead letter"):
-        delivery.retry(graph_store, "nothing.here", actor="test-admin")
+        delivery.retry(store, "nothing.here", actor="test-admin")
 
 
-def test_a_slow_receiver_is_a_timeout_in_words_and_a_redirect_is_not_followed(graph_store, receiver):
-    slow = _subscribe(graph_store, receiver, "/slow")
-    moved = _subscribe(graph_store, receiver, "/redirect")
-    _event(graph_store)
-    assert delivery.deliver_due(graph_store, SETTINGS, now=T0).retried == 2
-    (timed_out,) = delivery.history(graph_store, slow.id)
+def test_a_slow_receiver_is_a_timeout_in_words_and_a_redirect_is_not_followed(store, receiver):
+    slow = _subscribe(store, receiver, "/slow")
+    moved = _subscribe(store, receiver, "/redirect")
+    _event(store)
+    assert delivery.deliver_due(store, SETTINGS, now=T0).retried == 2
+    (timed_out,) = delivery.history(store, slow.id)
     assert (timed_out.status_code, timed_out.error) == (None, "no answer within 0.5 s")
-    (redirected,) = delivery.history(graph_store, moved.id)
+    (redirected,) = delivery.history(store, moved.id)
     assert redirected.status_code == 302
     assert redirected.error == f"HTTP 302: a redirect (to {receiver.url}/ok) is not followed"
     assert receiver.at("/ok") == []
 
 
-def test_only_active_subscriptions_of_the_kind_get_a_delivery(graph_store, receiver):
-    wanted = _subscribe(graph_store, receiver, "/ok", kinds=["harvest.errors", "tag.changed"])
-    _subscribe(graph_store, receiver, "/ok", kinds=["nightly.failed"])
-    paused = _subscribe(graph_store, receiver, "/ok")
-    subscriptions.update(graph_store, paused.id, actor="test-admin", active=False)
-    _event(graph_store)
-    assert [d.subscription for d in delivery.pending(graph_store)] == [wanted.id]
+def test_only_active_subscriptions_of_the_kind_get_a_delivery(store, receiver):
+    wanted = _subscribe(store, receiver, "/ok", kinds=["harvest.errors", "tag.changed"])
+    _subscribe(store, receiver, "/ok", kinds=["nightly.failed"])
+    paused = _subscribe(store, receiver, "/ok")
+    subscriptions.update(store, paused.id, actor="test-admin", active=False)
+    _event(store)
+    assert [d.subscription for d in delivery.pending(store)] == [wanted.id]
 
 
 def test_a_steward_tag_change_writes_its_event_in_the_same_write(graph_store, receiver):
@@ -157,26 +163,26 @@ def test_a_steward_tag_change_writes_its_event_in_the_same_write(graph_store, re
     assert all(p.signed for p in receiver.at("/ok"))
 
 
-def test_the_history_keeps_the_newest_attempts_of_each_subscription(graph_store, receiver):
-    sub = _subscribe(graph_store, receiver, "/down")
+def test_the_history_keeps_the_newest_attempts_of_each_subscription(store, receiver):
+    sub = _subscribe(store, receiver, "/down")
     for _ in range(3):
-        _event(graph_store)
+        _event(store)
     short = SETTINGS.model_copy(update={"webhook_history": 2})
-    delivery.deliver_due(graph_store, short, now=T0)
-    assert len(delivery.history(graph_store, sub.id)) == 2
+    delivery.deliver_due(store, short, now=T0)
+    assert len(delivery.history(store, sub.id)) == 2
 
 
-def test_the_secret_is_shown_once_and_never_listed_or_audited(graph_store, receiver):
+def test_the_secret_is_shown_once_and_never_listed_or_audited(store, receiver):
     given = "s" * 20
-    created = subscriptions.add(graph_store, f"{receiver.url}/ok", ["tag.changed"], actor="a", secret=given)
+    created = subscriptions.add(store, f"{receiver.url}/ok", ["tag.changed"], actor="a", secret=given)
     assert created.secret == given
-    assert "secret" not in subscriptions.get(graph_store, created.id).model_dump()
-    assert "secret" not in subscriptions.listing(graph_store)[0].model_dump()
-    subscriptions.remove(graph_store, created.id, actor="a")
-    audited = json.dumps([e.model_dump() for e in entries(graph_store, action="webhook.")])
+    assert "secret" not in subscriptions.get(store, created.id).model_dump()
+    assert "secret" not in subscriptions.listing(store)[0].model_dump()
+    subscriptions.remove(store, created.id, actor="a")
+    audited = json.dumps([e.model_dump() for e in entries(store, action="webhook.")])
     assert given not in audited and '"url"' in audited
     with pytest.raises(subscriptions.UnknownSubscriptionError):
-        subscriptions.get(graph_store, created.id)
+        subscriptions.get(store, created.id)
 
 
 @pytest.mark.parametrize(
