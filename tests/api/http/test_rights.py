@@ -46,6 +46,11 @@ RIGHTS = {
     ("DELETE", "/api/v1/nodes/{node_id}/tags/{key}"): "steward",
     ("PUT", "/api/v1/nodes/{node_id}/blocks/{key}"): "steward",
     ("DELETE", "/api/v1/nodes/{node_id}/blocks/{key}"): "steward",
+    ("GET", "/api/v1/nodes/{node_id}/metadata"): "viewer",
+    ("PUT", "/api/v1/nodes/{node_id}/description"): "steward",
+    ("DELETE", "/api/v1/nodes/{node_id}/description"): "steward",
+    ("PUT", "/api/v1/nodes/{node_id}/owner"): "steward",
+    ("DELETE", "/api/v1/nodes/{node_id}/owner"): "steward",
     # a preview changes nothing, but needs the right the change needs
     ("POST", "/api/v1/preview"): "steward",
     ("POST", "/api/v1/propagation/runs"): "steward",
@@ -131,6 +136,8 @@ BODIES = {
     ("POST", "/api/v1/session"): None,  # filled per caller below
     ("POST", "/api/v1/lineage/sql"): {"sql": "select 1"},
     ("PUT", "/api/v1/nodes/{node_id}/tags/{key}"): {"values": ["L2"]},
+    ("PUT", "/api/v1/nodes/{node_id}/description"): {"value": "nothing"},
+    ("PUT", "/api/v1/nodes/{node_id}/owner"): {"value": "nobody"},
     ("POST", "/api/v1/preview"): {"node": "ods.no_such_table.col", "action": "block", "key": "pii"},
     ("POST", "/api/v1/propagation/runs"): {"full": [1]},
     ("POST", "/api/v1/users"): {"name": "", "role": "viewer"},
