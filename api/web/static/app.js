@@ -12,6 +12,7 @@ import { AuditPage, NodeHistory, mayReadTrail } from './audit.js';
 import { href, canChange, isSteward, ErrorBox, Select, usePages } from './ui.js';
 import { SsoLogin, signOut } from './sso.js';
 import { MetadataPanel } from './metadata.js';
+import { WebhooksPage, mayManageWebhooks } from './webhooks.js';
 
 // What tests and the benchmark read: the last lineage drawing's timings.
 window.__watershed = { renderCount: 0, lastRenderMs: null, lastFetchMs: null, lastNodes: 0, lastEdges: 0 };
@@ -830,7 +831,7 @@ function TtlPage({ params }) {
 function Nav({ me, onLogout }) {
   return html`<header class="nav">
     <a class="brand" href="#/">Watershed</a>
-    <a href="#/">Coverage</a><a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a><a href="#/discovery">Discovery</a>${mayReadTrail(me) ? html`<a href="#/audit">Audit</a>` : null}
+    <a href="#/">Coverage</a><a href="#/search">Search</a><a href="#/runs">Runs</a><a href="#/ttl">TTL advice</a><a href="#/discovery">Discovery</a>${mayReadTrail(me) ? html`<a href="#/audit">Audit</a>` : null}${mayManageWebhooks(me) ? html`<a href="#/webhooks">Webhooks</a>` : null}
     <span class="me" data-testid="me">${me.name} · <b data-testid="role">${me.role}</b>${me.databases ? ` (${me.databases.join(', ')})` : ''}</span>
     <button class="small" onClick=${onLogout}>Log out</button>
   </header>`;
@@ -866,6 +867,7 @@ function App() {
   else if (page === 'discovery') body = html`<${DiscoveryPage} me=${me} />`;
   else if (page === 'impact') body = html`<${ImpactPage} id=${args[0]} params=${params} key=${location.hash} />`;
   else if (page === 'audit') body = html`<${AuditPage} me=${me} params=${params} key=${location.hash} />`;
+  else if (page === 'webhooks') body = html`<${WebhooksPage} me=${me} />`;
   else if (page === 'home') body = html`<${Dashboard} me=${me} />`;
   else if (page === 'coverage') body = html`<${CoverageList} list=${args[0]} params=${params} key=${location.hash} />`;
   else body = html`<${Search} params=${params} key=${location.hash} />`;
