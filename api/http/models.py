@@ -12,7 +12,7 @@ from watershed.api.service.accounts.names import RULE as NAME_RULE
 from watershed.api.service.accounts.names import UserName
 from watershed.api.service.authz.errors import AuthzError
 from watershed.api.service.authz.grants import check_name
-from watershed.api.service.node_metadata import NodeMetadata
+from watershed.api.service.node_metadata import InvalidMetadataError, NodeMetadata, valid_description
 from watershed.api.service.tag_preview import TagChange
 from watershed.graph.model import TagMap
 from watershed.graph.protection import (
@@ -273,10 +273,37 @@ class TagValues(BaseModel):
     values: list[str] = Field(min_length=1, max_length=100)
 
 
-class MetadataText(BaseModel):
-    """A steward's description or owner (checked by api/service/node_metadata.py)."""
+#: the spaces a description may begin or end with (`_SPACE` less its control characters but tab
+#: and line feed), and the control characters it may hold nowhere (all but tab and line feed)
+_DESCRIPTION_SPACE = r"\t\n\x20\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_CONTROL = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
+#: a description (api.service.node_metadata.valid_description): no control character but tab and
+#: line feed, 1-2,000 characters once stripped
+DESCRIPTION_PATTERN = (
+    rf"^[{_DESCRIPTION_SPACE}]*(?:[^{_SPACE}{_CONTROL}]|[^{_SPACE}{_CONTROL}][^{_CONTROL}]{{0,1998}}"
+    rf"[^{_SPACE}{_CONTROL}])[{_DESCRIPTION_SPACE}]*$"
+)
+DESCRIPTION_RULE = "1-2,000 characters once trimmed, no control characters but tabs and line feeds"
 
-    value: str = Field(min_length=1, max_length=4000)
+
+def _description(text: str) -> str:
+    try:
+        return valid_description(text)
+    except InvalidMetadataError as exc:
+        raise PydanticCustomError("description", "{problem}", {"problem": str(exc)}) from None
+
+
+class DescriptionText(BaseModel):
+    """A steward's description of a table or column."""
+
+    value: Annotated[str, AfterValidator(_description), _stated(DESCRIPTION_PATTERN, f"{DESCRIPTION_RULE}.")]
+
+
+class OwnerText(BaseModel):
+    """A steward's owner of a table or column: an email address (email-validator checks it) or a
+    person's or team's name (api/service/node_metadata.py `valid_owner`)."""
+
+    value: str = Field(min_length=1, max_length=400)
 
 
 class RunStart(BaseModel):

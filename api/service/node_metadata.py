@@ -89,15 +89,17 @@ def _text_problem(text: str, allowed: str) -> str | None:
 
 
 def valid_description(text: str) -> str:
-    """The description as stored (stripped); newlines and tabs are kept, other control characters refused."""
+    """The description as stored (stripped): newlines and tabs are kept, any other control
+    character refused (anywhere, before stripping); 1 to MAX_DESCRIPTION characters once stripped.
+    api/http/models.py states the same rule as a pattern."""
+    problem = _text_problem(text, "\n\t")
+    if problem:
+        raise InvalidMetadataError(f"the description {problem}")
     value = text.strip()
     if not value:
         raise InvalidMetadataError("a description must not be empty (clear it instead)")
     if len(value) > MAX_DESCRIPTION:
         raise InvalidMetadataError(f"a description is at most {MAX_DESCRIPTION} characters, not {len(value)}")
-    problem = _text_problem(value, "\n\t")
-    if problem:
-        raise InvalidMetadataError(f"the description {problem}")
     return value
 
 

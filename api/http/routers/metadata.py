@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from fastapi import APIRouter, Depends
 
 from watershed.api.http.deps import Service, service, steward, viewer
-from watershed.api.http.models import MetadataText
+from watershed.api.http.models import DescriptionText, OwnerText
 from watershed.api.http.nodes import NodeId, missing, parse
 from watershed.api.http.problems import ApiProblem
 from watershed.api.service import node_metadata
@@ -50,11 +50,11 @@ def show(node_id: NodeId, _: Me = Depends(viewer), svc: Service = Depends(servic
         return node_metadata.node_metadata(svc.graph, node)
 
 
-def _set(node_id: str, field: MetadataField, body: MetadataText, me: Me, svc: Service) -> NodeMetadata:
+def _set(node_id: str, field: MetadataField, value: str, me: Me, svc: Service) -> NodeMetadata:
     node, label, db = parse(node_id)
     me.require("steward", db)
     with _refused(label, node):
-        return node_metadata.set_value(svc.graph, node, field, body.value, actor=me.name)
+        return node_metadata.set_value(svc.graph, node, field, value, actor=me.name)
 
 
 def _clear(node_id: str, field: MetadataField, me: Me, svc: Service) -> NodeMetadata:
@@ -66,10 +66,10 @@ def _clear(node_id: str, field: MetadataField, me: Me, svc: Service) -> NodeMeta
 
 @router.put("/nodes/{node_id:path}/description", response_model=NodeMetadata)
 def set_description(
-    node_id: NodeId, body: MetadataText, me: Me = Depends(steward), svc: Service = Depends(service)
+    node_id: NodeId, body: DescriptionText, me: Me = Depends(steward), svc: Service = Depends(service)
 ) -> NodeMetadata:
     """A steward's description (it wins over the catalog's); copies downstream follow at the next run."""
-    return _set(node_id, "description", body, me, svc)
+    return _set(node_id, "description", body.value, me, svc)
 
 
 @router.delete("/nodes/{node_id:path}/description", response_model=NodeMetadata)
@@ -82,10 +82,10 @@ def clear_description(
 
 @router.put("/nodes/{node_id:path}/owner", response_model=NodeMetadata)
 def set_owner(
-    node_id: NodeId, body: MetadataText, me: Me = Depends(steward), svc: Service = Depends(service)
+    node_id: NodeId, body: OwnerText, me: Me = Depends(steward), svc: Service = Depends(service)
 ) -> NodeMetadata:
-    """A steward's owner: an email address or a person's or team's name."""
-    return _set(node_id, "owner", body, me, svc)
+    """A steward's owner: an email address or a person's or team's name (a 400 says why another is refused)."""
+    return _set(node_id, "owner", body.value, me, svc)
 
 
 @router.delete("/nodes/{node_id:path}/owner", response_model=NodeMetadata)

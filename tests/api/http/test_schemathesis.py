@@ -54,6 +54,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "GET /api/v1/nodes/{node_id}/tags/{key}/why": "a tag key of the policy file",
     "GET /api/v1/lineage/{node_id}": "a table id asks for level=table",
     "GET /api/v1/edges": "source and target are both tables or both columns",
+    "PUT /api/v1/nodes/{node_id}/owner": "an email address email-validator takes, or a person's or team's name",
 }
 
 
