@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 from pydantic import BaseModel, Field
@@ -32,17 +33,24 @@ SubscriptionId = Path(
 DELIVERY_ID = r"^[0-9]{20}-[0-9a-f]{8}\.wh_[0-9a-f]{16}$"
 
 
+#: an event kind, as the schema states it (events.KINDS)
+KindName = Literal[tuple(KINDS)]  # type: ignore[valid-type]
+#: the URL's scheme as the schema states it; its host, port and no user or password are checked
+#: by `subscriptions.check_url` (a 400 naming what is wrong)
+URL_PATTERN = r"^[Hh][Tt][Tt][Pp][Ss]?://"
+
+
 class WebhookCreate(BaseModel):
-    url: str = Field(max_length=subscriptions.MAX_URL_LENGTH, description="An http or https URL.")
-    kinds: list[str] = Field(
-        min_length=1, max_length=len(KINDS), description="Event kinds (GET /webhooks/kinds)."
+    url: str = Field(
+        max_length=subscriptions.MAX_URL_LENGTH, pattern=URL_PATTERN, description="An http or https URL."
     )
+    kinds: list[KindName] = Field(min_length=1, description="Event kinds (GET /webhooks/kinds).")
     active: bool = True
 
 
 class WebhookPatch(BaseModel):
-    url: str | None = Field(None, max_length=subscriptions.MAX_URL_LENGTH)
-    kinds: list[str] | None = Field(None, min_length=1, max_length=len(KINDS))
+    url: str | None = Field(None, max_length=subscriptions.MAX_URL_LENGTH, pattern=URL_PATTERN)
+    kinds: list[KindName] | None = Field(None, min_length=1)
     active: bool | None = None
 
 

@@ -55,6 +55,8 @@ RULES_BEYOND_THE_SCHEMA = {
     "GET /api/v1/lineage/{node_id}": "a table id asks for level=table",
     "GET /api/v1/edges": "source and target are both tables or both columns",
     "PUT /api/v1/nodes/{node_id}/owner": "an email address email-validator takes, or a person's or team's name",
+    "POST /api/v1/webhooks": "a URL's host and port, and no user or password in it: urllib parses it",
+    "PATCH /api/v1/webhooks/{subscription_id}": "a URL's host and port, and no user or password in it: urllib parses it",
 }
 
 

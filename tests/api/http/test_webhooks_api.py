@@ -105,17 +105,19 @@ def test_admin_manages_subscriptions_and_the_secret_is_shown_once(api, receiver)
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "status", "message"),
     [
-        ({"url": "ftp://example.com/", "kinds": ["tag.changed"]}, "only http and https"),
-        ({"url": "http://example.com/", "kinds": ["tag.renamed"]}, "event kind 'tag.renamed'"),
-        ({"url": "http://a:b@example.com/", "kinds": ["tag.changed"]}, "no user or password"),
+        # what the schema states (the scheme, the kinds) is a 422, what only the service checks a 400
+        ({"url": "ftp://example.com/", "kinds": ["tag.changed"]}, 422, "^[Hh][Tt][Tt][Pp][Ss]?://"),
+        ({"url": "http://example.com/", "kinds": ["tag.renamed"]}, 422, "'tag.changed'"),
+        ({"url": "http://a:b@example.com/", "kinds": ["tag.changed"]}, 400, "no user or password"),
+        ({"url": "https:///hook", "kinds": ["tag.changed"]}, 400, "no host"),
     ],
 )
-def test_a_bad_subscription_is_a_400_naming_it(api, body, message):
+def test_a_bad_subscription_is_refused_naming_it(api, body, status, message):
     with api.client("admin") as c:
         answer = c.post("/webhooks", json=body)
-    assert answer.status_code == 400 and message in answer.json()["detail"]
+    assert answer.status_code == status and message in answer.text, answer.text
 
 
 def test_a_failing_receiver_leaves_a_dead_letter_retried_through_the_api(api, receiver):
