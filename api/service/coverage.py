@@ -59,8 +59,16 @@ Status = Literal["protected", "unprotected", "uncovered"]
 Listed = Literal["unprotected", "uncovered", "downstream"]
 LISTED: tuple[Listed, ...] = ("unprotected", "uncovered", "downstream")
 
-COLUMNS_OF = (
+#: the columns of a batch of tables, counted per table and owner in the graph: a row per column
+#: would cost more to read than everything else (most columns carry no tag)
+COLUMN_COUNTS = (
     "UNWIND $ids AS id MATCH (t:Table {id: id})-[:HAS_COLUMN]->(c:Column) "
+    "RETURN t.id, t.db, t.owner, c.owner, count(c)"
+)
+#: the filter after WITH: FalkorDB 4.16 plans `MATCH ... WHERE c.tags IS NOT NULL` as a scan of
+#: every column per table (37 s instead of 0.1 s for 1,357 tables of 52,241 columns)
+TAGGED_COLUMNS = (
+    "UNWIND $ids AS id MATCH (t:Table {id: id})-[:HAS_COLUMN]->(c:Column) WITH t, c WHERE c.tags IS NOT NULL "
     "RETURN t.id, t.db, t.owner, c.id, c.name, c.owner, c.tags"
 )
 OPEN_PROPOSALS = "MATCH (p:DiscoveryProposal {status: 'open'}) RETURN p.table"
@@ -289,16 +297,17 @@ def compute(
     for start in range(0, len(tables), batch_size):
         batch = tables[start : start + batch_size]
         recorded = records.table_protections(store, batch)
-        for table, db, table_owner, column, name, column_owner, tags_text in store.read(
-            COLUMNS_OF, {"ids": batch}
-        ):
+        for table, db, table_owner, column_owner, count in store.read(COLUMN_COUNTS, {"ids": batch}):
             database = db or ids.split(table)[0]
             owner_of.setdefault(table, (database, table_owner or NO_OWNER))
-            owner = column_owner or table_owner or NO_OWNER
-            counts = groups.setdefault((database, owner), CoverageCounts())
-            counts.columns += 1
-            if not tags_text:
-                continue
+            groups.setdefault(
+                (database, column_owner or table_owner or NO_OWNER), CoverageCounts()
+            ).columns += count
+        for table, db, table_owner, column, name, column_owner, tags_text in store.read(
+            TAGGED_COLUMNS, {"ids": batch}
+        ):
+            database, owner = db or ids.split(table)[0], column_owner or table_owner or NO_OWNER
+            counts = groups[(database, owner)]
             tags = tag_values(tags_text)
             sensitive = _sensitive_tag(policy, tags_text, tags)
             if sensitive is None:
