@@ -2,7 +2,7 @@
 // the next propagation run would change, and how (POST /api/v1/preview, api/service/tag_preview.py:
 // the engine's own run of the change, written nowhere). Confirm makes the change; Cancel drops it.
 
-import { html, useState, useEffect } from './vendor/htm-preact.js';
+import { html, useState, useEffect, useRef } from './vendor/htm-preact.js';
 import { api } from './api.js';
 import { href, ErrorBox } from './ui.js';
 
@@ -38,19 +38,25 @@ export function ChangePreview({ proposed, onConfirm, onCancel }) {
   const [found, setFound] = useState(null);
   const [error, setError] = useState(null);
   const { change } = proposed;
+  const box = useRef(null);
   useEffect(() => {
     let live = true;
     setFound(null);
     setError(null);
     api('POST', '/preview', change).then(
-      (answer) => live && setFound(answer),
+      (answer) => {
+        if (!live) return;
+        setFound(answer);
+        // the side bar is narrow and the preview below its form: bring Confirm into view
+        requestAnimationFrame(() => box.current && box.current.scrollIntoView({ block: 'nearest' }));
+      },
       (e) => live && setError(e),
     );
     return () => {
       live = false;
     };
   }, [JSON.stringify(change)]);
-  return html`<div class="preview" data-testid="preview" role="dialog" aria-label="Preview of the change">
+  return html`<div class="preview" ref=${box} data-testid="preview" role="dialog" aria-label="Preview of the change">
     <h4>Before you ${said(change)} on ${change.node}</h4>
     <${ErrorBox} error=${error} />
     ${!found && !error ? html`<p class="loading">Computing what the next propagation run would change…</p>` : null}
@@ -61,7 +67,7 @@ export function ChangePreview({ proposed, onConfirm, onCancel }) {
             <b><a href=${href('table', group.table)}>${group.table}</a></b>
             <span class="muted"> ${plural(group.changes, 'change', 'changes')}</span>
             <table class="grid">
-              <thead><tr><th>node</th><th>tag</th><th>now</th><th>after the next run</th></tr></thead>
+              <thead><tr><th>column</th><th>tag</th><th>now</th><th>next run</th></tr></thead>
               <tbody>${group.items.map(
                 (item) => html`<tr data-node=${item.node} data-key=${item.key}>
                   <td>${item.node === group.table ? '(table)' : item.node.slice(group.table.length + 1)}</td>
