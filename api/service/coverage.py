@@ -187,7 +187,7 @@ class Coverage(BaseModel):
     """What GET /coverage answers: the newest snapshot (bounded), the last nightly, the trend."""
 
     snapshot: CoverageSnapshot | None = None
-    #: the owners with the most unprotected columns, at most `top`
+    #: the owners with the most unprotected columns, at most `top` (as the snapshot's databases)
     owners: list[CoverageGroup] = Field(default_factory=list)
     owners_total: int = 0
     databases_total: int = 0
@@ -469,7 +469,7 @@ def coverage(
     downstream: int = DEFAULT_TOP,
 ) -> Coverage:
     """The newest snapshot as a caller limited to `databases` (None = all) sees it, its `top`
-    owners, `downstream` of its downstream items, the last nightly and the last `trend` snapshots'
+    databases and owners (the most unprotected first), `downstream` of its downstream items, the last nightly and the last `trend` snapshots'
     totals. Three reads of stored snapshots; nothing of the warehouse is scanned."""
     for name, value, most in (("top", top, MAX_TOP), ("trend", trend, 10_000), ("downstream", downstream, SUMMARY_DOWNSTREAM)):  # fmt: skip
         if not 0 <= value <= most:
@@ -482,9 +482,9 @@ def coverage(
         shown = _visible(snapshot.databases, databases)
         answer.hidden_databases = len(snapshot.databases) - len(shown)
         if databases is not None:
-            snapshot.databases = shown
             snapshot.totals = _total(shown)
             snapshot.downstream = [d for d in snapshot.downstream if d.database in databases]
+        snapshot.databases = shown[:top]
         snapshot.downstream = snapshot.downstream[:downstream]
         owners = _visible(
             [CoverageGroup.model_validate(o) for o in json.loads(owners_text or "[]")], databases

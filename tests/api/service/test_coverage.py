@@ -196,6 +196,8 @@ def test_a_database_limited_caller_sees_only_its_databases(warehouse):
     assert (found.hidden_databases, found.databases_total, found.owners_total) == (1, 1, 2)
     assert found.snapshot.totals.columns == 5 and found.trend[0].totals.columns == 5
     assert [(row.database, row.owner) for row in found.owners] == [("dwd", coverage.NO_OWNER)]
+    # the most unprotected database first, `top` of them
+    assert [row.database for row in coverage.coverage(warehouse, top=1).snapshot.databases] == ["dwd"]
     page = coverage.listed_columns(warehouse, "unprotected", databases=["ods"], limit=1, offset=1)
     assert (page.total, [c.column for c in page.columns]) == (2, ["ods.users.phone"])
     risky = coverage.listed_columns(warehouse, "downstream", owner="risk")
