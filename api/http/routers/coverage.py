@@ -19,7 +19,12 @@ router = APIRouter(tags=["coverage"])
 
 @router.get("/coverage", response_model=coverage.Coverage)
 def coverage_now(
-    top: int = Query(coverage.DEFAULT_TOP, ge=0, le=coverage.MAX_TOP, description="Databases and owners listed (the most unprotected first)."),
+    top: int = Query(
+        coverage.DEFAULT_TOP,
+        ge=0,
+        le=coverage.MAX_TOP,
+        description="Databases and owners listed (the most unprotected first).",
+    ),
     trend: int = Query(coverage.DEFAULT_TREND, ge=0, le=10_000, description="Snapshots in the trend."),
     downstream: int = Query(
         coverage.DEFAULT_TOP, ge=0, le=coverage.SUMMARY_DOWNSTREAM, description="Downstream columns listed."
