@@ -48,6 +48,42 @@ def test_labels_are_readable_and_inside_at_fit_zoom(web_stack, browser, width, h
             assert node["y1"] >= 0 and node["y2"] <= drawn["height"], f"{node['id']} clipped: {node}"
 
 
+def _wide_view(columns: int) -> dict:
+    """`columns` columns downstream of the root in three layers, in tables of a few columns each."""
+    root = "ads.report.report_contact"
+    nodes = [{"id": root, "label": "Column", "table": "ads.report", "tags": {}}]
+    edges, last = [], {}
+    for i in range(columns):
+        layer = i % 3
+        table = f"dws.summary_table_{layer}_{i % 5}"
+        node = f"{table}.metric_column_{i}"
+        nodes.append({"id": node, "label": "Column", "table": table, "tags": {}})
+        edges.append({"source": last.get(layer - 1, root), "target": node, "kind": "direct"})
+        last[layer] = node
+    return {"root": root, "nodes": nodes, "edges": edges}
+
+
+def test_sixty_columns_are_readable_at_fit_zoom_at_1920(web_stack, browser):
+    with strict_page(browser, web_stack.base_url) as page:
+        page.set_viewport_size({"width": 1920, "height": 1080})
+        login(page, web_stack.base_url, web_stack.tokens["viewer"])
+        page.goto(f"{web_stack.base_url}/#/column/{STORY_COLUMN}")
+        wait_renders(page, 1)
+        # the page's own graph object draws the view (the fixture's graph has no such fan)
+        page.evaluate(
+            "async (view) => { const g = window.__watershed.graph; g.setData(view); await g.render(); }",
+            _wide_view(60),
+        )
+        drawn = page.evaluate(DRAWN)
+        assert len(drawn["nodes"]) == 61
+        smallest = min(node["font"] for node in drawn["nodes"])
+        print(f"60 columns at 1920 px: labels {smallest:.1f} px")
+        for node in drawn["nodes"]:
+            assert not node["hidden"] and node["font"] >= 10, f"{node['id']}: label {node['font']:.1f} px"
+            assert node["x1"] >= 0 and node["x2"] <= drawn["width"], f"{node['id']} clipped: {node}"
+            assert node["y1"] >= 0 and node["y2"] <= drawn["height"], f"{node['id']} clipped: {node}"
+
+
 def _edge_midpoint(page, source: str, target: str) -> dict:
     return page.evaluate(
         """([source, target]) => {

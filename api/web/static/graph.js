@@ -16,8 +16,8 @@ const FONT_FAMILY = 'system-ui, sans-serif';
 const LINE_PX = 15;
 const NODE_PX = 12;
 const LABEL_GAP = 3; // between a node and its label
-const COL_GAP = 48; // between the widest labels of two neighbouring sub-columns
-const ROW_GAP = 12;
+const COL_GAP = 40; // between the widest labels of two neighbouring sub-columns
+const ROW_GAP = 8;
 const ROW_HEIGHT = NODE_PX + LABEL_GAP + 2 * LINE_PX + ROW_GAP;
 const MIN_ROWS = 6;
 const MIN_LABEL_PX = 10;
@@ -318,29 +318,47 @@ export class LineageGraph {
     }
   }
 
-  // Where each node goes: layers left to right by level, each wrapped into sub-columns as tall as
-  // makes the drawing about the container's shape (`aspect`: width / height), each sub-column as
-  // wide as its widest label (`widths`: id -> label width).
-  static positions(nodes, level, widths, aspect = 4 / 3) {
+  // Where each node goes: layers left to right by level, each wrapped into sub-columns of at most
+  // `rows` nodes, each sub-column as wide as its widest label (`widths`: id -> label width). The
+  // rows are those that let the drawing fit `box` at the largest zoom (the labels' size on screen
+  // at the first, fit, zoom): a few tall layers wrap, many short ones do not.
+  static positions(nodes, level, widths, box = { width: 800, height: 600 }) {
     const byLevel = new Map();
     for (const node of nodes) {
       const l = level.get(node.id);
       (byLevel.get(l) || byLevel.set(l, []).get(l)).push(node);
     }
-    const order = [...byLevel.keys()].sort((a, b) => a - b);
-    let typical = 0;
-    for (const node of nodes) typical += widths.get(node.id) || 0;
-    typical = typical / (nodes.length || 1) + COL_GAP;
-    // rows * ROW_HEIGHT * aspect = (nodes / rows) * typical: as wide as the container's shape asks
-    const rowsPerSubColumn = Math.max(MIN_ROWS, Math.ceil(Math.sqrt((nodes.length * typical) / (ROW_HEIGHT * aspect))));
+    const layers = [...byLevel.keys()]
+      .sort((a, b) => a - b)
+      .map((l) => byLevel.get(l).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+    const tallest = Math.max(1, ...layers.map((members) => members.length));
+    const widthOf = (node) => Math.max(NODE_PX, widths.get(node.id) || 0);
+    const span = (rows) => {
+      let width = 0;
+      for (const members of layers) {
+        for (let start = 0; start < members.length; start += rows) {
+          let widest = 0;
+          for (let i = start; i < Math.min(members.length, start + rows); i += 1) widest = Math.max(widest, widthOf(members[i]));
+          width += widest + COL_GAP;
+        }
+      }
+      return Math.min(box.width / width, box.height / (Math.min(rows, tallest) * ROW_HEIGHT));
+    };
+    // at most about 40 candidates, from one sub-column per layer down to MIN_ROWS rows
+    let rowsPerSubColumn = tallest;
+    let best = span(tallest);
+    const step = Math.max(1, Math.floor((tallest - MIN_ROWS) / 40));
+    for (let rows = tallest - step; rows >= MIN_ROWS; rows -= step) {
+      const zoom = span(rows);
+      if (zoom > best) [best, rowsPerSubColumn] = [zoom, rows];
+    }
     const positions = new Map();
     let x = 0;
-    for (const l of order) {
-      const members = byLevel.get(l).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const members of layers) {
       const rows = Math.min(members.length, rowsPerSubColumn);
       for (let start = 0; start < members.length; start += rowsPerSubColumn) {
         const column = members.slice(start, start + rowsPerSubColumn);
-        const half = Math.max(NODE_PX, ...column.map((node) => widths.get(node.id) || 0)) / 2;
+        const half = Math.max(...column.map(widthOf)) / 2;
         x += half;
         column.forEach((node, row) => positions.set(node.id, { x, y: (row - (rows - 1) / 2) * ROW_HEIGHT }));
         x += half + COL_GAP;
@@ -357,7 +375,7 @@ export class LineageGraph {
     const labels = new Map(nodes.map((node) => [node.id, labelOf(node)]));
     const widths = new Map(nodes.map((node) => [node.id, labelWidth(labels.get(node.id))]));
     const box = this.box();
-    const positions = LineageGraph.positions(nodes, level, widths, box.width / box.height);
+    const positions = LineageGraph.positions(nodes, level, widths, box);
     const legend = this.legend();
     const elements = [];
     this.shown = new Map(); // element id -> the node or edge object it draws
