@@ -140,7 +140,7 @@ export function Dashboard({ me }) {
     ${data ? html`<${Nightly} nightly=${data.nightly} />` : null}
     ${data && data.trend.length ? html`<h3>Trend</h3><${Trend} points=${data.trend} />` : null}
     ${snapshot
-      ? html`<h3>By database <span class="count">${data.databases_total}</span></h3>
+      ? html`<h3>By database <span class="count">${snapshot.databases.length < data.databases_total ? `the ${snapshot.databases.length} with the most unprotected of ${data.databases_total}` : data.databases_total}</span></h3>
         <${Groups} rows=${snapshot.databases} snapshot=${snapshot} />
         <h3>By owner <span class="count">${data.owners.length < data.owners_total ? `the ${data.owners.length} with the most unprotected of ${data.owners_total}` : data.owners_total}</span></h3>
         <${Groups} rows=${data.owners} owners=${true} snapshot=${snapshot} />
