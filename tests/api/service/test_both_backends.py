@@ -325,4 +325,8 @@ def test_nightly_twice_for_one_date(stack, graph, spark, warehouse, monkeypatch)
     again_state["nodes"] = [row for row in again_state["nodes"] if row[0] != STAMP_LABEL]
     assert again_state == after_first
     plan = plan_state(Path(stack.env["WATERSHED_DATA_DIR"]) / "nightly" / day / "protection-plan.json")
-    same_on_both("nightly", stack.backend, {"state": after_first, "plan": plan})
+    # the coverage step's snapshot: the same counts on both, the date's snapshot replaced, not doubled
+    assert again["coverage"]["counts"] == steps["coverage"]["counts"]
+    assert [row[0] for row in graph.read("MATCH (s:CoverageSnapshot) RETURN s.id")] == [day]
+    coverage = steps["coverage"]["counts"]
+    same_on_both("nightly", stack.backend, {"state": after_first, "plan": plan, "coverage": coverage})
