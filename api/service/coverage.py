@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -133,7 +134,7 @@ class DownstreamItem(BaseModel):
     status: Status
     #: the sensitivity tag, `pii=L3`
     tag: str
-    #: protected columns its tag derives from (the first ROOTS_SHOWN by id)
+    #: protected columns its tag derives from (up to ROOTS_SHOWN of them)
     roots: list[str]
 
 
@@ -252,36 +253,29 @@ def _status(protection: ProtectionPolicy | None, tags, name: str, record: TableP
 
 
 def _protected_roots(found: dict[str, _Sensitive]) -> dict[str, tuple[str, ...]]:
-    """Each sensitive column's protected roots: the protected seeds (own tags) its tag's
-    provenance leads back to through sensitive columns."""
-    memo: dict[str, tuple[str, ...]] = {}
-
-    def walk(start: str) -> tuple[str, ...]:
-        # iterative depth-first: a long chain must not exhaust the stack; a cycle stops where it closes
-        stack, on_path = [(start, iter(found[start].sources), set())], {start}
-        while stack:
-            node, sources, acc = stack[-1]
-            source = next(sources, None)
-            if source is None:
-                stack.pop()
-                on_path.discard(node)
-                info = found[node]
-                own = {node} if info.root and info.status == "protected" else set()
-                memo[node] = tuple(sorted(own | acc)[:ROOTS_SHOWN])
-                if stack:
-                    stack[-1][2].update(memo[node])
-                continue
-            if source in memo:
-                acc.update(memo[source])
-            elif source in found and source not in on_path and not found[node].root:
-                on_path.add(source)
-                stack.append((source, iter(found[source].sources), set()))
-        return memo[start]
-
-    for column in found:
-        if column not in memo:
-            walk(column)
-    return memo
+    """Each sensitive column's protected roots (up to ROOTS_SHOWN): the protected columns holding
+    their tag as their own (a seed, not propagated) that its tag's provenance leads back to
+    through sensitive columns. Walked forward from the roots, so a cycle of copies is reached
+    whole; a column goes back on the queue only when its (capped) set grows."""
+    children: dict[str, list[str]] = {}
+    for column, info in found.items():
+        if not info.root:  # a root's tag is its own, whatever else of its family flows to it
+            for source in info.sources:
+                if source in found:
+                    children.setdefault(source, []).append(column)
+    reached: dict[str, set[str]] = {column: set() for column in found}
+    queue = deque(sorted(c for c, info in found.items() if info.root and info.status == "protected"))
+    for root in queue:
+        reached[root].add(root)
+    while queue:
+        node = queue.popleft()
+        for child in children.get(node, ()):
+            have = reached[child]
+            new = sorted(reached[node] - have)[: ROOTS_SHOWN - len(have)]
+            if new:
+                have.update(new)
+                queue.append(child)
+    return {column: tuple(sorted(roots)) for column, roots in reached.items()}
 
 
 def compute(

@@ -254,3 +254,27 @@ def test_the_nightly_step_stores_the_date_s_snapshot_and_the_summary_its_status(
     nightly = coverage.coverage(warehouse).nightly
     assert (nightly.date, nightly.status, nightly.missing) == (DAY, "incomplete", summary.missing)
     assert "coverage" not in summary.missing and "harvest" in summary.missing
+
+
+def test_a_cycle_of_copies_reaches_the_protected_root_and_ends(warehouse):
+    # a <- b <- a, and a <- ods.users.ssn: both lie below the protected root, and the walk ends
+    a = TagValue(
+        "pii",
+        frozenset(["L4"]),
+        "propagated",
+        (
+            Provenance("ods.users.ssn", "t1", "direct", "inherit", 1),
+            Provenance("dwd.loop.b", "t2", "direct", "inherit", 2),
+        ),
+    )
+    b = flowed("pii", "L4", "dwd.loop.a")
+    warehouse.execute("CREATE (:Table {id: 'dwd.loop', db: 'dwd', name: 'loop'})")
+    for name, tag in (("a", a), ("b", b)):
+        warehouse.execute(
+            "MATCH (t:Table {id: 'dwd.loop'}) "
+            "CREATE (t)-[:HAS_COLUMN]->(:Column {id: $id, table: 'dwd.loop', name: $name, tags: $tags})",
+            {"id": f"dwd.loop.{name}", "name": name, "tags": encode_tags({"pii": tag})},
+        )
+    downstream = coverage.compute(warehouse, default_policy(), DAY).downstream
+    roots = {item.column: item.roots for item in downstream}
+    assert roots["dwd.loop.a"] == roots["dwd.loop.b"] == ["ods.users.ssn"]
