@@ -94,3 +94,13 @@ def test_who_may_read_a_node_history(api):
         assert ods_admin.get("/audit").status_code == 403
     with api.client("admin") as admin:
         assert admin.get("/audit", params={"node": "not an id"}).status_code == 422
+
+
+def test_a_node_history_is_read_through_the_target_index(api):
+    from watershed.api.service.audit import NODE_LIST
+
+    params = {"node": COLUMN, "node_end": COLUMN + ";", "node_keyed": COLUMN + ":", "after": "~", "limit": 5}
+    params |= {"actor": None, "action": None, "since": None, "until": None}
+    plan = str(api.graph.graph.explain(NODE_LIST, params))
+    # a seek of the node's range, not a scan of every entry
+    assert "Node By Index Scan | (a:AuditEntry)" in plan and "Label Scan" not in plan, plan
