@@ -1,6 +1,6 @@
 """The steward's story end to end in Chromium, on the real stack (FalkorDB, a Celery worker, a real
 OpenID provider, a real webhook receiver): sign in through the provider, see the coverage dashboard,
-follow "not yet protected" to the story's column, read its lineage, an edge's SQL and why it is pii,
+find the story's column by search and follow "not yet protected" to it, read its lineage, an edge's SQL and why it is pii,
 preview a block of pii and confirm it, watch the run it starts, see the signed webhook of the change
 arrive, see pii gone downstream, and export the column's impact list as CSV."""
 
@@ -162,7 +162,15 @@ def test_steward_signs_in_finds_an_unprotected_column_blocks_pii_and_exports_its
         )
         shots("dashboard")
 
+        # search finds the column too
+        page.click("header.nav a:text-is('Search')")
+        page.fill("input[name=q]", "report_contact")
+        page.click("form button[type=submit]")
+        page.wait_for_selector(f"[data-testid=search-results] a:text-is('{STORY_COLUMN}')")
+        shots("search")
+
         # "not yet protected" lists the story's column; its row leads to its page
+        page.click("header.nav a:text-is('Coverage')")
         page.click("[data-testid=coverage-unprotected-link]")
         page.wait_for_selector("[data-testid=coverage-columns]")
         listed = [
