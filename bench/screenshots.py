@@ -176,7 +176,7 @@ def shoot(
             shown = page.content() + "".join(
                 page.evaluate("[...document.querySelectorAll('input')].map((i) => i.value)")
             )
-            leaked = [name for name, secret in [*tokens.items(), *enumerate(secrets)] if secret in shown]
+            leaked = [who for who, secret in [*tokens.items(), *enumerate(secrets)] if secret in shown]
             if leaked:
                 raise RuntimeError(f"{name} would show a secret ({leaked}); nothing written for it")
             path = out / name
