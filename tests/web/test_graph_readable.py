@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bench.ui_render import login
-from tests.support.web_graph import on_screen, wait_renders
+from tests.support.web_graph import NODES, on_screen, wait_renders
 from tests.web.conftest import STORY_COLUMN, STORY_TASKS, UPSTREAM, strict_page
 
 #: each node's label as drawn: its font size on screen, whether it is shown, and its box (with the
@@ -82,6 +82,42 @@ def test_sixty_columns_are_readable_at_fit_zoom_at_1920(web_stack, browser):
             assert not node["hidden"] and node["font"] >= 10, f"{node['id']}: label {node['font']:.1f} px"
             assert node["x1"] >= 0 and node["x2"] <= drawn["width"], f"{node['id']} clipped: {node}"
             assert node["y1"] >= 0 and node["y2"] <= drawn["height"], f"{node['id']} clipped: {node}"
+
+
+def test_columns_too_many_to_read_start_as_tables_that_open_on_double_click(web_stack, browser):
+    with strict_page(browser, web_stack.base_url) as page:
+        login(page, web_stack.base_url, web_stack.tokens["viewer"])
+        page.goto(f"{web_stack.base_url}/#/column/{STORY_COLUMN}")
+        wait_renders(page, 1)
+        # 60 columns at 1400 px: as columns their labels would be under 10 px (hidden)
+        page.evaluate(
+            "async (view) => { const g = window.__watershed.graph; g.setData(view); await g.render(); }",
+            _wide_view(60),
+        )
+        drawn = page.evaluate(DRAWN)
+        ids = {node["id"] for node in drawn["nodes"]}
+        assert ids == {"table:ads.report"} | {
+            f"table:dws.summary_table_{layer}_{t}" for layer in range(3) for t in range(5)
+        }
+        for node in drawn["nodes"]:
+            assert not node["hidden"] and node["font"] >= 10, f"{node['id']}: label {node['font']:.1f} px"
+            assert node["x1"] >= 0 and node["x2"] <= drawn["width"], f"{node['id']} clipped: {node}"
+
+        # a double-click opens a table to its columns, the others stay tables
+        at = on_screen(page, "table:dws.summary_table_0_0")
+        page.mouse.dblclick(at["x"], at["y"])
+        wait_renders(page, 2)
+        opened = set(page.evaluate(NODES))
+        columns = {f"dws.summary_table_0_0.metric_column_{i}" for i in range(0, 60, 15)}
+        assert columns <= opened and "table:dws.summary_table_0_0" not in opened
+        assert "table:dws.summary_table_1_1" in opened
+        # the toolbar says the drawing is collapsed (unchecking shows every column)
+        assert page.is_checked("input[name=collapse]")
+        # its columns' edges are drawn to the tables they come from and go to
+        edges = page.evaluate(
+            "window.__watershed.graph.cy.edges().map((e) => [e.source().id(), e.target().id()])"
+        )
+        assert ["table:ads.report", "dws.summary_table_0_0.metric_column_0"] in edges
 
 
 def _edge_midpoint(page, source: str, target: str) -> dict:

@@ -441,7 +441,7 @@ function Selection({ selected }) {
   }
   const edge = selected.edge;
   if (edge.columnEdges) {
-    return html`<div data-testid="selected-edge"><h3>${edge.source.slice(6)} → ${edge.target.slice(6)}</h3>
+    return html`<div data-testid="selected-edge"><h3>${edge.source.replace(/^table:/, '')} → ${edge.target.replace(/^table:/, '')}</h3>
       <ul>${edge.columnEdges.map((e) => html`<li>${e.source} → ${e.target} <span class="muted">${e.kind} ${e.task || ''}</span></li>`)}</ul></div>`;
   }
   return html`<div data-testid="selected-edge">
@@ -491,7 +491,13 @@ function LineagePanel({ nodeId, params }) {
   }, []);
 
   const expand = useCallback(async (node) => {
-    if (!node || node.isTable) return;
+    if (!node) return;
+    if (node.isTable) {
+      // a collapsed table opens to its columns (and closes again)
+      graph.current.toggleTable(node.table);
+      await draw();
+      return;
+    }
     try {
       const path = `/lineage/${enc(node.id)}${qs({ direction, depth: 1, limit, level })}`;
       const added = graph.current.merge(await get(path));

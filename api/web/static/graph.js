@@ -25,6 +25,8 @@ const MAX_FIT_ZOOM = 1.25;
 const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
 const NO_TAG = '#b8c2cc';
 const LABEL_ZOOM = MIN_LABEL_PX / FONT_PX;
+// above this many nodes the drawing is big: labels only on zooming in, no arrows, haystack edges
+const BIG = 600;
 
 // A node's label: the column's name over its table (a collapsed table: its name over its count).
 export function labelOf(node) {
@@ -39,7 +41,8 @@ const tagLines = (tags) => Object.entries(tags || {}).map(([key, values]) => `${
 export function detailsOf(item) {
   if (!item) return [];
   if (item.columnEdges) {
-    return [`${item.source.slice(6)} → ${item.target.slice(6)}`, `${item.columnEdges.length} column edge${item.columnEdges.length === 1 ? '' : 's'}`];
+    const name = (id) => id.replace(/^table:/, '');
+    return [`${name(item.source)} → ${name(item.target)}`, `${item.columnEdges.length} column edge${item.columnEdges.length === 1 ? '' : 's'}`];
   }
   if (item.source !== undefined) {
     const lines = [`${item.source} → ${item.target}`, `${item.type || 'FLOWS_TO'} · ${edgeKind(item)}`];
@@ -47,7 +50,7 @@ export function detailsOf(item) {
     if (item.task) lines.push(`task: ${item.task}`);
     return lines;
   }
-  if (item.isTable) return [item.table, `${item.columns} columns shown`, ...tagLines(item.tags)];
+  if (item.isTable) return [item.table, `${item.columns} columns shown (double-click to open)`, ...tagLines(item.tags)];
   const tags = tagLines(item.tags);
   return [item.id, `${(item.label || 'Column').toLowerCase()}${item.table ? ` of ${item.table}` : ''}`, ...(tags.length ? tags : ['no tags'])];
 }
@@ -152,6 +155,9 @@ export class LineageGraph {
     this.colourKey = '';
     this.collapsed = false;
     this.cy = null;
+    this.openTables = new Set();
+    this.autoCollapsed = false;
+    this.decideCollapse = false;
     // cytoscape says nothing when the pointer leaves its container over an element
     container.addEventListener('mouseleave', () => this.hideDetails());
   }
@@ -161,6 +167,29 @@ export class LineageGraph {
     this.edges = new Map();
     this.root = view.root;
     this.merge(view);
+    this.openTables = new Set();
+    // a new lineage decides again whether its columns can be read at the fit zoom
+    if (this.autoCollapsed) this.collapsed = false;
+    this.autoCollapsed = false;
+    this.decideCollapse = true;
+  }
+
+  // Shows a collapsed table's columns, or collapses them back into the table.
+  toggleTable(table) {
+    if (this.openTables.has(table)) this.openTables.delete(table);
+    else this.openTables.add(table);
+  }
+
+  // Whether the columns' labels would be too small to draw at the fit zoom (a big drawing
+  // labels the nodes in view on zooming in instead: `labelOnZoom`).
+  columnsUnreadable() {
+    const { nodes, edges, root } = this.visible();
+    if (nodes.length < 2 || nodes.length > BIG) return false;
+    const level = LineageGraph.levels(nodes, edges, root);
+    const widths = new Map(nodes.map((node) => [node.id, labelWidth(labelOf(node))]));
+    const box = this.box();
+    const { zoom } = this.viewportFor(LineageGraph.positions(nodes, level, widths, box), widths);
+    return zoom * FONT_PX < MIN_LABEL_PX;
   }
 
   // Returns how many nodes and edges were new, so an expansion that found
@@ -212,8 +241,11 @@ export class LineageGraph {
     if (!this.collapsed) {
       return { nodes: columns, edges, root: this.root };
     }
+    // an opened table shows its columns; every other table is one node
+    const open = (node) => this.openTables.has(tableOf(node));
     const tables = new Map();
     for (const node of columns) {
+      if (open(node)) continue;
       const table = tableOf(node);
       const entry = tables.get(table) || { id: `table:${table}`, table, label: table, tags: {}, columns: 0, isTable: true };
       entry.columns += 1;
@@ -224,12 +256,18 @@ export class LineageGraph {
     }
     for (const entry of tables.values()) entry.label = `${entry.table} (${entry.columns})`;
     const merged = new Map();
+    const kept = [];
+    const shownAs = (node) => (open(node) ? node.id : `table:${tableOf(node)}`);
     for (const edge of edges) {
       const source = this.nodes.get(edge.source);
       const target = this.nodes.get(edge.target);
       if (!source || !target) continue;
-      const s = `table:${tableOf(source)}`;
-      const t = `table:${tableOf(target)}`;
+      if (open(source) && open(target)) {
+        kept.push(edge);
+        continue;
+      }
+      const s = shownAs(source);
+      const t = shownAs(target);
       if (s === t) continue;
       const key = `${s}\u0000${t}`;
       const entry = merged.get(key) || { source: s, target: t, kind: 'table', columnEdges: [] };
@@ -237,8 +275,8 @@ export class LineageGraph {
       merged.set(key, entry);
     }
     const rootNode = this.nodes.get(this.root);
-    const root = rootNode ? `table:${tableOf(rootNode)}` : this.root;
-    return { nodes: [...tables.values()], edges: [...merged.values()], root };
+    const root = rootNode ? shownAs(rootNode) : this.root;
+    return { nodes: [...tables.values(), ...columns.filter(open)], edges: [...merged.values(), ...kept], root };
   }
 
   static levels(nodes, edges, root) {
@@ -370,6 +408,11 @@ export class LineageGraph {
   // Draws what is visible; resolves with the milliseconds from the data to the first frame drawn.
   async render() {
     const started = performance.now();
+    // Columns too many to read at the fit zoom start as their tables: a double-click opens one.
+    if (this.decideCollapse) {
+      this.decideCollapse = false;
+      if (!this.collapsed && this.columnsUnreadable()) this.collapsed = this.autoCollapsed = true;
+    }
     const { nodes, edges, root } = this.visible();
     const level = LineageGraph.levels(nodes, edges, root);
     const labels = new Map(nodes.map((node) => [node.id, labelOf(node)]));
@@ -392,7 +435,7 @@ export class LineageGraph {
       this.shown.set(`e${i}`, edge);
       elements.push({ group: 'edges', data: { id: `e${i}`, source: edge.source, target: edge.target } });
     });
-    const big = nodes.length > 600;
+    const big = nodes.length > BIG;
     this.hideDetails();
     if (this.cy) this.cy.destroy();
     this.cy = cytoscape({
