@@ -1,11 +1,14 @@
 """The web UI's lineage drawing time in a real headless Chromium, for bench/api_bench.py and tests/web.
 
     from bench.ui_render import chromium, login, measure_lineage_render, fan_out_tasks
+    from bench.ui_render import page_marks_script, measure_page_load
 
 `fan_out_tasks()` is SQL whose lineage gives one column a downstream cone of a chosen
 size; `measure_lineage_render()` opens that column's page in the UI and returns what the
 page measured itself (window.__watershed, set after cytoscape drew the first frame of
 the laid-out graph), so the time is the browser's, not Playwright's round trips.
+`page_marks_script()` and `measure_page_load()` time any page the same way without the page's help:
+navigation start to a chosen element drawn (bench/ui_pages_bench.py).
 
 Chromium is Debian's (/usr/bin/chromium, installed by scripts/bootstrap.sh); Playwright's
 own browser downloads are never used.
@@ -13,9 +16,10 @@ own browser downloads are never used.
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,3 +141,57 @@ def fan_out_tasks(
         hop2 = ", ".join(f"upper(c{i}) AS d{i}" for i in range(width))
         tasks[f"fan_{t}_b"] = f"INSERT OVERWRITE TABLE {db}.hop2_{t} SELECT {hop2} FROM {db}.hop1_{t}"
     return tasks
+
+
+# Records, for each wanted selector, when it first shows: window.__pageMarks[selector] = ms since
+# the navigation's start, taken in the task after the animation frame that first holds the element
+# (that frame is laid out and painted by then). A MutationObserver, so no page has to mark itself.
+_MARKS = """
+((wanted) => {
+  window.__pageMarks = {};
+  const check = () => {
+    for (const selector of wanted) {
+      if (!(selector in window.__pageMarks) && document.querySelector(selector)) {
+        window.__pageMarks[selector] = -1;
+        requestAnimationFrame(() => setTimeout(() => { window.__pageMarks[selector] = performance.now(); }, 0));
+      }
+    }
+  };
+  new MutationObserver(check).observe(document, { childList: true, subtree: true, characterData: true });
+})(%s);
+"""
+
+
+def page_marks_script(selectors: Iterable[str]) -> str:
+    """An init script (BrowserContext.add_init_script) timing when each of `selectors` is first drawn."""
+    return _MARKS % json.dumps(sorted(selectors))
+
+
+def measure_page_load(page, url: str, selector: str, *also: str, timeout_ms: float = 60_000) -> dict:
+    """Loads `url` as a new navigation and waits until `selector` is drawn; the context must carry
+    page_marks_script() naming `selector` and `also`.
+
+    Returns `answer` (ms from the navigation's start to `selector` drawn), `marks` (the same for
+    `also`, None when not drawn by then), `text` (the element's text, cut) and `requests` (the
+    /api/v1/ requests the page had finished by then: path, start_ms, ms).
+    """
+    page.goto("about:blank")
+    page.goto(url)
+    drawn = f"(window.__pageMarks[{json.dumps(selector)}] || -1) > 0"
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(drawn):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url}: {selector} not drawn after {timeout_ms:.0f} ms")
+        page.wait_for_timeout(20)
+    return page.evaluate(
+        """([selector, also]) => ({
+            answer: window.__pageMarks[selector],
+            marks: Object.fromEntries(also.map((s) => [s, window.__pageMarks[s] > 0 ? window.__pageMarks[s] : null])),
+            text: document.querySelector(selector).textContent.trim().replace(/\\s+/g, ' ').slice(0, 160),
+            requests: performance.getEntriesByType('resource')
+              .filter((e) => e.name.includes('/api/v1/'))
+              .map((e) => ({ path: e.name.slice(e.name.indexOf('/api/v1/') + 7),
+                             start_ms: Math.round(e.startTime), ms: Math.round(e.duration) })),
+        })""",
+        [selector, list(also)],
+    )
