@@ -37,6 +37,10 @@ from typing import Any, Literal
 from watershed.graph.store import GraphStore, chunks
 from watershed.propagation import queries
 
+#: ids per read of the pass: a one-hop read of a few thousand ids is short, so the API's reads
+#: still interleave; the run's small batches (100) made the pass's round trips most of its time
+READ_BATCH = 5000
+
 Field = Literal["description", "owner"]
 FIELDS: tuple[Field, ...] = ("description", "owner")
 STEWARD = "steward"
@@ -199,11 +203,7 @@ class MetadataReport:
 
 
 def _spread(
-    graph: GraphStore,
-    values: dict[str, str],
-    first: dict[str, Derived],
-    allowed: set[str] | None,
-    batch_size: int,
+    graph: GraphStore, values: dict[str, str], first: dict[str, Derived], allowed: set[str] | None
 ) -> dict[str, Derived]:
     """Breadth first along direct copies from `values` (the nodes holding their own) and `first`
     (values already taken one hop in): each column reached gets the nearest source's value."""
@@ -214,7 +214,7 @@ def _spread(
     while frontier:
         hops += 1
         best: dict[str, tuple[str, str]] = {}
-        for batch in chunks(frontier, batch_size):
+        for batch in chunks(frontier, READ_BATCH):
             for source, target, task in graph.read(DIRECT_TARGETS, {"ids": list(batch)}):
                 if target in known or (allowed is not None and target not in allowed):
                     continue
@@ -228,15 +228,15 @@ def _spread(
     return found
 
 
-def _descriptions(graph: GraphStore, batch_size: int) -> dict[str, Derived]:
+def _descriptions(graph: GraphStore) -> dict[str, Derived]:
     own = {node: text for node, text in graph.read(OWN_DESCRIPTIONS) if text}
-    return _spread(graph, own, {}, None, batch_size)
+    return _spread(graph, own, {}, None)
 
 
-def _owners(graph: GraphStore, batch_size: int) -> dict[str, Derived]:
+def _owners(graph: GraphStore) -> dict[str, Derived]:
     ownerless = {row[0] for row in graph.read(OWNERLESS_COLUMNS)}
     first: dict[str, Derived] = {}
-    for batch in chunks(sorted(ownerless), batch_size):
+    for batch in chunks(sorted(ownerless), READ_BATCH):
         for target, source, task, owner in graph.read(DIRECT_SOURCES_WITH_OWNER, {"ids": list(batch)}):
             if not owner or source in ownerless:
                 continue
@@ -244,17 +244,18 @@ def _owners(graph: GraphStore, batch_size: int) -> dict[str, Derived]:
             held = first.get(target)
             if held is None or (source, task or "") < (held.source, held.task or ""):
                 first[target] = found
-    return _spread(graph, {}, first, ownerless, batch_size)
+    return _spread(graph, {}, first, ownerless)
 
 
 def propagate_metadata(
     graph: GraphStore, token: int, *, batch_size: int = 5000, fence: str = queries.FENCE_ID
 ) -> MetadataReport:
-    """Recompute every propagated description and owner; write only what differs (fenced by `token`)."""
+    """Recompute every propagated description and owner; write only what differs (fenced by `token`,
+    `batch_size` nodes a statement, as the run's own writes)."""
     report = MetadataReport({}, {})
     for field, wanted in (
-        ("description", _descriptions(graph, batch_size)),
-        ("owner", _owners(graph, batch_size)),
+        ("description", _descriptions(graph)),
+        ("owner", _owners(graph)),
     ):
         held = {row[0]: row for row in graph.read(propagated_now(field))}
         rows = [d.row(node) for node, d in sorted(wanted.items()) if held.get(node) != d.row(node)]
