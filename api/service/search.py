@@ -199,9 +199,11 @@ def _hit(
 # Of a window's hits, the roots: nothing flows into them (one index lookup per id).
 _ROOTS = "UNWIND $ids AS id MATCH (n:{label} {{id: id}}) WHERE NOT ((:{label})-[:FLOWS_TO]->(n)) RETURN n.id"
 # Of a page's tables, the columns holding a sensitivity key (a condition on their stored tags).
+# The condition comes after WITH: written in the MATCH's WHERE, FalkorDB planned a scan of every
+# column per table (5.5 s for a page of 50 tables at 1M columns) instead of a seek of each table.
 _SENSITIVE = (
     "UNWIND $ids AS id MATCH (:Table {id: id})-[:HAS_COLUMN]->(c:Column) "
-    "WHERE c.tags CONTAINS $key RETURN id, c.tags"
+    "WITH id, c WHERE c.tags CONTAINS $key RETURN id, c.tags"
 )
 _TYPO = (
     "MATCH (n:{label}) WHERE {scope}size(n.name) >= $shortest AND size(n.name) <= $longest "
