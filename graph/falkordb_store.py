@@ -195,6 +195,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "lineage_changed_at",
         "loaded",
         "location",
+        "metadata_changed_at",
         "mode",
         "mtime_ns",
         "name",

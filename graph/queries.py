@@ -26,7 +26,12 @@ DELETE_TASK_NODES = "UNWIND $ids AS id MATCH (k:Task {id: id}) DELETE k"
 # Load rows are lists; their layouts are in `graph.rows`.
 MERGE_TABLES = (
     "UNWIND $rows AS r MERGE (t:Table {id: r[0]}) "
-    "SET t.db = r[1], t.name = r[2], t.format = coalesce(r[3], t.format), "
+    # first, before the catalog's values are replaced: a changed owner or comment marks the table
+    # for the next propagation run's descriptions-and-owners pass (propagation/metadata.py)
+    "SET t.metadata_changed_at = CASE WHEN coalesce(r[5], t.owner_catalog, '') <> coalesce(t.owner_catalog, '') "
+    "OR coalesce(r[13], t.description_catalog, '') <> coalesce(t.description_catalog, '') "
+    "THEN timestamp() ELSE t.metadata_changed_at END, "
+    "t.db = r[1], t.name = r[2], t.format = coalesce(r[3], t.format), "
     "t.location = coalesce(r[4], t.location), "
     # the catalog's owner and comment are kept apart from a steward's, which wins over them
     # (propagation/metadata.py): a harvest never overwrites what a steward set
@@ -57,7 +62,8 @@ SET_COLUMN_TYPES = (
 #: replaces a description propagated from upstream (the next propagation run passes it on)
 SET_COLUMN_DESCRIPTIONS = (
     "UNWIND $rows AS r MATCH (c:Column {id: r[0]}) WHERE coalesce(c.description_catalog, '') <> r[4] "
-    "SET c.description_catalog = r[4], c.description = coalesce(c.description_steward, r[4]), "
+    "SET c.metadata_changed_at = timestamp(), c.description_catalog = r[4], "
+    "c.description = coalesce(c.description_steward, r[4]), "
     "c.description_source = CASE WHEN c.description_steward IS NOT NULL THEN 'steward' ELSE 'catalog' END "
     # one removal per SET clause: FalkorDB 4.16 removes the wrong properties when one clause
     # removes several (propagation/metadata.py `one_by_one`)

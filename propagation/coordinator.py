@@ -36,6 +36,7 @@ from watershed.propagation.engine import (
     start_incremental,
 )
 from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.metadata import changed_since as metadata_changed_since
 from watershed.propagation.metadata import propagate_metadata
 from watershed.propagation.policy import Policy
 from watershed.propagation.run_state import LayerRecord, LockKeeper, LockLostError, RunRecord, RunState
@@ -277,8 +278,13 @@ def propagate(
                 on_layer=on_layer,
                 first_layer=record.layer,
             )
-            # descriptions and owners follow direct copies once the tags are done (propagation/metadata.py)
-            progress.say(f"run {record.run_id}: {propagate_metadata(graph, token, batch_size=batch_size).line()}")
+            # descriptions and owners follow direct copies once the tags are done (propagation/metadata.py);
+            # an incremental run that found no change of lineage, tags or metadata has nothing to redo
+            if record.mode == "full" or record.cone or metadata_changed_since(graph, record.since):
+                metadata = propagate_metadata(graph, token, batch_size=batch_size)
+                progress.say(f"run {record.run_id}: {metadata.line()}")
+            else:
+                progress.say(f"run {record.run_id}: descriptions and owners unchanged")
             record.stopped_at_cap = report.stopped_at_cap
             record.status = "done"
             record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")

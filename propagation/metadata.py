@@ -48,10 +48,13 @@ CATALOG = "catalog"
 PROPAGATED = "propagated"
 
 #: every node property this module writes, by field (graph/falkordb_store.py registers them)
-PROPERTIES: tuple[str, ...] = tuple(
-    f"{field}{suffix}"
-    for field in FIELDS
-    for suffix in ("", "_source", "_catalog", "_steward", "_by", "_at", "_from", "_via", "_hops")
+PROPERTIES: tuple[str, ...] = (
+    *(
+        f"{field}{suffix}"
+        for field in FIELDS
+        for suffix in ("", "_source", "_catalog", "_steward", "_by", "_at", "_from", "_via", "_hops")
+    ),
+    "metadata_changed_at",
 )
 
 
@@ -74,6 +77,7 @@ def set_own(label: str, field: Field) -> str:
         + one_by_one(
             "n",
             [
+                "n.metadata_changed_at = timestamp()",
                 f"n.{f}_by = $by",
                 f"n.{f}_at = $at",
                 f"n.{f}_steward = $value",
@@ -111,6 +115,19 @@ def step_back(field: Field) -> str:
 
 
 # ------------------------------------------------------------------ the pass
+
+#: nodes whose own description or owner changed at or after $since (`metadata_changed_at`: a
+#: steward's change, or a harvest's that changed the catalog's value)
+METADATA_CHANGED_SINCE = [
+    "MATCH (n:Column) WHERE n.metadata_changed_at >= $since RETURN n.id LIMIT 1",
+    "MATCH (n:Table) WHERE n.metadata_changed_at >= $since RETURN n.id LIMIT 1",
+]
+
+
+def changed_since(graph: GraphStore, since: int) -> bool:
+    """Whether an own description or owner changed at or after `since` (the graph's clock, ms)."""
+    return any(graph.read(query, {"since": since}) for query in METADATA_CHANGED_SINCE)
+
 
 #: columns holding a description of their own: rows [id, text]
 OWN_DESCRIPTIONS = (

@@ -12,7 +12,7 @@ from watershed.api.service import audit, node_metadata
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
 from watershed.ingest.extract import extract_lineage
-from watershed.propagation.coordinator import local_runner, propagate
+from watershed.propagation.coordinator import Progress, local_runner, propagate
 from watershed.propagation.graph_store import UnknownNodeError
 from watershed.propagation.policy import default_policy
 from watershed.propagation.run_state import RunState
@@ -244,3 +244,49 @@ def test_search_finds_a_column_by_the_words_of_its_description_after_the_id_matc
     assert ids.index("ods.users.uid") < ids.index("ads.mail.email")
     assert "ads.mail.email" in ids  # its description holds "user" (propagated), its id does not
     assert search_nodes(loaded, default_policy(), q="crm exports", kind="table").items[0].id == "ods.users"
+
+
+def _run_saying(graph_store, celery_redis) -> list[str]:
+    said: list[str] = []
+    settings = PropagationSettings(
+        graph_name=f"metadata_{id(graph_store)}", celery_broker=f"redis://127.0.0.1:{celery_redis.port}/0"
+    )
+    state = RunState.from_url(settings.broker_url(), settings.graph_name)
+    propagate(
+        graph_store,
+        default_policy(),
+        state,
+        local_runner,
+        settings=settings,
+        batch_size=3,
+        progress=Progress(on_message=said.append),
+    )
+    return said
+
+
+def test_an_incremental_run_redoes_the_pass_after_a_catalog_or_steward_change_and_skips_it_without(
+    loaded, celery_redis
+):
+    _run(loaded, celery_redis)
+    assert any(m.endswith("descriptions and owners unchanged") for m in _run_saying(loaded, celery_redis))
+
+    # the catalog alone changes: no lineage, no tag moves, yet the copies downstream follow
+    changed = {**CATALOG, "tables": {**CATALOG["tables"]}}
+    changed["tables"]["ods.users"] = {
+        **CATALOG["tables"]["ods.users"],
+        "columns": [
+            {"name": "uid", "type": "bigint", "description": "The user's id"},
+            {"name": "email", "type": "string", "description": "Where the user gets mail"},
+            {"name": "phone", "type": "string"},
+        ],
+    }
+    loaded.upsert_catalog(Catalog.from_dict(changed))
+    said = _run_saying(loaded, celery_redis)
+    assert any("descriptions: 3 propagated" in m for m in said), said
+    assert _description(loaded, "ads.mail.email") == ("Where the user gets mail", "propagated")
+
+    # a table's owner from the catalog: its columns no longer take one from upstream
+    changed["tables"]["dws.mail"] = {**CATALOG["tables"]["dws.mail"], "owner": "mail-team"}
+    loaded.upsert_catalog(Catalog.from_dict(changed))
+    _run_saying(loaded, celery_redis)
+    assert node_metadata.node_metadata(loaded, "ads.mail.email").owner.value == "mail-team"
