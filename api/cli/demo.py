@@ -144,6 +144,7 @@ def full_demo(tasks: int) -> None:
     propagation_demo(store, catalog)
     flags_demo(store)
     protection_demo(store, kms)
+    coverage_demo(store)
     api = background[0]
     token = demo_admin_token(store)
     console.print(f"web UI: http://{api.host}:{api.port}/  (API docs: http://{api.host}:{api.port}/docs)")
@@ -154,6 +155,20 @@ def full_demo(tasks: int) -> None:
         f"--catalog {warehouse / 'catalog.json'}`"
     )
     console.print("the services keep running; stop them with `watershed services down`")
+
+
+def coverage_demo(store) -> None:
+    """Today's coverage snapshot, as the nightly's coverage step computes it: the UI's home page
+    (the dashboard) reads it, so the demo opens on numbers rather than "no snapshot yet"."""
+    from watershed.api.service import coverage
+    from watershed.propagation.policy import default_policy
+
+    totals = coverage.refresh(store, default_policy()).totals
+    console.print(
+        f"coverage: {totals.sensitive} sensitive columns, {totals.protected} protected, "
+        f"{totals.unprotected} not yet protected, {totals.uncovered} no rule protects, "
+        f"{totals.downstream} below a protected column"
+    )
 
 
 def demo_admin_token(store) -> str:

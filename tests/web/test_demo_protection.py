@@ -84,6 +84,13 @@ def test_demo_protects_a_table_and_the_ui_applies_with_its_kms(spark, browser, t
                 masked = read_orc(files[0], columns=[column]).column(0).to_pylist()
                 assert any(clear) and not any(masked), column
 
+        # the home page's coverage snapshot is computed by the demo and printed as the API has it
+        # (its files are encrypted, but with no Spark catalog the table's options are not set, so
+        # coverage does not yet count its columns protected: a new file would be written clear)
+        totals = httpx.get(f"{api}/coverage", headers=auth).json()["snapshot"]["totals"]
+        assert totals["sensitive"] > 0
+        assert f"coverage: {totals['sensitive']} sensitive columns, {totals['protected']} protected" in result.output
+
         # in the UI: the table page shows the location and the columns encrypted; an admin's
         # "Apply protection" of another table with files encrypts it with the demo's KMS
         # (the tables the generator wrote files for are those the catalog gives a location)
