@@ -89,7 +89,10 @@ def test_demo_protects_a_table_and_the_ui_applies_with_its_kms(spark, browser, t
         # coverage does not yet count its columns protected: a new file would be written clear)
         totals = httpx.get(f"{api}/coverage", headers=auth).json()["snapshot"]["totals"]
         assert totals["sensitive"] > 0
-        assert f"coverage: {totals['sensitive']} sensitive columns, {totals['protected']} protected" in result.output
+        assert (
+            f"coverage: {totals['sensitive']} sensitive columns, {totals['protected']} protected"
+            in result.output
+        )
 
         # in the UI: the table page shows the location and the columns encrypted; an admin's
         # "Apply protection" of another table with files encrypts it with the demo's KMS
