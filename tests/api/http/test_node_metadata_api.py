@@ -5,6 +5,8 @@ carries a description down a direct copy with its path back (and takes it away w
 
 from __future__ import annotations
 
+import json
+
 from tests.support.api_service import propagate_locally
 
 SOURCE = "dwd.user_contact_df.email"
@@ -98,3 +100,21 @@ def test_rights_viewers_read_stewards_of_other_databases_are_refused(api):
         allowed = ods_steward.put("/nodes/ods.user_profile.email/description", json={"value": "Email"})
         assert allowed.status_code == 200, allowed.text
         assert ods_steward.delete("/nodes/ods.user_profile.email/description").status_code == 200
+
+
+def test_the_cli_and_the_api_answer_the_same_metadata(api, monkeypatch):
+    from tests.support.cli import invoke
+
+    port = api.graph.client.connection.connection_pool.connection_kwargs["port"]
+    monkeypatch.setenv("WATERSHED_FALKORDB_PORT", str(port))
+    monkeypatch.setenv("WATERSHED_GRAPH_NAME", api.graph.graph_name)
+    set_ = invoke("describe", SOURCE, "Contact email", "--format", "json")
+    assert set_.exit_code == 0, set_.output
+    try:
+        with api.client("viewer") as viewer:
+            answer = viewer.get(f"/nodes/{SOURCE}/metadata").json()
+        assert json.loads(invoke("describe", SOURCE, "--format", "json").output) == answer
+        assert json.loads(invoke("owner", SOURCE, "--format", "json").output) == answer
+        assert answer["description"]["by"].startswith("cli:")
+    finally:
+        assert invoke("describe", SOURCE, "--clear").exit_code == 0
