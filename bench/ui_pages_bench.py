@@ -206,7 +206,7 @@ def main() -> None:
         for path, ms in row["requests_median_ms"].items():
             print(f"{'':4}{path[:70]:70} {ms:7.0f}")
     report = {
-        "command": "bench/ui_pages_bench.py " + " ".join(sys.argv[1:]),
+        "command": " ".join([".venv/bin/python bench/ui_pages_bench.py", *sys.argv[1:]]),
         "columns": stats.columns,
         "column_edges": stats.column_edges,
         "load_seconds": round(load["load_seconds"], 1),
