@@ -7,12 +7,16 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
 from watershed.graph.server import free_port
 
 runner = CliRunner()
+
+#: it runs `services up` itself (FalkorDB, Redis, the KMS, the API) without a server fixture
+pytestmark = pytest.mark.services
 
 
 def test_the_api_services_up_starts_applies_through_the_embedded_kms(tmp_path, monkeypatch):
