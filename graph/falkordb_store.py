@@ -17,6 +17,7 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -29,7 +30,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from watershed.graph import queries
 from watershed.graph.errors import GraphUnavailableError, WatershedError, first_line
 from watershed.graph.settings import GraphSettings
-from watershed.graph.store import DATA_STAMP, GraphStore
+from watershed.graph.store import DATA_STAMP, GraphStore, description_terms
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,16 @@ INDEXES = [
     "CREATE INDEX FOR (n:DiscoveryFlag) ON (n.id)",
     "CREATE INDEX FOR (n:DiscoveryFlag) ON (n.table)",
 ]
+# Search's description stage (api/service/search.py): the shown description's words, kept by the
+# graph in the write that sets it. No stop words: "the" or "id" is a word a steward looks for.
+FULLTEXT_INDEXES = [
+    f"CALL db.idx.fulltext.createNodeIndex({{label: '{label}', stopwords: []}}, 'description')"
+    for label in ("Table", "Column")
+]
+# the label's full-text index (named by the label), in its own order
+FULLTEXT_QUERY = (
+    "CALL db.idx.fulltext.queryNodes($label, $query) YIELD node RETURN node.id SKIP $skip LIMIT $n"
+)
 
 #: Every property name Watershed writes on a node or relationship. The server logs writes as their
 #: effects (graph/server.py), and FalkorDB 4.16 registers the names a write mentions even when the
@@ -522,8 +533,19 @@ class FalkorDBStore(GraphStore):
         ]
 
     @_reaching_server
+    def description_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
+        terms = description_terms(words)
+        if not terms:
+            return []
+        # RediSearch: words side by side must all match; `w*` is a prefix. Sent as FalkorDB's own
+        # procedure call, not through `read` (whose statements are the ones both backends share).
+        query = " ".join(f"{term}*" for term in terms)
+        params = {"label": label, "query": query, "skip": skip, "n": limit}
+        return [row[0] for row in self.graph.ro_query(FULLTEXT_QUERY, params).result_set]
+
+    @_reaching_server
     def ensure_schema(self) -> None:
-        for statement in INDEXES:
+        for statement in INDEXES + FULLTEXT_INDEXES:
             try:
                 self.graph.query(statement)
             except ResponseError as exc:

@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import secrets
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from watershed.graph import neo4j_server
 from watershed.graph.errors import GraphUnavailableError, first_line
 from watershed.graph.settings import GraphSettings
-from watershed.graph.store import DATA_STAMP, GraphStore
+from watershed.graph.store import DATA_STAMP, GraphStore, description_terms
 
 CONSTRAINTS = [
     "CREATE CONSTRAINT watershed_table_id IF NOT EXISTS FOR (n:Table) REQUIRE n.id IS UNIQUE",
@@ -75,6 +77,30 @@ CONSTRAINTS = [
     # change stamps (graph.kept): one node per name
     "CREATE CONSTRAINT watershed_stamp_name IF NOT EXISTS FOR (n:WatershedStamp) REQUIRE n.name IS UNIQUE",
 ]
+# Search's description stage (api/service/search.py): the shown description's words, kept in the
+# write that sets it; graph.falkordb_store.FULLTEXT_INDEXES. No stop words ("the", "id" are
+# searched for). Then waited for: on a database that already holds nodes the index fills in the
+# background, and a query before it is online fails.
+FULLTEXT_INDEXES = [
+    f"CREATE FULLTEXT INDEX watershed_{label.lower()}_description IF NOT EXISTS FOR (n:{label}) "
+    "ON EACH [n.description] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}"
+    for label in ("Table", "Column")
+]
+AWAIT_INDEXES = "CALL db.awaitIndexes(600)"
+# Lucene: `w*` is a prefix; every term must match
+_DESCRIBED = "CALL db.index.fulltext.queryNodes($index, $query) YIELD node RETURN node.id SKIP $skip LIMIT $n"
+# Lucene's standard tokenizer makes each Han or Hiragana character a word of its own
+_IDEOGRAPH = re.compile(r"[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _lucene_prefix(term: str) -> str:
+    """The part of `term` (letters, digits, `_`) that starts one of Lucene's words: up to its first
+    ideograph, or that ideograph when it comes first."""
+    ideograph = _IDEOGRAPH.search(term)
+    if ideograph is None:
+        return term
+    return term[: ideograph.start()] or ideograph.group()
+
 
 # Change stamps (graph.kept) are WatershedStamp nodes, one per name, with a random value; every
 # stamp includes the epoch's, which `clear` moves: a reader never keeps values across a clear.
@@ -274,9 +300,18 @@ class Neo4jStore(GraphStore):
         session.execute_write(_rows, _RESTAMP, {"stamp_name": name, "stamp_value": secrets.token_hex(8)})
 
     @_reaching_server
+    def description_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
+        terms = description_terms(words)
+        if not terms:
+            return []
+        query = " AND ".join(f"{_lucene_prefix(term)}*" for term in terms)
+        params = {"index": f"watershed_{label.lower()}_description", "query": query, "skip": skip, "n": limit}
+        return [row[0] for row in self.read(_DESCRIBED, params)]
+
+    @_reaching_server
     def ensure_schema(self) -> None:
         with self.driver.session(database=self.database) as session:
-            for statement in CONSTRAINTS:
+            for statement in CONSTRAINTS + FULLTEXT_INDEXES + [AWAIT_INDEXES]:
                 session.run(statement).consume()
 
     @_reaching_server

@@ -18,6 +18,7 @@ task-level semantics live here:
 from __future__ import annotations
 
 import json
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
@@ -66,6 +67,16 @@ _ROOT = {
 
 #: the change stamp every write through `execute` and `write_all` moves (graph.kept)
 DATA_STAMP = "data"
+#: what of a query word the description index is asked for: its first run of letters, digits and
+#: `_`, which neither index's query syntax gives a meaning to (lowercased, so Lucene's AND/OR/NOT
+#: stay words), and which starts a word of the description in both indexes' tokenizers
+_INDEX_WORD = re.compile(r"\w+")
+
+
+def description_terms(words: Sequence[str]) -> list[str]:
+    """The prefixes the description index is asked for, one per query word holding a letter or digit."""
+    found = (_INDEX_WORD.search(word.lower()) for word in words)
+    return [match.group() for match in found if match]
 
 
 def chunks(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
@@ -522,6 +533,13 @@ class GraphStore(ABC):
             rows = self.read(queries.SEARCH.format(label=label), {"prefix": prefix.lower(), "limit": limit})
             found += [(row[0], row[1]) for row in rows]
         return sorted(found)[:limit]
+
+    @abstractmethod
+    def description_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
+        """Ids of `label` nodes (Table or Column) whose description (the shown one) has, for each
+        query word, a word starting with its `description_terms` prefix: the graph's full-text
+        index, in its own order (stable while the graph is), from `skip`, at most `limit`; none
+        when no word holds a letter or digit. The caller checks the words themselves."""
 
     def stats(self) -> GraphStats:
         return GraphStats(**{name: self.read(query)[0][0] for name, query in queries.STATS.items()})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tests.support.neo4j_recorder import Recorder
 from watershed.graph.lineage import SqlTask
-from watershed.graph.neo4j_store import CONSTRAINTS, Neo4jStore
+from watershed.graph.neo4j_store import AWAIT_INDEXES, CONSTRAINTS, FULLTEXT_INDEXES, Neo4jStore
 from watershed.ingest.extract import extract_lineage
 
 
@@ -17,8 +17,9 @@ def test_schema_uses_neo4j_5_constraints():
     recorder = Recorder()
     Neo4jStore(recorder, database="lineage").ensure_schema()
     sent = [query for _, statements in recorder.transactions for query, _ in statements]
-    assert sent == CONSTRAINTS
-    assert all("IF NOT EXISTS" in q for q in sent)
+    # then the description indexes, waited for (search reads them at once)
+    assert sent == CONSTRAINTS + FULLTEXT_INDEXES + [AWAIT_INDEXES]
+    assert all("IF NOT EXISTS" in q for q in sent[:-1])
 
 
 def test_a_load_is_one_write_transaction_with_batched_unwinds():

@@ -31,6 +31,9 @@ class ReadsKept:
         self.reads.append((query, dict(params or {})))
         return self.graph.read(query, params)
 
+    def description_matches(self, *args):
+        return self.graph.description_matches(*args)
+
 
 def test_table_hits_learn_their_sensitive_columns_by_index_seek(graph_store):
     graph_store.upsert_catalog(CATALOG)
