@@ -265,15 +265,19 @@ def _read(
         elif phase == "described":
             # `skip` counts the index's candidates, which the conditions then narrow
             found = ask.graph.description_matches(label, ask.query.split(), skip, fetch)
-            rows = ask.graph.read(
-                _DESCRIBED.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""),
-                {
-                    "ids": found,
-                    "q": ask.query,
-                    "words": ask.query.split(),
-                    "scope": ask.scope,
-                    **ask.key_params,
-                },
+            rows = (
+                ask.graph.read(
+                    _DESCRIBED.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""),
+                    {
+                        "ids": found,
+                        "q": ask.query,
+                        "words": ask.query.split(),
+                        "scope": ask.scope,
+                        **ask.key_params,
+                    },
+                )
+                if found
+                else []
             )
             places = {node_id: place for place, node_id in enumerate(found, start=skip + 1)}
             rows.sort(key=lambda row: places[row[0]])

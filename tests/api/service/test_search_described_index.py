@@ -135,3 +135,31 @@ def test_the_description_stage_reads_no_column_but_the_index_s_candidates(graph_
         graph_store.graph.explain(INDEX_QUERY, {"label": "Column", "query": "email*", "skip": 0, "n": 10})
     )
     assert "ProcedureCall" in index_plan and "Scan" not in index_plan, index_plan
+
+
+def test_pages_past_the_ranked_window_walk_the_index_s_candidates_once(backend_store):
+    """Past the first 500 (ranked) a page reads on from its place in the index's answer, which
+    counts the candidates the conditions dropped too (`dwd.other`'s, outside `db`)."""
+    names = [f"c{i:03d}" for i in range(620)]
+    backend_store.upsert_catalog(
+        Catalog.from_dict({"tables": {"ods.wide": {"columns": names}, "dwd.other": {"columns": names[:40]}}})
+    )
+    backend_store.write_all(
+        [
+            (
+                "MATCH (n:Column) WHERE n.id STARTS WITH 'ods.wide.' OR n.id STARTS WITH 'dwd.' "
+                "SET n.description = 'Metric number ' + n.name",
+                {},
+            )
+        ]
+    )
+    seen, cursor = [], None
+    while True:
+        page = search_nodes(
+            backend_store, default_policy(), q="metric", kind="column", db="ods", limit=200, cursor=cursor
+        )
+        seen += [hit.id for hit in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert sorted(seen) == [f"ods.wide.{name}" for name in names]
