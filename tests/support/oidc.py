@@ -120,8 +120,17 @@ class SsoService:
 
 
 @contextlib.contextmanager
-def sso_service(falkordb_server, celery_redis, directory: Path, graph_name: str) -> Iterator[SsoService]:
-    """The steward service (uvicorn in a thread) signing in through a running provider, on a graph of its own."""
+def sso_service(
+    falkordb_server,
+    celery_redis,
+    directory: Path,
+    graph_name: str,
+    groups: dict | None = None,
+    own_graph: bool = True,
+) -> Iterator[SsoService]:
+    """The steward service (uvicorn in a thread) signing in through a running provider with `groups`
+    (default GROUPS). On a graph of its own (cleared after), or, with own_graph=False, on a graph
+    another fixture owns (left as it is: e.g. a second API on the web stack's session graph)."""
     from watershed.api.http.app import create_app
     from watershed.api.http.settings import ApiSettings
     from watershed.graph.falkordb_store import FalkorDBStore
@@ -142,7 +151,7 @@ def sso_service(falkordb_server, celery_redis, directory: Path, graph_name: str)
             oidc_provider_name="Test IdP",
             oidc_client_id=CLIENT_ID,
             oidc_client_secret_file=secret_file,
-            oidc_groups=GROUPS,
+            oidc_groups=GROUPS if groups is None else groups,
         )
         server = ThreadServer(create_app(settings, store), port)
         server.start()
@@ -150,8 +159,21 @@ def sso_service(falkordb_server, celery_redis, directory: Path, graph_name: str)
             yield SsoService(url=base, graph=store, provider=provider)
         finally:
             server.stop()
-            store.clear()
+            if own_graph:
+                store.clear()
             store.close()
+
+
+def provider_sign_in(page, login: str) -> None:
+    """From Watershed's login page: its SSO button, then the provider's own sign-in form (any
+    password) and its consent form."""
+    page.click("[data-testid=sso-login]")
+    page.wait_for_selector("input[name=login]")
+    page.fill("input[name=login]", login)
+    page.fill("input[name=password]", "any")
+    page.click("button[type=submit]")
+    page.wait_for_selector("form input[name=prompt][value=consent]", state="attached")
+    page.click("button[type=submit]")
 
 
 # ------------------------------------------------------------ a browser made of httpx

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from tests.support.oidc import sso_service
+from tests.support.oidc import provider_sign_in, sso_service
 from tests.web.conftest import strict_page
 
 _graphs = itertools.count()
@@ -18,17 +18,6 @@ def sso(falkordb_server, celery_redis, tmp_path_factory):
     directory = tmp_path_factory.mktemp("sso-ui")
     with sso_service(falkordb_server, celery_redis, directory, f"sso_ui_{next(_graphs)}") as service:
         yield service
-
-
-def provider_sign_in(page, login: str) -> None:
-    """The provider's own pages: its sign-in form (any password), then its consent form."""
-    page.click("[data-testid=sso-login]")
-    page.wait_for_selector("input[name=login]")
-    page.fill("input[name=login]", login)
-    page.fill("input[name=password]", "any")
-    page.click("button[type=submit]")
-    page.wait_for_selector("form input[name=prompt][value=consent]", state="attached")
-    page.click("button[type=submit]")
 
 
 def test_sign_in_through_the_provider_as_a_steward_of_ods_and_out_again(browser, sso, tmp_path):

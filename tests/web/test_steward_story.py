@@ -14,11 +14,9 @@ import time
 import pytest
 
 from bench.ui_render import wait_for
-from tests.support.api_service import ThreadServer
-from tests.support.oidc import CLIENT_ID, running_provider
+from tests.support.oidc import provider_sign_in, sso_service
 from tests.support.webhook_receiver import start_receiver
 from tests.web.conftest import DOWNSTREAM, STORY_COLUMN, UPSTREAM, Screenshots, strict_page
-from watershed.graph.server import free_port
 
 GRAPH_NODES = "window.__watershed.graph.cy.nodes().map((n) => n.id())"
 #: olga's provider group made a steward of every database, so she may block on ads.report
@@ -29,37 +27,11 @@ STORY_GROUPS = {"watershed-admins": {"role": "admin"}, "ods-stewards": {"role": 
 def sso_url(web_stack, falkordb_server, celery_redis, tmp_path_factory):
     """A second API on the web stack's graph that signs in through a real OpenID provider (the web
     stack's API, tokens only, keeps serving the other tests); its runs go to the session's worker."""
-    from watershed.api.http.app import create_app
-    from watershed.api.http.settings import ApiSettings
-    from watershed.graph.falkordb_store import FalkorDBStore
-
     directory = tmp_path_factory.mktemp("story-sso")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    store = FalkorDBStore(falkordb_server.host, falkordb_server.port, graph="web_ui")
-    try:
-        with running_provider(directory, base) as provider:
-            secret_file = directory / "client-secret"
-            secret_file.write_text(provider.client_secret + "\n")
-            settings = ApiSettings(
-                falkordb_port=falkordb_server.port,
-                graph_name="web_ui",
-                celery_broker=f"redis://127.0.0.1:{celery_redis.port}/0",
-                data_dir=directory,
-                oidc_issuer=provider.issuer,
-                oidc_provider_name="Test IdP",
-                oidc_client_id=CLIENT_ID,
-                oidc_client_secret_file=secret_file,
-                oidc_groups=STORY_GROUPS,
-            )
-            server = ThreadServer(create_app(settings, store), port)
-            server.start()
-            try:
-                yield base
-            finally:
-                server.stop()
-    finally:
-        store.close()  # the graph is the session's: nothing cleared
+    with sso_service(
+        falkordb_server, celery_redis, directory, "web_ui", groups=STORY_GROUPS, own_graph=False
+    ) as service:
+        yield service.url
 
 
 @pytest.fixture
@@ -94,14 +66,7 @@ def unblocks_afterwards(web_stack):
 
 
 def sign_in_through_provider(page, login: str) -> None:
-    """The login page's SSO button, then the provider's own sign-in (any password) and consent pages."""
-    page.click("[data-testid=sso-login]")
-    page.wait_for_selector("input[name=login]")
-    page.fill("input[name=login]", login)
-    page.fill("input[name=password]", "any")
-    page.click("button[type=submit]")
-    page.wait_for_selector("form input[name=prompt][value=consent]", state="attached")
-    page.click("button[type=submit]")
+    provider_sign_in(page, login)
     page.wait_for_selector("[data-testid=role]")
 
 
