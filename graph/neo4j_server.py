@@ -190,6 +190,9 @@ def command_line(
 
 
 #: Neo4j's debug log line of a recovery's progress: "[o.n.k.r.Recovery] [neo4j/1a2b3c4d]  40% completed"
+#: bytes of the debug log read from its end, then from `since`, for the recovery's progress
+RECOVERY_WINDOW = 65536
+RECOVERY_HEAD = 4 * 1024 * 1024
 _RECOVERY = re.compile(rb"\[o\.n\.k\.r\.Recovery\] \[([^/\]]+)[^\]]*\]\s+(\d+)% completed")
 
 
@@ -203,8 +206,14 @@ def recovery_progress(home: Path, since: int) -> str | None:
     try:
         with debug_log(home).open("rb") as log:
             size = log.seek(0, os.SEEK_END)
-            log.seek(max(since, size - 65536))
+            # the newest progress is near the end while recovery runs; once the database is up,
+            # what it logs next (index population, schema) can push the recovery lines further back
+            # than the tail, so the start of the window is read too
+            log.seek(max(since, size - RECOVERY_WINDOW))
             found = _RECOVERY.findall(log.read())
+            if not found and size - since > RECOVERY_WINDOW:
+                log.seek(since)
+                found = _RECOVERY.findall(log.read(RECOVERY_HEAD))
     except OSError:
         return None
     if not found:
