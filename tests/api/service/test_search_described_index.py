@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.reads_kept import ReadsKept
 from watershed.api.service.search import search_nodes
 from watershed.graph.catalog import Catalog
 from watershed.propagation.policy import default_policy
@@ -101,21 +102,6 @@ def test_every_word_must_match_and_the_index_follows_each_write(backend_store):
 def test_a_chinese_word_finds_its_description(backend_store):
     described(backend_store)
     assert found(backend_store, "用户") == ["ods.users.note"]
-
-
-class ReadsKept:
-    """The graph as search_nodes reads it, keeping each read (the reads still reach FalkorDB)."""
-
-    def __init__(self, graph) -> None:
-        self.graph = graph
-        self.reads: list[tuple[str, dict]] = []
-
-    def read(self, query: str, params: dict | None = None):
-        self.reads.append((query, dict(params or {})))
-        return self.graph.read(query, params)
-
-    def description_matches(self, *args):
-        return self.graph.description_matches(*args)
 
 
 def test_the_description_stage_reads_no_column_but_the_index_s_candidates(graph_store):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from tests.support.reads_kept import ReadsKept
 from watershed.api.service.search import search_nodes
 from watershed.graph.catalog import Catalog
 from watershed.propagation.policy import default_policy
@@ -18,21 +19,6 @@ CATALOG = Catalog.from_dict(
         }
     }
 )
-
-
-class ReadsKept:
-    """The graph as search_nodes reads it, keeping each read (the reads still reach FalkorDB)."""
-
-    def __init__(self, graph) -> None:
-        self.graph = graph
-        self.reads: list[tuple[str, dict]] = []
-
-    def read(self, query: str, params: dict | None = None):
-        self.reads.append((query, dict(params or {})))
-        return self.graph.read(query, params)
-
-    def description_matches(self, *args):
-        return self.graph.description_matches(*args)
 
 
 def test_table_hits_learn_their_sensitive_columns_by_index_seek(graph_store):
