@@ -1,33 +1,48 @@
-"""The nightly chain at warehouse scale (issue 16): every stage's seconds and memory at two sizes.
+"""The nightly chain at warehouse scale (issues 16 and 41): every stage's seconds and memory per size,
+on FalkorDB or Neo4j, with the API's and the gateway's latency idle and during a propagation.
 
-    .venv/bin/python bench/scale_bench.py [--sizes 500000,2000000] [--workers 1] [--concurrency 2]
+    .venv/bin/python bench/scale_bench.py [--sizes 500000,2000000] [--backend falkordb|neo4j]
+        [--neo4j-heap 4g] [--neo4j-pagecache 4g] [--workers 1] [--concurrency 2]
+        [--out bench/results/scale_bench.json] [--resume] [--idle-seconds 20]
 
-For each size (warehouse columns; the generator makes about 46 per task) it generates a
-warehouse (with ORC data for a few ODS tables), starts its own FalkorDB, Redis (broker), Celery
-workers and the API (`watershed serve`), and runs the chain as the product runs it:
+For each size (warehouse columns; the generator makes about 46 per task, so 10,000,000 columns
+is about 217,000 tasks) it starts its own graph server (FalkorDB, or the local Neo4j as `watershed
+services up` starts it, with the heap and page cache given), Redis (broker and run state), Celery
+workers and the API (`watershed serve`), all opened from the WATERSHED_* settings set here, and
+runs the chain as the product runs it, every stage through the same GraphStore:
 
+- generate: the warehouse (with ORC data for a few ODS tables), written task by task to files;
 - harvest: `run_harvest` on `spark_session("local[2]")` (extraction and graph load timed apart);
-- full propagation: `propagate(full=True)` on the Celery workers, while a thread samples
-  GET /columns/{id} (the column page) over HTTP: its p50/p99 during the run, and idle before it;
+- seed: stewards' app values on the ODS tables (propagation_bench's seeding);
+- full propagation: `propagate(full=True)` on the Celery workers, while one client asks the probes
+  in turn over HTTP, as it did idle before: GET /columns/{id} (the column page), GET
+  /lineage/{id}?depth=3 (the UI's lineage, GraphStore.bounded_lineage), GET /search?q= (id
+  prefixes, whole column names and words: the id index and the description index) and POST
+  /authz/rewrite for an analyst (the gateway's call): p50/p99/max and the slowest five per probe;
 - incremental: 10 tasks' `.sql` files rewritten, the harvest run again (only those load), then
   `propagate()`; the re-harvest and the propagation are timed apart;
 - TTL advice: `ttl_advisor.tasks.advise_and_store` (the Celery task's function);
 - protection plan: `plan_protection` with the default policy's protection rules.
 
-Each stage runs in its own Python process (this script with `--stage`), so its peak RSS
-(VmHWM) is that stage's alone; a sampler thread keeps the peak of every descendant process
-(the Spark JVM, workers and their pool children, FalkorDB, Redis, the API). Last the graph is
-saved (SAVE) and the RDB file's size and the server's used_memory are read.
+Each stage runs in its own Python process (this script with `--stage`), so its peak RSS (VmHWM)
+is that stage's alone, and this process holds no part of the warehouse (a 5,000-column sample for
+the probes). A sampler thread keeps the peak of every descendant (the Spark JVM, workers and their
+pool children, the API); `processes` gives the peak per Watershed process kind, the graph server's
+own (`graph_server`: FalkorDB's used_memory and RDB after a SAVE, or Neo4j's store and
+transaction files after its shutdown checkpoint, and the server's peak RSS) apart.
 
-Results (merged per size, written as each size finishes) go to bench/results/scale_bench.json,
-with each stage's growth exponent log(t_big/t_small)/log(n_big/n_small) over warehouse columns.
-Nothing here asserts a timing; a stage that fails or runs out of time is recorded as such.
+Results are merged into `--out` (keys `backend/columns`) after every stage, so a run cut short
+keeps what finished; `--resume` skips the sizes the file holds finished. Per backend it writes
+each figure's size exponent (the least-squares slope of log figure on log columns over every size,
+and per pair of consecutive sizes), and per size the issue's targets, each met or missed with its
+value. Nothing here asserts a timing; a stage that fails or runs out of time is recorded as such.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import heapq
 import itertools
 import json
 import math
@@ -35,6 +50,7 @@ import os
 import platform
 import random
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -155,9 +171,43 @@ def mib(kib: int | None) -> float | None:
 
 
 def _graph(config: dict):
-    from watershed.graph.falkordb_store import FalkorDBStore
+    """The stages' graph, opened as every command opens it: from the WATERSHED_* settings this
+    script put in the environment (the backend, its server, the data directory of its password)."""
+    from watershed.graph.backends import open_store
+    from watershed.graph.settings import GraphSettings
 
-    return FalkorDBStore("127.0.0.1", config["falkordb_port"], graph=config["graph"])
+    return open_store(GraphSettings())
+
+
+def stage_generate(config: dict) -> dict:
+    """The generator in a process of its own: its peak is the generate stage's, not the bench's."""
+    from watershed.ingest.generator import generate_warehouse
+
+    began = time.monotonic()
+    summary = generate_warehouse(
+        Path(config["warehouse"]), tasks=config["tasks"], seed=config["seed"], data_tables=DATA_TABLES
+    )
+    return {
+        "seconds": round(time.monotonic() - began, 2),
+        "tables": summary.tables,
+        "columns": summary.columns,
+        "broken": summary.broken,
+    }
+
+
+def stage_seed(config: dict) -> dict:
+    """Stewards' app values on the ODS tables, as propagation_bench seeds them (reads the catalog)."""
+    from watershed.graph.catalog import Catalog
+    from watershed.ingest.generator import seed_apps
+    from watershed.propagation.graph_store import GraphTagStore
+    from watershed.propagation.policy import default_policy
+
+    began = time.monotonic()
+    seeded = seed_apps(
+        GraphTagStore(_graph(config), default_policy()),
+        Catalog.load(Path(config["warehouse"]) / "catalog.json"),
+    )
+    return {"seconds": round(time.monotonic() - began, 2), "seeded_ods_tables": seeded}
 
 
 def stage_harvest(config: dict) -> dict:
@@ -200,9 +250,7 @@ def stage_propagate(config: dict) -> dict:
 
     graph = _graph(config)
     policy = default_policy()
-    settings = PropagationSettings(
-        falkordb_port=config["falkordb_port"], graph_name=config["graph"], celery_broker=config["broker"]
-    )
+    settings = PropagationSettings()
     state = RunState.from_url(settings.broker_url(), config["graph"])
     runner = celery_runner(settings, policy, app=app_for(settings))
     began = time.monotonic()
@@ -220,12 +268,7 @@ def stage_propagate(config: dict) -> dict:
 
 
 def stage_ttl(config: dict) -> dict:
-    os.environ.update(
-        WATERSHED_BACKEND="falkordb",
-        WATERSHED_FALKORDB_HOST="127.0.0.1",
-        WATERSHED_FALKORDB_PORT=str(config["falkordb_port"]),
-        WATERSHED_GRAPH_NAME=config["graph"],
-    )
+    # advise_and_store opens the graph from the WATERSHED_* environment, as the Celery task does
     from watershed.ttl_advisor.tasks import advise_and_store
 
     began = time.monotonic()
@@ -249,7 +292,14 @@ def stage_plan(config: dict) -> dict:
     }
 
 
-STAGES = {"harvest": stage_harvest, "propagate": stage_propagate, "ttl": stage_ttl, "plan": stage_plan}
+STAGES = {
+    "generate": stage_generate,
+    "seed": stage_seed,
+    "harvest": stage_harvest,
+    "propagate": stage_propagate,
+    "ttl": stage_ttl,
+    "plan": stage_plan,
+}
 
 
 def run_stage_here(name: str, config_text: str) -> None:
@@ -316,8 +366,115 @@ def change_tasks(warehouse: Path, count: int) -> list[str]:
     return changed
 
 
+@dataclass
+class Probes:
+    """What the probes ask, drawn once from the graph: columns for the page and the lineage, search
+    words, and one gateway query per sampled table."""
+
+    columns: list[str]
+    searches: list[str]
+    queries: list[str]
+
+    @classmethod
+    def drawn(cls, graph, count: int = 5000) -> Probes:
+        rows = graph.read(
+            "MATCH (c:Column) WHERE c.table STARTS WITH 'dws.' RETURN c.id, c.table LIMIT $n", {"n": count}
+        )
+        columns = [row[0] for row in rows]
+        by_table: dict[str, list[str]] = {}
+        for column, table in rows:
+            by_table.setdefault(table, []).append(column.rsplit(".", 1)[1])
+        tables = sorted(by_table)
+        rng = random.Random(5)
+        # an id prefix (the table's, cut short), a whole column name, and words of column names
+        # (the id substring and the description index): the mix the search box gets
+        prefixes = [table[: max(6, len(table) - 1)] for table in rng.sample(tables, min(20, len(tables)))]
+        names = [column.rsplit(".", 1)[1] for column in rng.sample(columns, min(20, len(columns)))]
+        words = ["email", "user", "amount", "app", "region", "payload page"]
+        queries = [
+            f"SELECT {', '.join(names_[:3])} FROM {table} WHERE {names_[0]} IS NOT NULL"
+            for table, names_ in ((t, by_table[t]) for t in rng.sample(tables, min(50, len(tables))))
+        ]
+        return cls(columns, prefixes + names + words, queries)
+
+
+#: the probes, asked in turn by one client: GET /columns/{id} (the column page), GET /lineage/{id}
+#: with the route's defaults (both directions, depth 3, limit 500: GraphStore.bounded_lineage),
+#: GET /search?q= (kind=column), and POST /authz/rewrite for the bench's analyst (the gateway's call)
+PROBES = ("column_page", "lineage_3hop", "search", "gateway")
+
+
+class ProbeSampler(threading.Thread):
+    """The probes in turn on one keep-alive client until stopped: the seconds of each, per probe."""
+
+    def __init__(self, base_url: str, token: str, probes: Probes, pause: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.base_url, self.token, self.probes, self.pause = base_url, token, probes, pause
+        self.times: dict[str, list[float]] = {name: [] for name in PROBES}
+        self.errors: dict[str, int] = dict.fromkeys(PROBES, 0)
+        self.last_error: dict[str, str] = {}
+        self.slowest: dict[str, list[tuple[float, str]]] = {name: [] for name in PROBES}
+        self.stopping = threading.Event()
+
+    def request(self, client, name: str, rng: random.Random):
+        """The probe's request and what it asked (a column id, a search, a query)."""
+        if name in ("column_page", "lineage_3hop"):
+            column = rng.choice(self.probes.columns)
+            path = "columns" if name == "column_page" else "lineage"
+            return client.get(
+                f"/{path}/{quote(column, safe='')}", params={"depth": 3} if path == "lineage" else None
+            ), column
+        if name == "search":
+            q = rng.choice(self.probes.searches)
+            return client.get("/search", params={"q": q, "kind": "column"}), q
+        sql = rng.choice(self.probes.queries)
+        return client.post("/authz/rewrite", json={"sql": sql, "dialect": "spark", "user": ANALYST}), sql
+
+    def run(self) -> None:
+        import httpx
+
+        rng = random.Random(11)
+        with httpx.Client(
+            base_url=f"{self.base_url}/api/v1", headers={"Authorization": f"Bearer {self.token}"}, timeout=60
+        ) as client:
+            for name in itertools.cycle(PROBES):
+                if self.stopping.is_set():
+                    break
+                began = time.perf_counter()
+                try:
+                    answer, asked = self.request(client, name, rng)
+                except httpx.HTTPError as exc:  # the API gone or timed out: counted, and the probes go on
+                    self.errors[name] += 1
+                    self.last_error[name] = f"{type(exc).__name__}: {exc}"[:200]
+                    self.stopping.wait(1.0)
+                    continue
+                seconds = time.perf_counter() - began
+                self.times[name].append(seconds)
+                # the slowest few with what they asked: which search or query makes the tail
+                heapq.heappush(self.slowest[name], (seconds, asked))
+                if len(self.slowest[name]) > 5:
+                    heapq.heappop(self.slowest[name])
+                if answer.status_code != 200 or (name == "gateway" and not answer.json().get("sql")):
+                    self.errors[name] += 1
+                    self.last_error[name] = f"{answer.status_code} {answer.text[:200]}"
+                self.stopping.wait(self.pause)
+
+    def summary(self, skip: int = 0) -> dict:
+        return {
+            name: {
+                **latency(self.times[name][skip:], self.errors[name]),
+                "slowest": [
+                    {"ms": round(seconds * 1000, 1), "asked": asked[:160]}
+                    for seconds, asked in sorted(self.slowest[name], reverse=True)
+                ],
+                "last_error": self.last_error.get(name),
+            }
+            for name in PROBES
+        }
+
+
 class ColumnPageSampler(threading.Thread):
-    """GET /columns/{id} in a loop on one keep-alive client until stopped; the seconds of each."""
+    """GET /columns/{id} alone in a loop on one keep-alive client until stopped (api_during_propagation_bench's probe)."""
 
     def __init__(self, base_url: str, token: str, columns: list[str]) -> None:
         super().__init__(daemon=True)
@@ -357,43 +514,112 @@ def latency(times: list[float], errors: int) -> dict:
     }
 
 
+ANALYST = "scale_analyst"
+
+
+def grant_analyst(graph) -> None:
+    """The gateway probe's user: select on every generated database, unmask on pii<=L2 (authz_bench's)."""
+    from watershed.api.service.accounts.rights import Me
+    from watershed.api.service.authz import AuthzService
+    from watershed.graph.authz import Grant
+    from watershed.propagation.policy import default_policy
+
+    grants = AuthzService(graph, default_policy()).grants
+    admin = Me(name="bench", role="admin")
+    grants.add_role(admin, "analyst")
+    grants.assign(admin, "analyst", "user", ANALYST)
+    for database in ("ods", "dwd", "dws", "ads"):
+        grants.grant(admin, Grant(id="", role="analyst", actions=["select"], database=database))
+    grants.grant(admin, Grant(id="", role="analyst", actions=["unmask"], tag="pii<=L2"))
+
+
 @dataclass
 class ChainServices:
-    """What the chain runs against: FalkorDB (schema in place) and Redis on free ports, the Celery
-    workers, and the stages' config."""
+    """What the chain runs against: the graph server (schema in place), Redis (broker and run
+    state), the Celery workers, and the stages' config. Every process this script starts finds
+    them through the WATERSHED_* variables set here in its environment."""
 
-    falkordb: object
+    graph_spec: object
     redis: object
-    falkordb_pid: int
+    graph_pid: int
     redis_pid: int
     workers: list
     config: dict
 
+    @property
+    def falkordb(self):
+        return self.graph_spec
+
+
+def graph_environment(args, work: Path, spec) -> dict[str, str]:
+    """The WATERSHED_* settings of the chain's graph: what `watershed serve`, the workers and the
+    stages open it with (a Neo4j's password is the file its first start wrote under DATA_DIR)."""
+    from bench.api_bench import GRAPH
+
+    env = {
+        "WATERSHED_BACKEND": args.backend,
+        "WATERSHED_GRAPH_NAME": GRAPH,
+        "WATERSHED_DATA_DIR": str(work / "data"),
+    }
+    if args.backend == "neo4j":
+        env.update(
+            WATERSHED_NEO4J_URI=f"bolt://127.0.0.1:{spec.port}",
+            WATERSHED_NEO4J_HEAP=args.neo4j_heap,
+            WATERSHED_NEO4J_PAGECACHE=args.neo4j_pagecache,
+        )
+    else:
+        env.update(WATERSHED_FALKORDB_HOST="127.0.0.1", WATERSHED_FALKORDB_PORT=str(spec.port))
+    return env
+
 
 def start_chain_services(work: Path, workers: int, concurrency: int, batch_size: int) -> ChainServices:
+    """The chain's services on FalkorDB (api_during_propagation_bench's entry)."""
+    args = argparse.Namespace(
+        backend="falkordb", workers=workers, concurrency=concurrency, batch_size=batch_size, seed=7
+    )
+    return start_graph_chain(args, work)
+
+
+def start_graph_chain(args, work: Path) -> ChainServices:
     from bench.api_bench import GRAPH
     from bench.propagation_bench import start_workers
-    from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.graph.server import ServerSpec, free_port, start
+    from watershed.graph.services import neo4j_spec, start_spec
+    from watershed.graph.settings import GraphSettings
 
-    falkordb = ServerSpec("falkordb", "127.0.0.1", free_port(), work / "servers", with_falkordb=True)
     redis = ServerSpec("redis", "127.0.0.1", free_port(), work / "servers", with_falkordb=False)
-    falkordb_pid = start(falkordb)
+    if args.backend == "neo4j":
+        # the local Neo4j as `watershed services up` starts it, its database under work/data/neo4j
+        settings = GraphSettings(
+            backend="neo4j",
+            data_dir=work / "data",
+            neo4j_uri=f"bolt://127.0.0.1:{free_port()}",
+            neo4j_heap=args.neo4j_heap,
+            neo4j_pagecache=args.neo4j_pagecache,
+        )
+        spec = neo4j_spec(settings)
+        graph_pid = start_spec(spec, settings)
+    else:
+        spec = ServerSpec("falkordb", "127.0.0.1", free_port(), work / "servers", with_falkordb=True)
+        graph_pid = start(spec)
     redis_pid = start(redis)
-    # the indexes first, as `watershed harvest` (open_graph) makes them
-    FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH).ensure_schema()
     broker = f"redis://127.0.0.1:{redis.port}/0"
-    os.environ["WATERSHED_CELERY_BROKER"] = broker
-    started = start_workers(workers, concurrency, redis.port, falkordb.port, work)
+    os.environ.update(graph_environment(args, work, spec), WATERSHED_CELERY_BROKER=broker)
+    # the indexes first, as `watershed harvest` (open_graph) makes them
+    _graph({}).ensure_schema()
+    # start_workers names FalkorDB's port: on Neo4j the variable is unused (WATERSHED_BACKEND wins)
+    started = start_workers(args.workers, args.concurrency, redis.port, spec.port, work)
     config = {
-        "falkordb_port": falkordb.port,
         "graph": GRAPH,
         "broker": broker,
         "warehouse": str(work / "warehouse"),
         "work": str(work),
-        "batch_size": batch_size,
+        "batch_size": args.batch_size,
+        "seed": args.seed,
     }
-    return ChainServices(falkordb, redis, falkordb_pid, redis_pid, started, config)
+    if args.backend == "falkordb":
+        config["falkordb_port"] = spec.port
+    return ChainServices(spec, redis, graph_pid, redis_pid, started, config)
 
 
 def stop_workers(workers: list) -> None:
@@ -412,18 +638,14 @@ def wait_for_workers(config: dict, count: int, timeout: float = 60.0) -> None:
     from watershed.api.service.celery_app import app_for
     from watershed.propagation.settings import PropagationSettings
 
-    app = app_for(
-        PropagationSettings(
-            falkordb_port=config["falkordb_port"], graph_name=config["graph"], celery_broker=config["broker"]
-        )
-    )
+    app = app_for(PropagationSettings())
     deadline = time.monotonic() + timeout
     while len(app.control.ping(timeout=0.5) or []) < count and time.monotonic() < deadline:
         pass
 
 
 def bench_admin_token(graph) -> str:
-    """A new admin `bench` and its API token, for the column page samplers."""
+    """A new admin `bench` and its API token, for the probes."""
     from watershed.api.service.accounts.store import AccountStore
 
     accounts = AccountStore(graph)
@@ -431,50 +653,60 @@ def bench_admin_token(graph) -> str:
     return accounts.create_token("bench", actor="bench").token
 
 
+def start_api(args, redis_port: int, work: Path):
+    """`watershed serve` on the chain's graph (api_bench's start, with this run's WATERSHED_* environment)."""
+    from bench.api_bench import start_api as start_falkordb_api
+
+    # api_bench's start sets FalkorDB's port and the broker from its argument: on Neo4j the port
+    # is unused (WATERSHED_BACKEND=neo4j), so the chain's Redis serves as both
+    return start_falkordb_api(
+        int(os.environ["WATERSHED_FALKORDB_PORT"]) if args.backend == "falkordb" else redis_port, work
+    )
+
+
 def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
-    """The chain at one size; `checkpoint(result)` after every stage, so a run cut short keeps its numbers."""
-    from bench.api_bench import GRAPH, start_api, stop_api
+    """The chain at one size; `checkpoint(result)` after every stage, so a run cut short keeps its numbers.
+
+    This process holds no part of the warehouse: the generator, the seeding (which reads the
+    catalog) and every stage run in processes of their own; here only the probes' sample (at most
+    5,000 column ids) and their timings."""
+    from bench.api_bench import stop_api
     from watershed.graph.server import stop
-    from watershed.ingest.generator import generate_warehouse, seed_apps
-    from watershed.propagation.graph_store import GraphTagStore
-    from watershed.propagation.policy import default_policy
 
     tasks = max(20, round(columns / COLUMNS_PER_TASK))
-    work = Path(tempfile.mkdtemp(prefix=f"scale-bench-{columns}-", dir=args.work))
+    work = Path(tempfile.mkdtemp(prefix=f"scale-bench-{args.backend}-{columns}-", dir=args.work))
     result: dict = {
+        "backend": args.backend,
         "target_columns": columns,
         "tasks": tasks,
         "work": str(work),
         "stages": {},
         "finished": False,
     }
+    if args.backend == "neo4j":
+        result["neo4j_settings"] = {"heap": args.neo4j_heap, "pagecache": args.neo4j_pagecache}
     stages = result["stages"]
-    print(f"== {columns} columns: {tasks} tasks, under {work}", flush=True)
+    print(f"== {args.backend}, {columns} columns: {tasks} tasks, under {work}", flush=True)
+    timeout = args.stage_timeout
 
-    began = time.monotonic()
-    summary = generate_warehouse(work / "warehouse", tasks=tasks, seed=args.seed, data_tables=DATA_TABLES)
-    stages["generate"] = {"seconds": round(time.monotonic() - began, 2)}
-    result["warehouse"] = {"tables": summary.tables, "columns": summary.columns, "broken": summary.broken}
-    print(f"  generated: {result['warehouse']} in {stages['generate']['seconds']} s", flush=True)
-
-    from watershed.graph.falkordb_store import FalkorDBStore
-
-    services = start_chain_services(work, args.workers, args.concurrency, args.batch_size)
-    falkordb, redis, falkordb_pid, redis_pid = (
-        services.falkordb,
-        services.redis,
-        services.falkordb_pid,
-        services.redis_pid,
-    )
+    services = start_graph_chain(args, work)
     workers, config = services.workers, services.config
     service = None
-    timeout = args.stage_timeout
     try:
-        # the graph is opened after the harvest, in the stages' processes: this one holds no lineage
-        stages["harvest"] = run_stage("harvest", config, sampler, work, timeout)
+        stages["generate"] = run_stage("generate", {**config, "tasks": tasks}, sampler, work, timeout)
+        generated = stages["generate"]
+        if "failed" in generated:
+            raise RuntimeError(f"generate failed: {generated['failed']}")
+        result["warehouse"] = {k: generated[k] for k in ("tables", "columns", "broken")}
         checkpoint(result)
 
-        graph = FalkorDBStore("127.0.0.1", falkordb.port, graph=GRAPH)
+        # the graph is opened after the harvest: the stages' processes load it, this one reads
+        stages["harvest"] = run_stage("harvest", config, sampler, work, timeout)
+        checkpoint(result)
+        if "failed" in stages["harvest"]:
+            raise RuntimeError(f"harvest failed ({stages['harvest']['failed']}): the chain needs its graph")
+
+        graph = _graph(config)
         stats = graph.stats()
         result["graph"] = {
             "columns": stats.columns,
@@ -482,38 +714,34 @@ def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
             "tables": stats.tables,
         }
         print(f"  graph: {result['graph']}", flush=True)
-        from watershed.graph.catalog import Catalog
-
-        # stewards' app values on the ODS tables, as propagation_bench seeds them
-        result["seeded_ods_tables"] = seed_apps(
-            GraphTagStore(graph, default_policy()), Catalog.load(work / "warehouse" / "catalog.json")
-        )
+        stages["seed"] = run_stage("seed", config, sampler, work, timeout)
 
         wait_for_workers(config, args.workers)
         token = bench_admin_token(graph)
-        service = start_api(falkordb.port, work)
-        sample_ids = [
-            row[0]
-            for row in graph.read(
-                "MATCH (c:Column) WHERE c.table STARTS WITH 'dws.' RETURN c.id LIMIT 5000", {}
-            )
-        ]
-        idle = ColumnPageSampler(service.base_url, token, sample_ids)
+        grant_analyst(graph)
+        service = start_api(args, services.redis.port, work)
+        probes = Probes.drawn(graph)
+        idle = ProbeSampler(service.base_url, token, probes)
         idle.start()
-        time.sleep(15)
+        time.sleep(args.idle_seconds)
         idle.stopping.set()
         idle.join()
-        result["column_page_idle"] = latency(idle.times[5:], idle.errors)
+        # the first round of each probe plans its queries on a fresh server: not an idle figure
+        result["probes_idle"] = idle.summary(skip=2)
 
-        busy = ColumnPageSampler(service.base_url, token, sample_ids)
+        busy = ProbeSampler(service.base_url, token, probes)
         busy.start()
         stages["full_propagation"] = run_stage("propagate", {**config, "full": True}, sampler, work, timeout)
         busy.stopping.set()
         busy.join()
-        result["column_page_during_propagation"] = latency(busy.times, busy.errors)
+        result["probes_during_propagation"] = busy.summary()
         checkpoint(result)
-        print(f"  column page idle {result['column_page_idle']}", flush=True)
-        print(f"  column page during propagation {result['column_page_during_propagation']}", flush=True)
+        for when in ("probes_idle", "probes_during_propagation"):
+            shown = {
+                k: {m: v[m] for m in ("samples", "errors", "p50_ms", "p99_ms") if m in v}
+                for k, v in result[when].items()
+            }
+            print(f"  {when}: {json.dumps(shown)}", flush=True)
         result["tagged_nodes"] = graph.read(
             "MATCH (c:Column) WHERE c.tags IS NOT NULL AND c.tags <> '{}' RETURN count(c)", {}
         )[0][0]
@@ -529,11 +757,10 @@ def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
         checkpoint(result)
         stages["plan"] = run_stage("plan", config, sampler, work, timeout)
         checkpoint(result)
-
-        memory = graph_memory(falkordb)
-        result["falkordb"] = memory
+        if args.backend == "falkordb":
+            result["graph_server"] = falkordb_memory(services.graph_spec)
+        graph.close()
         result["finished"] = True
-        print(f"  falkordb: {memory}", flush=True)
     finally:
         if service is not None:
             result["api_peak_mib"] = {k: mib(v) for k, v in sampler.under(service.process.pid).items()}
@@ -541,20 +768,34 @@ def run_size(columns: int, args, sampler: PeakSampler, checkpoint) -> dict:
         result["workers_peak_mib"] = {
             str(i): {k: mib(v) for k, v in sampler.under(p.pid).items()} for i, p in enumerate(workers)
         }
-        result["falkordb_peak_mib"] = mib(
-            max(vm_hwm_kib(falkordb_pid) or 0, sampler.under(falkordb_pid).get("falkordb", 0))
+        server = result.setdefault("graph_server", {})
+        server["peak_rss_mib"] = mib(
+            max(vm_hwm_kib(services.graph_pid) or 0, *sampler.under(services.graph_pid).values(), 0)
         )
-        result["redis_peak_mib"] = mib(vm_hwm_kib(redis_pid))
+        result["redis_peak_mib"] = mib(vm_hwm_kib(services.redis_pid))
         stop_workers(workers)
-        stop(redis)
-        stop(falkordb, wait_seconds=600)
+        stop(services.redis)
+        stop(services.graph_spec, wait_seconds=600)
+        if args.backend == "neo4j":
+            from bench.backends_bench import neo4j_store_mb
+
+            # after the shutdown's checkpoint (Community has no db.checkpoint()): the page cache it needs
+            server["store_mib"] = neo4j_store_mb(work / "data")
+            server["transactions_mib"] = directory_mib(work / "data" / "neo4j" / "data" / "transactions")
+        result["processes"] = process_kinds(result)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     result["bench_process_peak_mib"] = mib(vm_hwm_kib())
     return result
 
 
-def graph_memory(spec) -> dict:
+def directory_mib(path: Path) -> float | None:
+    if not path.is_dir():
+        return None
+    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
+
+
+def falkordb_memory(spec) -> dict:
     """The server's used_memory, then SAVE and the RDB file's size (the graph's size on disk)."""
     import redis as redis_client
 
@@ -575,68 +816,223 @@ def graph_memory(spec) -> dict:
     }
 
 
-# ------------------------------------------------------------------ growth and the file
+#: the Watershed process kinds: (the stages whose processes they are, the process name under it)
+PROCESS_KINDS = {
+    "generate": (("generate",), "stage:generate"),
+    "harvest_driver": (("harvest", "reharvest"), "stage:harvest"),
+    # Spark local: the executors are threads of the driver's JVM, so this is driver + executors
+    "spark_jvm": (("harvest", "reharvest"), "java"),
+    "seed": (("seed",), "stage:seed"),
+    "propagation_coordinator": (("full_propagation", "incremental_propagation"), "stage:propagate"),
+    "ttl": (("ttl",), "stage:ttl"),
+    "plan": (("plan",), "stage:plan"),
+}
 
 
-def stage_seconds(size: dict) -> dict[str, float]:
+def process_kinds(size: dict) -> dict:
+    """Peak MiB per Watershed process kind over the size's run, and the graph server's apart."""
+    stages = size.get("stages", {})
+    out: dict = {}
+    for kind, (names, process) in PROCESS_KINDS.items():
+        peaks = [stages[n].get("processes_peak_mib", {}).get(process) for n in names if n in stages]
+        peaks += [
+            stages[n].get("process_peak_mib") for n in names if n in stages and process.startswith("stage:")
+        ]
+        peaks = [p for p in peaks if p is not None]
+        if peaks:
+            out[kind] = max(peaks)
+    workers = [p for w in size.get("workers_peak_mib", {}).values() for p in w.values()]
+    if workers:
+        out["celery_worker"] = max(workers)
+    if size.get("api_peak_mib"):
+        out["api"] = max(size["api_peak_mib"].values())
+    if size.get("bench_process_peak_mib") is not None:
+        out["bench"] = size["bench_process_peak_mib"]
+    return out
+
+
+# ------------------------------------------------------------------ growth, targets and the file
+
+
+def stage_figures(size: dict) -> dict[str, float]:
+    """Each stage's seconds (and the harvest's extract/load parts) and peak MiB (`name.peak_mib`:
+    the largest process of the stage: its own, or the Spark JVM under it)."""
     out = {}
     for name, stage in size.get("stages", {}).items():
-        if "seconds" in stage and "failed" not in stage:
-            out[name] = stage["seconds"]
-            for part in ("extract_seconds", "load_seconds"):
-                if part in stage:
-                    out[f"{name}.{part.removesuffix('_seconds')}"] = stage[part]
+        if "seconds" not in stage or "failed" in stage:
+            continue
+        out[f"{name}.seconds"] = stage["seconds"]
+        for part in ("extract_seconds", "load_seconds"):
+            if part in stage:
+                out[f"{name}.{part}"] = stage[part]
+        peaks = [p for p in (stage.get("processes_peak_mib") or {}).values() if p]
+        if stage.get("process_peak_mib"):
+            peaks.append(stage["process_peak_mib"])
+        if peaks:
+            out[f"{name}.peak_mib"] = max(peaks)
+    server = size.get("graph_server", {})
+    for figure in ("peak_rss_mib", "used_memory_mib", "rdb_mib", "store_mib"):
+        if server.get(figure):
+            out[f"graph_server.{figure}"] = server[figure]
     return out
 
 
-def exponents(sizes: dict) -> dict:
-    """Per pair of consecutive sizes done: log(t_big/t_small)/log(n_big/n_small) over warehouse columns."""
-    done = sorted(
-        (s for s in sizes.values() if s.get("warehouse") and s.get("stages")),
+def done_sizes(sizes: dict, backend: str) -> list[dict]:
+    return sorted(
+        (
+            s
+            for s in sizes.values()
+            if s.get("backend", "falkordb") == backend and s.get("warehouse") and s.get("stages")
+        ),
         key=lambda s: s["warehouse"]["columns"],
     )
-    out = {}
+
+
+def exponents(sizes: dict, backend: str) -> dict:
+    """Growth of every figure with warehouse columns: per pair of consecutive sizes done,
+    log(f_big/f_small)/log(n_big/n_small); and over all sizes, the least-squares slope of log f on
+    log n (`fit`, with the sizes it used). 1.0 is linear."""
+    done = done_sizes(sizes, backend)
+    pairs = {}
     for small, big in itertools.pairwise(done):
         n = math.log(big["warehouse"]["columns"] / small["warehouse"]["columns"])
-        t_small, t_big = stage_seconds(small), stage_seconds(big)
-        pair = {
-            name: round(math.log(t_big[name] / t_small[name]) / n, 2)
-            for name in t_small
-            if name in t_big and t_small[name] > 0 and t_big[name] > 0
+        f_small, f_big = stage_figures(small), stage_figures(big)
+        pairs[f"{small['warehouse']['columns']}->{big['warehouse']['columns']}"] = {
+            name: round(math.log(f_big[name] / f_small[name]) / n, 2)
+            for name in f_small
+            if name in f_big and f_small[name] > 0 and f_big[name] > 0
         }
-        out[f"{small['warehouse']['columns']}->{big['warehouse']['columns']}"] = pair
-    return out
+    fit = {}
+    figures = [stage_figures(s) for s in done]
+    for name in sorted({n for f in figures for n in f}):
+        points = [
+            (math.log(s["warehouse"]["columns"]), math.log(f[name]))
+            for s, f in zip(done, figures, strict=True)
+            if f.get(name, 0) > 0
+        ]
+        if len(points) >= 2:
+            mean_x = sum(x for x, _ in points) / len(points)
+            mean_y = sum(y for _, y in points) / len(points)
+            spread = sum((x - mean_x) ** 2 for x, _ in points)
+            if spread > 0:
+                fit[name] = {
+                    "exponent": round(sum((x - mean_x) * (y - mean_y) for x, y in points) / spread, 2),
+                    "sizes": len(points),
+                }
+    return {"pairs": pairs, "fit": fit}
 
 
-def targets(size: dict) -> dict:
+#: issue 41's targets (at 10M columns; at a smaller size they show the trend, marked with the size)
+TARGETS = {
+    "full_propagation_s": 1800.0,
+    "incremental_propagation_s": 2.0,
+    "incremental_vs_smallest": 2.0,
+    "column_page_p99_ms": 50.0,
+    "lineage_3hop_p99_ms": 50.0,
+    "search_p99_ms": 50.0,
+    "process_peak_mib": 4096.0,
+    "exponent": 1.1,
+}
+
+
+def targets(size: dict, smallest: dict | None, growth: dict) -> dict:
+    """Each target, met or missed, with its value (None: not measured in this size's run)."""
+
+    def mark(value, target, at_most=True) -> dict:
+        met = None if value is None else (value <= target if at_most else value >= target)
+        return {"value": value, "target": target, "met": met}
+
     stages = size.get("stages", {})
-    full = stages.get("full_propagation", {}).get("seconds")
+    busy = size.get("probes_during_propagation", {})
     incremental = stages.get("incremental_propagation", {}).get("seconds")
-    p99 = size.get("column_page_during_propagation", {}).get("p99_ms")
-    return {
-        "full_propagation_s": {"value": full, "target": TARGETS["full_propagation_s"]},
-        "incremental_propagation_s": {"value": incremental, "target": TARGETS["incremental_propagation_s"]},
-        "column_page_p99_ms": {"value": p99, "target": TARGETS["column_page_p99_ms"]},
+    first = (smallest or {}).get("stages", {}).get("incremental_propagation", {}).get("seconds")
+    kinds = size.get("processes", {})
+    watershed = {k: v for k, v in kinds.items() if k != "bench"}
+    largest = max(watershed, key=watershed.get) if watershed else None
+    fitted = {
+        name: f["exponent"]
+        for name, f in growth.get("fit", {}).items()
+        if not name.startswith("graph_server")
     }
+    worst = max(fitted, key=fitted.get) if fitted else None
+    out = {
+        "full_propagation_s": mark(
+            stages.get("full_propagation", {}).get("seconds"), TARGETS["full_propagation_s"]
+        ),
+        "incremental_propagation_s": mark(incremental, TARGETS["incremental_propagation_s"]),
+        "incremental_vs_smallest": mark(
+            round(incremental / first, 2) if incremental and first else None,
+            TARGETS["incremental_vs_smallest"],
+        ),
+        "column_page_p99_ms_during_propagation": mark(
+            busy.get("column_page", {}).get("p99_ms"), TARGETS["column_page_p99_ms"]
+        ),
+        "lineage_3hop_p99_ms_during_propagation": mark(
+            busy.get("lineage_3hop", {}).get("p99_ms"), TARGETS["lineage_3hop_p99_ms"]
+        ),
+        "search_p99_ms_during_propagation": mark(
+            busy.get("search", {}).get("p99_ms"), TARGETS["search_p99_ms"]
+        ),
+        "search_p99_ms_idle": mark(
+            size.get("probes_idle", {}).get("search", {}).get("p99_ms"), TARGETS["search_p99_ms"]
+        ),
+        "largest_watershed_process_mib": {
+            **mark(watershed.get(largest), TARGETS["process_peak_mib"]),
+            "process": largest,
+        },
+        "largest_exponent": {**mark(fitted.get(worst), TARGETS["exponent"]), "figure": worst},
+    }
+    return out
 
 
 def write(sizes: dict, args) -> None:
-    existing = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    merged = {**existing.get("sizes", {}), **sizes}
-    for size in merged.values():
-        size["targets"] = targets(size)
+    """Merge this run's sizes into the results file (keyed backend/columns) and rewrite it whole:
+    exponents and targets per backend over every size the file holds."""
+    existing = json.loads(args.out.read_text()) if args.out.exists() else {}
+    merged = {}
+    for key, size in {**existing.get("sizes", {}), **sizes}.items():
+        # files written before `--backend` keyed FalkorDB's sizes by columns alone
+        backend = size.setdefault("backend", "falkordb")
+        merged[key if "/" in key else f"{backend}/{key}"] = size
+    growth = {}
+    for backend in sorted({s["backend"] for s in merged.values()}):
+        growth[backend] = exponents(merged, backend)
+        done = done_sizes(merged, backend)
+        for size in done:
+            size["processes"] = process_kinds(size)
+            size["targets"] = targets(size, done[0] if done else None, growth[backend])
+    commands = existing.get("commands", [])
+    command = ".venv/bin/python bench/scale_bench.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if command not in commands:
+        commands.append(command)
     document = {
+        "commands": commands,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB",
         "workers": args.workers,
         "concurrency": args.concurrency,
         "sizes": merged,
-        "exponents": exponents(merged),
+        "exponents": growth,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    temporary = RESULTS.with_suffix(".tmp")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = args.out.with_suffix(".tmp")
     temporary.write_text(json.dumps(document, indent=2) + "\n")
-    os.replace(temporary, RESULTS)
-    print(f"results written to {RESULTS.relative_to(REPO)}", flush=True)
+    os.replace(temporary, args.out)
+    print(f"results written to {args.out}", flush=True)
+
+
+def print_growth(path: Path) -> None:
+    document = json.loads(path.read_text())
+    for backend, growth in document.get("exponents", {}).items():
+        print(f"== {backend}: size exponents (least squares over the sizes; 1.0 is linear)")
+        for name, fit in sorted(growth.get("fit", {}).items()):
+            pairs = "  ".join(f"{p}: {v[name]}" for p, v in growth["pairs"].items() if name in v)
+            print(f"  {name:40} {fit['exponent']:6}   {pairs}")
+        for key, size in document["sizes"].items():
+            if size.get("backend") == backend and size.get("targets"):
+                print(f"  targets at {key}:")
+                for name, target in size["targets"].items():
+                    state = {True: "met", False: "MISSED", None: "not measured"}[target["met"]]
+                    print(f"    {name:42} {target['value']!s:>10} (target {target['target']}) {state}")
 
 
 def main() -> None:
@@ -646,6 +1042,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sizes", default="500000,2000000", help="warehouse columns, comma separated")
+    parser.add_argument("--backend", choices=("falkordb", "neo4j"), default="falkordb")
+    parser.add_argument("--neo4j-heap", default="4g", help="the local Neo4j's heap (WATERSHED_NEO4J_HEAP)")
+    parser.add_argument(
+        "--neo4j-pagecache", default="4g", help="the local Neo4j's page cache (WATERSHED_NEO4J_PAGECACHE)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -658,7 +1059,14 @@ def main() -> None:
     parser.add_argument(
         "--stage-timeout", type=float, default=3600.0, help="seconds before a stage is killed"
     )
+    parser.add_argument("--idle-seconds", type=float, default=20.0, help="how long the probes run idle")
     parser.add_argument("--work", type=Path, default=REPO / "var" / "bench" / "scale")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the results file (merged into)")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip the sizes the results file holds finished for this backend",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work directory (graph, logs)")
     parser.add_argument("--stage", choices=sorted(STAGES), help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
@@ -666,22 +1074,40 @@ def main() -> None:
     if args.stage:
         run_stage_here(args.stage, args.config)
         return
+    args.out = args.out.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
     # a plain `kill` stops the servers and workers this run started (the finally blocks run)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    finished = set()
+    if args.resume and args.out.exists():
+        held = json.loads(args.out.read_text()).get("sizes", {})
+        finished = {
+            k for k, s in held.items() if s.get("finished") and s.get("backend", "falkordb") == args.backend
+        }
     sampler = PeakSampler()
     sampler.start()
     sizes: dict = {}
     for columns in (int(text) for text in args.sizes.split(",")):
+        key = f"{args.backend}/{columns}"
+        if key in finished:
+            print(f"== {key}: finished in {args.out.name}, skipped (--resume)", flush=True)
+            continue
+
+        def checkpoint(partial: dict, key: str = key) -> None:
+            sizes[key] = partial
+            write(sizes, args)
+
         try:
-            sizes[str(columns)] = run_size(
-                columns, args, sampler, lambda partial, key=str(columns): write({**sizes, key: partial}, args)
-            )
-        except Exception as exc:  # a size that fails is recorded, the next still runs
-            sizes[str(columns)] = {"target_columns": columns, "failed": f"{type(exc).__name__}: {exc}"[:2000]}
+            sizes[key] = run_size(columns, args, sampler, checkpoint)
+        except Exception as exc:  # a size that fails keeps what finished; the next still runs
+            sizes[key] = {
+                **sizes.get(key, {"backend": args.backend, "target_columns": columns}),
+                "failed": f"{type(exc).__name__}: {exc}"[:2000],
+            }
             print(f"  size {columns} failed: {exc}", flush=True)
         write(sizes, args)
     sampler.stopping.set()
+    print_growth(args.out)
 
 
 if __name__ == "__main__":
