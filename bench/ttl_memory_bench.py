@@ -16,6 +16,18 @@ imports (the interpreter and libraries, the same for both), the peak above that,
 CPU seconds of the path's process plus the graph server's during it (steadier than wall time
 on a shared machine), and the ratios batched/whole (memory above imports; seconds; CPU seconds).
 Nothing asserts a timing.
+
+Incremental against full (issue 41):
+
+    .venv/bin/python bench/ttl_memory_bench.py --incremental 2150,10700 [--seed 7]
+
+For each task count (about 46 columns a task: 100k and 500k columns), a warehouse of its own is
+generated and loaded, then, each in a fresh process: a full run (`store_advice(full=True)`), a
+one-task change (one task reloaded with another partition window, as a redeployed task is), the
+incremental run that follows (`store_advice`), and a second full run (the machine is shared: it
+shows the drift). Written to bench/results/ttl_incremental_bench.json with the command: each
+run's seconds, CPU, peak memory and tables advised, the ratio incremental/full per size, and the
+size exponent of each (log time ratio / log columns ratio between the two sizes).
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ if str(REPO) not in sys.path:
 from bench.scale_bench import status_kib  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "ttl_memory_bench.json"
+INCREMENTAL_RESULTS = REPO / "bench" / "results" / "ttl_incremental_bench.json"
 
 
 def whole_graph_advice(store, settings, run_id: str):
@@ -72,13 +85,18 @@ def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
 
     store = FalkorDBStore("127.0.0.1", port, graph=graph)
     store.ping()
-    settings = AdvisorSettings(ttl_batch_tables=batch_tables)
+    # FalkorDB runs one query at a time: no write commits after a run read the clock (no margin)
+    settings = AdvisorSettings(ttl_batch_tables=batch_tables, ttl_clock_margin_seconds=0)
     baseline = status_kib("VmRSS") or 0
     began, began_cpu = time.monotonic(), time.process_time()
+    extra: dict = {}
     if path == "whole":
         counts = whole_graph_advice(store, settings, f"bench-{path}")
+    elif path in ("full", "incremental"):
+        done = store_advice(store, f"bench-{path}", settings, full=path == "full")
+        counts, extra = done.counts, {"mode": done.mode, "tables_advised": done.tables}
     else:
-        counts = store_advice(store, f"bench-{path}-{batch_tables}", settings)
+        counts = store_advice(store, f"bench-{path}-{batch_tables}", settings, full=True).counts
     seconds, cpu = time.monotonic() - began, time.process_time() - began_cpu
     store.close()
     peak = status_kib("VmHWM") or 0
@@ -89,6 +107,7 @@ def run_path(path: str, port: int, graph: str, batch_tables: int) -> dict:
         "after_imports_mib": round(baseline / 1024, 1),
         "peak_above_imports_mib": round((peak - baseline) / 1024, 1),
         **counts.model_dump(),
+        **extra,
     }
 
 
@@ -134,13 +153,19 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--batches", default="50,200,500,2000", help="ttl_batch_tables values to run")
-    parser.add_argument("--path", choices=["whole", "batched"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--incremental", help="task counts (comma-separated): time full against incremental runs"
+    )
+    parser.add_argument("--path", choices=["whole", "batched", "full", "incremental"], help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--graph", help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, default=500, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.path:
         print(json.dumps(run_path(args.path, args.port, args.graph, args.batch)), flush=True)
+        return
+    if args.incremental:
+        incremental_main([int(n) for n in args.incremental.split(",")], args.seed)
         return
 
     from bench.propagation_bench import load_generated
@@ -199,6 +224,105 @@ def main() -> None:
             f"{name:>14}: peak {run['peak_mib']:7.1f} MiB ({run['peak_above_imports_mib']:7.1f} above imports), "
             f"{run['seconds']:6.1f} s (cpu {run['cpu_seconds']:.1f} s), {run['columns']} columns{ratios}"
         )
+
+
+def change_one_task(store, directory: Path) -> str:
+    """Reload one generated task with a wider partition window (or, when none has a window, with a
+    comment: a redeployed task); its id."""
+    import re
+
+    from watershed.graph.catalog import Catalog
+    from watershed.ingest.extract import extract_lineage
+    from watershed.ingest.sources import read_jsonl
+
+    catalog = Catalog.load(directory / "catalog.json")
+    tasks = [located.task for located in read_jsonl(directory / "tasks.jsonl", [])]
+    window = re.compile(r"date_sub\('\$\{date\}', (\d+)\)")
+    task = next((t for t in tasks if window.search(t.sql)), tasks[len(tasks) // 2])
+    sql = window.sub(lambda m: f"date_sub('${{date}}', {int(m.group(1)) + 7})", task.sql, count=1)
+    changed = task.model_copy(
+        update={"sql": sql if sql != task.sql else f"-- redeployed\n{task.sql}", "version": None}
+    )
+    store.upsert_tasks([(changed, extract_lineage(changed, catalog))], catalog)
+    return task.task_id
+
+
+def incremental_main(task_counts: list[int], seed: int) -> None:
+    """Full and incremental runs after a one-task change, at each task count (see the docstring)."""
+    import math
+
+    from bench.propagation_bench import load_generated
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.server import ServerSpec, free_port, start, stop
+    from watershed.ingest.generator import generate_warehouse
+
+    sizes = []
+    for tasks in task_counts:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            summary = generate_warehouse(root / "warehouse", tasks=tasks, seed=seed, data_tables=4)
+            spec = ServerSpec("falkordb", "127.0.0.1", free_port(), root / "var", with_falkordb=True)
+            server_pid = start(spec)
+            try:
+                store = FalkorDBStore(spec.host, spec.port, graph="ttl_bench")
+                store.ensure_schema()
+                began = time.monotonic()
+                load_generated(store, root / "warehouse")
+                load_seconds = time.monotonic() - began
+                runs = {"full": in_child("full", spec.port, "ttl_bench", 100, server_pid)}
+                changed = change_one_task(store, root / "warehouse")
+                store.close()
+                runs["incremental"] = in_child("incremental", spec.port, "ttl_bench", 100, server_pid)
+                runs["full_again"] = in_child("full", spec.port, "ttl_bench", 100, server_pid)
+            finally:
+                stop(spec)
+        full_seconds = (runs["full"]["seconds"] + runs["full_again"]["seconds"]) / 2
+        sizes.append(
+            {
+                "tasks": tasks,
+                "columns": summary.columns,
+                "tables": summary.tables,
+                "load_seconds": round(load_seconds, 1),
+                "changed_task": changed,
+                "runs": runs,
+                "incremental_over_full_seconds": round(runs["incremental"]["seconds"] / full_seconds, 4),
+                "incremental_over_full_cpu": round(
+                    runs["incremental"]["cpu_seconds"]
+                    / ((runs["full"]["cpu_seconds"] + runs["full_again"]["cpu_seconds"]) / 2),
+                    4,
+                ),
+            }
+        )
+        print(
+            f"{summary.columns} columns ({summary.tables} tables): full {full_seconds:.1f} s, incremental "
+            f"{runs['incremental']['seconds']:.2f} s ({runs['incremental']['tables_advised']} tables, "
+            f"peak {runs['incremental']['peak_mib']} MiB against {runs['full']['peak_mib']}), "
+            f"ratio {sizes[-1]['incremental_over_full_seconds']}",
+            flush=True,
+        )
+    exponents = {}
+    if len(sizes) >= 2:
+        small, large = sizes[0], sizes[-1]
+        scale = math.log(large["columns"] / small["columns"])
+        for name in ("full", "incremental"):
+            a, b = small["runs"][name]["seconds"], large["runs"][name]["seconds"]
+            exponents[name] = round(math.log(b / a) / scale, 2) if a > 0 and b > 0 else None
+        print(f"size exponent of seconds: full {exponents['full']}, incremental {exponents['incremental']}")
+    INCREMENTAL_RESULTS.write_text(
+        json.dumps(
+            {
+                "command": "bench/ttl_memory_bench.py --incremental "
+                + ",".join(str(n) for n in task_counts)
+                + f" --seed {seed}",
+                "machine": f"{platform.machine()}, {os.cpu_count()} cores, shared with other work",
+                "batch_tables": 100,
+                "sizes": sizes,
+                "seconds_exponent": exponents,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

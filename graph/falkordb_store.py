@@ -96,6 +96,8 @@ def move_stamp_epoch(connection) -> None:
 
 INDEXES = [
     "CREATE INDEX FOR (n:Table) ON (n.id)",
+    # the tables whose columns' TTL advice is due (ttl_advisor/batches.py: `uses_changed_at >= $since`)
+    "CREATE INDEX FOR (n:Table) ON (n.uses_changed_at)",
     "CREATE INDEX FOR (n:Column) ON (n.id)",
     "CREATE INDEX FOR (n:Task) ON (n.id)",
     "CREATE INDEX FOR (n:HarvestRun) ON (n.id)",
@@ -262,6 +264,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "ttl_days_cut",
         "ttl_days_recommended",
         "ttl_evidence",
+        "ttl_files",
         "ttl_read_outside_by",
         "ttl_run",
         "ttl_savings_bytes",
@@ -270,6 +273,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "unchanged",
         "unparsed",
         "user",
+        "uses_changed_at",
         "value",
         "version",
         "via_task",

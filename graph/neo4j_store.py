@@ -74,6 +74,8 @@ CONSTRAINTS = [
     "CREATE INDEX watershed_column_own_changed_at IF NOT EXISTS FOR (n:Column) ON (n.own_changed_at)",
     "CREATE INDEX watershed_table_own_changed_at IF NOT EXISTS FOR (n:Table) ON (n.own_changed_at)",
     "CREATE INDEX watershed_table_lineage_changed_at IF NOT EXISTS FOR (n:Table) ON (n.lineage_changed_at)",
+    # the tables whose columns' TTL advice is due (ttl_advisor/batches.py)
+    "CREATE INDEX watershed_table_uses_changed_at IF NOT EXISTS FOR (n:Table) ON (n.uses_changed_at)",
     # change stamps (graph.kept): one node per name
     "CREATE CONSTRAINT watershed_stamp_name IF NOT EXISTS FOR (n:WatershedStamp) REQUIRE n.name IS UNIQUE",
 ]

@@ -31,6 +31,16 @@ MERGE_TABLES = (
     "SET t.metadata_changed_at = CASE WHEN coalesce(r[5], t.owner_catalog, '') <> coalesce(t.owner_catalog, '') "
     "OR coalesce(r[13], t.description_catalog, '') <> coalesce(t.description_catalog, '') "
     "THEN timestamp() ELSE t.metadata_changed_at END, "
+    # and a changed TTL, partitioning, location, outside reader, format or column order marks it for
+    # the next TTL advice and protection plan (ttl_advisor/batches.py, orc_crypto/protect/plan.py:
+    # they redo the marked tables and carry the rest forward)
+    "t.uses_changed_at = CASE WHEN coalesce(r[7], t.ttl_days, -1) <> coalesce(t.ttl_days, -1) "
+    "OR coalesce(r[8], t.partitioned_by, []) <> coalesce(t.partitioned_by, []) "
+    "OR coalesce(r[4], t.location, '') <> coalesce(t.location, '') "
+    "OR coalesce(r[12], t.external_readers, []) <> coalesce(t.external_readers, []) "
+    "OR coalesce(r[3], t.format, '') <> coalesce(t.format, '') "
+    "OR coalesce(r[9], t.column_order, []) <> coalesce(t.column_order, []) "
+    "THEN timestamp() ELSE t.uses_changed_at END, "
     "t.db = r[1], t.name = r[2], t.format = coalesce(r[3], t.format), "
     "t.location = coalesce(r[4], t.location), "
     # the catalog's owner and comment are kept apart from a steward's, which wins over them
@@ -53,7 +63,9 @@ MERGE_TABLES = (
 # Merging every column and its HAS_COLUMN edge instead took most of a load's server time.
 CREATE_MISSING_COLUMNS = (
     "UNWIND $rows AS r OPTIONAL MATCH (c:Column {id: r[0]}) WITH r, c WHERE c IS NULL "
-    "MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], name: r[2], type: r[3], created_at: timestamp()})"
+    "MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], name: r[2], type: r[3], created_at: timestamp()}) "
+    # a new column needs its TTL advice: its table is marked (see MERGE_TABLES)
+    "SET t.uses_changed_at = timestamp()"
 )
 SET_COLUMN_TYPES = (
     "UNWIND $rows AS r MATCH (c:Column {id: r[0]}) WHERE coalesce(c.type, '') <> r[3] SET c.type = r[3]"
@@ -134,6 +146,17 @@ CREATE_WRITES = (
 MARK_TASK_WRITES_CHANGED = (
     "UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]->(t:Table) SET t.lineage_changed_at = timestamp()"
 )
+# A column's TTL advice is its first-level uses (ttl_advisor): before a task's edges go, the tables
+# it read and those whose columns its edges leave are marked (the new version's are marked by
+# MARK_TABLES_USES_CHANGED after its edges are created); the marks are written in the load's unit.
+MARK_TASK_USES_CHANGED = (
+    "UNWIND $ids AS id MATCH (k:Task {id: id})-[:READS]->(t:Table) SET t.uses_changed_at = timestamp()",
+    "UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]->(:Table)-[:HAS_COLUMN]->(:Column)<-[r:FLOWS_TO]-(s:Column) "
+    "WHERE r.task = id WITH DISTINCT s.table AS name MATCH (t:Table {id: name}) SET t.uses_changed_at = timestamp()",
+    "UNWIND $ids AS id MATCH (k:Task {id: id})-[:WRITES]->(:Table)<-[r:INFLUENCES]-(s:Column) "
+    "WHERE r.task = id WITH DISTINCT s.table AS name MATCH (t:Table {id: name}) SET t.uses_changed_at = timestamp()",
+)
+MARK_TABLES_USES_CHANGED = "UNWIND $ids AS id MATCH (t:Table {id: id}) SET t.uses_changed_at = timestamp()"
 
 # Catalog entries of a batch of tables (GraphStore.catalog_entries): each with its columns' names
 # and types; a table without Column nodes still gives its row (OPTIONAL MATCH).

@@ -295,6 +295,7 @@ class GraphStore(ABC):
             statements += [
                 (queries.UNSET_TASK_VERSIONS, {"ids": ids}),
                 (queries.MARK_TASK_WRITES_CHANGED, {"ids": ids}),
+                *[(query, {"ids": ids}) for query in queries.MARK_TASK_USES_CHANGED],
                 (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_OWN_EDGES, {"ids": ids}),
@@ -310,9 +311,17 @@ class GraphStore(ABC):
             (queries.CREATE_COLUMN_EDGES, rows.column_edges),
             (queries.CREATE_WEAK_EDGES, rows.weak_edges),
             (queries.CREATE_TABLE_EDGES, rows.table_edges),
-            (queries.SET_TASK_VERSIONS, rows.tasks),
         ):
             statements += [(query, {"rows": list(batch)}) for batch in chunks(data, self.batch_size)]
+        # the tables whose columns the new versions use: their TTL advice is recomputed
+        used = sorted(
+            {row[1] for row in rows.reads}
+            | {node_ids.parent(row[0]) for row in [*rows.column_edges, *rows.weak_edges]}
+        )
+        for batch in chunks(used, self.batch_size):
+            statements.append((queries.MARK_TABLES_USES_CHANGED, {"ids": list(batch)}))
+        for batch in chunks(rows.tasks, self.batch_size):
+            statements.append((queries.SET_TASK_VERSIONS, {"rows": list(batch)}))
         return statements
 
     def delete_tasks(self, task_ids: Sequence[str]) -> None:
@@ -323,6 +332,7 @@ class GraphStore(ABC):
             [
                 (queries.UNSET_TASK_VERSIONS, {"ids": ids}),
                 (queries.MARK_TASK_WRITES_CHANGED, {"ids": ids}),
+                *[(query, {"ids": ids}) for query in queries.MARK_TASK_USES_CHANGED],
                 (queries.DELETE_TASK_COLUMN_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_TABLE_EDGES, {"ids": ids}),
                 (queries.DELETE_TASK_OWN_EDGES, {"ids": ids}),

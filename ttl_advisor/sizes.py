@@ -10,6 +10,7 @@ TTL. Anything else is `unknown` (None).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,39 @@ class TableSample:
     bytes_per_partition: int
     shares: dict[str, float]
     files: int
+
+
+def data_files(location: Path, partition_column: str) -> tuple[list[Path], list[Path]]:
+    """The partition directories under `location` and the data files in them (Spark's and Hive's
+    `_`/`.` names left out)."""
+    partitions = sorted(
+        p for p in location.iterdir() if p.is_dir() and p.name.startswith(f"{partition_column}=")
+    )
+    files: list[Path] = []
+    for partition in partitions:
+        for root, _dirs, names in os.walk(partition):
+            files.extend(Path(root, name) for name in names if not name.startswith((".", "_")))
+    return partitions, files
+
+
+def listing_fingerprint(location: str | None, partitioned_by: list[str] | None) -> str | None:
+    """A digest of what a table's savings are measured on: its partitions' files with their sizes
+    and modification times; None when the table cannot be sampled (no local partitioned location).
+    A TTL run keeps it on the table; a changed one re-advises the table's columns."""
+    if not location or not partitioned_by:
+        return None
+    root = Path(location.removeprefix("file://"))
+    try:
+        _partitions, files = data_files(root, partitioned_by[0])
+        listing = sorted(
+            f"{path.relative_to(root).as_posix()}\t{stat.st_size}\t{stat.st_mtime_ns}"
+            for path in files
+            for stat in (path.stat(),)
+        )
+    except (OSError, ValueError) as exc:
+        # unreadable now: a digest of the error, so a table that becomes readable is advised again
+        listing = [f"error\t{type(exc).__name__}"]
+    return hashlib.sha256("\n".join(listing).encode()).hexdigest()[:32]
 
 
 class OrcSizeEstimator:
@@ -68,21 +102,10 @@ class OrcSizeEstimator:
     def _measure(self, location: Path, partition_column: str) -> TableSample | None:
         import pyarrow.orc as orc
 
-        partitions = [
-            p for p in location.iterdir() if p.is_dir() and p.name.startswith(f"{partition_column}=")
-        ]
+        partitions, files = data_files(location, partition_column)
         if not partitions:
             return None
-        files: list[Path] = []
-        total = 0
-        for partition in partitions:
-            for root, _dirs, names in os.walk(partition):
-                for name in names:
-                    if name.startswith((".", "_")):
-                        continue
-                    path = Path(root, name)
-                    total += path.stat().st_size
-                    files.append(path)
+        total = sum(path.stat().st_size for path in files)
         if not files:
             return None
         column_bytes: dict[str, int] = {}

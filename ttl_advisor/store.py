@@ -13,13 +13,22 @@ STORE = (
     "c.ttl_run = r.run, c.ttl_savings_bytes = r.savings, c.ttl_days_cut = r.cut, "
     "c.ttl_read_outside_by = r.outside"
 )
+#: the listing the table's savings were measured on (sizes.listing_fingerprint), kept with its advice
+STORE_FILES = "UNWIND $rows AS r MATCH (t:Table {id: r.id}) SET t.ttl_files = r.files"
 
 
-def store_recommendations(store: GraphStore, recommendations: list[Recommendation], run_id: str) -> int:
+def store_recommendations(
+    store: GraphStore,
+    recommendations: list[Recommendation],
+    run_id: str,
+    files: dict[str, str | None] | None = None,
+) -> int:
     """Set ttl_status, ttl_days_recommended, ttl_evidence (JSON), ttl_savings_bytes, ttl_days_cut and ttl_run on each column.
 
     Idempotent. The savings are kept so that a reader can list the biggest savings first without
-    sampling ORC files again (null when the table's size is unknown).
+    sampling ORC files again (null when the table's size is unknown). `files`: each advised
+    table's listing fingerprint, written in the same unit, so a table's fingerprint never runs
+    ahead of its columns' advice (an incremental run compares it).
     """
     rows = [
         {
@@ -35,5 +44,8 @@ def store_recommendations(store: GraphStore, recommendations: list[Recommendatio
         }
         for rec in recommendations
     ]
-    store.write_all([(STORE, {"rows": list(batch)}) for batch in chunks(rows, store.batch_size)])
+    statements = [(STORE, {"rows": list(batch)}) for batch in chunks(rows, store.batch_size)]
+    listed = [{"id": table, "files": digest} for table, digest in (files or {}).items()]
+    statements += [(STORE_FILES, {"rows": list(batch)}) for batch in chunks(listed, store.batch_size)]
+    store.write_all(statements)
     return len(rows)

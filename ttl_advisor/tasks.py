@@ -27,9 +27,14 @@ class GraphUnreachableError(WatershedError, ConnectionError):
 
 class TtlRunSummary(AdviceCounts):
     """What one TTL run stored (its counts, `columns` the columns whose recommendation was stored):
-    the task's result (as a dict, for Celery's JSON) and `watershed ttl run`'s output."""
+    the task's result (as a dict, for Celery's JSON) and `watershed ttl run`'s output. An
+    incremental run's counts are of the columns it advised again; the others kept their advice."""
 
     run_id: str
+    #: `full` (every table advised) or `incremental` (the tables whose inputs changed)
+    mode: str = "full"
+    #: tables advised
+    tables: int = 0
 
 
 def _where(settings: GraphSettings) -> str:
@@ -42,8 +47,9 @@ def new_run_id() -> str:
     return f"ttl-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
-def advise_and_store(run_id: str | None = None) -> dict:
-    """Recompute every column's recommendation from the graph and store it with the run id (idempotent).
+def advise_and_store(run_id: str | None = None, full: bool = False) -> dict:
+    """Recompute the recommendations of the columns whose inputs changed since the last complete
+    run (every column's when `full`, or when a full run is due) and store them with the run id.
 
     Batch by batch of `ttl_batch_tables` tables (`ttl_advisor.batches`): a crash part-way leaves
     the finished batches under this run id and the rest as the previous run left them; running
@@ -66,7 +72,9 @@ def advise_and_store(run_id: str | None = None) -> dict:
             raise GraphUnreachableError(
                 f"TTL run {run_id}: cannot reach the graph on {_where(settings)}: {type(exc).__name__}: {first_line}"
             ) from None
-        counts = store_advice(store, run_id, advisor_settings)
+        stored = store_advice(store, run_id, advisor_settings, full=full)
     finally:
         store.close()
-    return TtlRunSummary(run_id=run_id, **counts.model_dump()).model_dump()
+    return TtlRunSummary(
+        run_id=run_id, mode=stored.mode, tables=stored.tables, **stored.counts.model_dump()
+    ).model_dump()

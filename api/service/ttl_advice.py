@@ -5,7 +5,9 @@ is stored. Written once here.
   the counts, the top by savings and a few problems (`watershed ttl advise`);
 - `store_here`: compute and store under a run id in this process (the nightly chain's TTL step);
   `queue` and `wait`: the same run as the Celery task on the `ttl` queue (`watershed ttl run`);
-  both are `ttl_advisor.tasks.advise_and_store`, the task's function;
+  both are `ttl_advisor.tasks.advise_and_store`, the task's function: it advises again only the
+  columns whose inputs changed since the last complete run and carries the rest forward, unless
+  `full` (or a full run is due: ttl_advisor/batches.py);
 - `stored`: the stored advice, biggest savings first (bytes, else days cut), a page at a time,
   with its total (`GET /ttl/advice`).
 
@@ -125,8 +127,9 @@ def advise(
 # ------------------------------------------------------------------ computed and stored
 
 
-def store_here(run_id: str) -> TtlRunSummary:
-    """Compute and store every column's advice under `run_id` in this process (idempotent)."""
+def store_here(run_id: str, *, full: bool = False) -> TtlRunSummary:
+    """Compute and store under `run_id` in this process the advice of the columns whose inputs
+    changed since the last complete run (every column's when `full`); idempotent."""
     # The task's function opens a FalkorDB graph unchecked (a refused connection escapes as the
     # driver's own error): check first, the one way every entry point opens the graph.
     try:
@@ -134,7 +137,7 @@ def store_here(run_id: str) -> TtlRunSummary:
     except UnreachableGraphError as exc:
         raise TtlRunError(f"TTL run {run_id}: {exc}") from None
     try:
-        return TtlRunSummary.model_validate(advise_and_store(run_id))
+        return TtlRunSummary.model_validate(advise_and_store(run_id, full))
     except GraphUnreachableError as exc:
         raise TtlRunError(str(exc)) from None
 
@@ -150,15 +153,18 @@ class QueuedTtlRun:
     result: AsyncResult
 
 
-def queue(run_id: str | None = None, settings: PropagationSettings | None = None) -> QueuedTtlRun:
-    """Queue a TTL run (a new `ttl-<time>-<hex>` id unless given) on the Celery `ttl` queue."""
+def queue(
+    run_id: str | None = None, settings: PropagationSettings | None = None, *, full: bool = False
+) -> QueuedTtlRun:
+    """Queue a TTL run (a new `ttl-<time>-<hex>` id unless given; every column advised when `full`)
+    on the Celery `ttl` queue."""
     settings = settings or PropagationSettings()
     broker = maybe_sanitize_url(settings.broker_url())
     celery = app_for(settings)
     run_id = run_id or new_run_id()
     try:
         serving = workers_serving(celery, TTL_QUEUE)
-        sent = celery.send_task(TASK_NAME, args=[run_id])
+        sent = celery.send_task(TASK_NAME, args=[run_id, full])
     except (OperationalError, redis.RedisError, OSError) as exc:
         raise TtlBrokerUnreachableError(f"cannot reach the Celery broker at {broker} ({exc})") from None
     return QueuedTtlRun(run_id=run_id, broker=broker, task_id=sent.id, serving=serving, result=sent)

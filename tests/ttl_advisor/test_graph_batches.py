@@ -107,7 +107,7 @@ def test_batches_store_exactly_the_whole_graph_advice(graph, reference, batch_ta
     settings = AdvisorSettings(ttl_margin_days=3, ttl_batch_tables=batch_tables)
     run_id = f"batched-{batch_tables}"
 
-    counts = store_advice(graph, run_id, settings)
+    counts = store_advice(graph, run_id, settings, full=True).counts
 
     got = stored(graph)
     assert without_run(got) == expected
@@ -166,12 +166,12 @@ def test_a_crash_between_batches_leaves_earlier_batches_new_and_later_ones_old_a
 ):
     old = AdvisorSettings(ttl_margin_days=3, ttl_batch_tables=5)
     new = AdvisorSettings(ttl_margin_days=10, ttl_batch_tables=5)
-    store_advice(graph, "night-1", old)
+    store_advice(graph, "night-1", old, full=True)
     before = stored(graph)
     # the new night's whole advice (margin 10 changes every TTL), then night-1's again
     whole_graph_advice(graph, new, "reference-2")
     after = without_run(stored(graph))
-    store_advice(graph, "night-1", old)
+    store_advice(graph, "night-1", old, full=True)
     assert stored(graph) == before
 
     finished: set[str] = set()
@@ -211,9 +211,9 @@ def test_the_task_is_idempotent_and_reads_its_batch_size_from_the_settings(
     monkeypatch.setenv("WATERSHED_GRAPH_NAME", graph.graph_name)
     monkeypatch.setenv("WATERSHED_TTL_MARGIN_DAYS", "3")
     monkeypatch.setenv("WATERSHED_TTL_BATCH_TABLES", "4")
-    first = advise_and_store("ttl-twice")
+    first = advise_and_store("ttl-twice", full=True)
     once = stored(graph)
-    second = advise_and_store("ttl-twice")
+    second = advise_and_store("ttl-twice", full=True)
     assert first == second and first["columns"] > 0
     assert stored(graph) == once
     assert {p["run"] for p in once.values() if p["status"] is not None} == {"ttl-twice"}
