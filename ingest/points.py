@@ -54,11 +54,12 @@ from collections.abc import Callable
 from typing import cast
 
 import sqlglot
+from pydantic import TypeAdapter
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from watershed.graph import ids
-from watershed.graph.authz import QueryPoints
+from watershed.graph.authz import OutputSource, QueryPoints
 from watershed.graph.catalog import Catalog, CatalogTable
 from watershed.graph.errors import WatershedError
 from watershed.graph.lineage import StatementLineage
@@ -915,8 +916,12 @@ def query_points(
         relation, ctx = resolver.top[0]
         problems.update(ctx.unresolved)
         rows = [{"table": o.table, "conditions": _conditions(o)} for o in ctx.occurrences]
+        made: dict[tuple, dict | OutputSource] = {}
         for position, (name, contribs) in enumerate(zip(relation.names, relation.contribs, strict=False)):
-            columns.append({"position": position, "name": name, "sources": _sources(contribs)})
+            columns.append({"position": position, "name": name, "sources": _source_keys(contribs, made)})
+        _built(made)
+        for column in columns:
+            column["sources"] = [made[key] for key in column["sources"]]
     else:
         rows = [{"table": r.table, "conditions": []} for r in lineage.reads]
         extra = [w.column for w in lineage.weak_references]
@@ -931,7 +936,9 @@ def query_points(
 
     tables = sorted({r["table"] for r in rows})
     join_columns = sorted(resolver.join_columns)
-    cells = _cells(rows, columns, [*join_columns, *extra, *resolver.deciding])
+    # the outputs' base columns, each once (a read's join decisions stand on all its outputs)
+    read_columns = dict.fromkeys(s.column for c in columns for s in c["sources"])
+    cells = _cells(rows, [*read_columns, *join_columns, *extra, *resolver.deciding])
     return QueryPoints.model_validate(
         {
             "query_hash": hashlib.sha256(sql.encode("utf-8")).hexdigest(),
@@ -991,26 +998,34 @@ def _conditions(occurrence: Occurrence) -> list[dict]:
     return [found[text] for text in sorted(found)]
 
 
-def _sources(contribs: list) -> list[dict]:
-    if len(contribs) == 1:
-        # most outputs: one base column
-        column_id, _key, kind, functions, _occurrence = contribs[0]
-        return [{"column": column_id, "kind": KINDS[kind], "functions": list(functions)}]
-    found: dict[tuple, dict] = {}
+def _source_keys(contribs: list, made: dict[tuple, dict | OutputSource]) -> list[tuple]:
+    """An output's sources as (column, kind, path) keys, each once; `made` gathers every key of
+    the query with its fields, for `_built` to validate each once."""
+    found: dict[tuple, None] = {}
     for column_id, _key, kind, functions, _occurrence in contribs:
         key = (column_id, kind, tuple(functions))
         if key not in found:
-            found[key] = {"column": column_id, "kind": KINDS[kind], "functions": list(functions)}
-    return list(found.values())
+            found[key] = None
+            if key not in made:
+                made[key] = {"column": column_id, "kind": KINDS[kind], "functions": list(functions)}
+    return list(found)
 
 
-def _cells(rows: list[dict], columns: list[dict], join_columns: list[str]) -> list[dict]:
+#: a query's distinct sources, validated as one list
+_SOURCE_LIST = TypeAdapter(list[OutputSource])
+
+
+def _built(made: dict[tuple, dict | OutputSource]) -> None:
+    """Every source of `made` validated once, in place: a read's join decisions are on every
+    output of it, so one object serves them all (validated per output, a TPC-DS query's
+    thousands of paths cost as much as finding them)."""
+    for key, source in zip(made, _SOURCE_LIST.validate_python(list(made.values())), strict=True):
+        made[key] = source
+
+
+def _cells(rows: list[dict], column_ids: list[str]) -> list[dict]:
     read: dict[str, dict[str, None]] = {}
-    for column in columns:
-        for source in column["sources"]:
-            column_id = source["column"]
-            read.setdefault(ids.parent(column_id), {})[column_id] = None
-    for column_id in join_columns:
+    for column_id in dict.fromkeys(column_ids):
         read.setdefault(ids.parent(column_id), {})[column_id] = None
     cells: dict[tuple[str, tuple[str, ...]], dict] = {}
     for scope in rows:

@@ -23,13 +23,13 @@ a row-scoped unmask grant counts only when every read of that table implies its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import TypeAdapter
 
 from watershed.api.service.authz.decide import ParsedGrant, Tags, covers
 from watershed.graph import ids
-from watershed.graph.authz import OutputColumn, OutputMask, QueryPoints
+from watershed.graph.authz import OutputColumn, OutputMask, OutputSource, QueryPoints
 from watershed.ingest.rewrite import MASKS
 from watershed.propagation.policy import Policy
 from watershed.propagation.rules import Incoming, TagValue, derive
@@ -55,25 +55,66 @@ _JOIN = "decides:join"
 _AGAINST = "against:"
 
 
-def _counts(source, tags: Mapping[str, Mapping[str, TagValue]], policy: Policy) -> bool:
+def _counts(
+    source,
+    tags: Mapping[str, Mapping[str, TagValue]],
+    policy: Policy,
+    derived: dict[tuple[str, tuple[str, ...]], Mapping[str, TagValue]],
+) -> bool:
     """Whether a source deciding an output through joins counts: not when, at some join on its
     path, the read's own side it was matched against is at least as protected as the value so
     far (`orders.phone = users.phone` choosing `users.name`: the matched phone is no less
-    secret). A lookup keyed by it (`digits.k = substr(phone, 11, 1)`) counts."""
-    functions = list(source.functions)
+    secret). A lookup keyed by it (`digits.k = substr(phone, 11, 1)`) counts. `derived` keeps
+    the tags of each (column, path) met, for the query's other sources."""
+    functions = source.functions
+    if _JOIN not in functions:
+        return True
+    if not any(key in policy.sensitivity for key in tags.get(source.column, ())):
+        # a value with no sensitivity level is matched by any side: it never counts at a join
+        return False
     for position, function in enumerate(functions):
         if function != _JOIN:
             continue
-        value = derive([_incoming_path(source.column, functions[:position], tags)], policy, strict=True)
-        matched: list[Incoming] = []
+        value = _derived_path(source.column, tuple(functions[:position]), tags, policy, derived)
+        matched: dict[str, TagValue] = {}
         for mark in functions[position + 1 :]:
             if not mark.startswith(_AGAINST):
                 break
             column, _, via = mark[len(_AGAINST) :].partition(" via ")
-            matched.append(_incoming_path(column, via.split(",") if via else [], tags))
-        if _no_less_protected(derive(matched, policy, strict=True), value, policy):
+            side = _derived_path(column, tuple(via.split(",")) if via else (), tags, policy, derived)
+            _merge_levels(matched, side, policy)
+        if _no_less_protected(matched, value, policy):
             return False
     return True
+
+
+def _derived_path(
+    column: str,
+    functions: tuple[str, ...],
+    tags: Mapping[str, Mapping[str, TagValue]],
+    policy: Policy,
+    derived: dict[tuple[str, tuple[str, ...]], Mapping[str, TagValue]],
+) -> Mapping[str, TagValue]:
+    """The strict tags of `column` through `functions`, derived once per check."""
+    key = (column, functions)
+    found = derived.get(key)
+    if found is None:
+        found = derived[key] = (
+            derive([_incoming_path(column, functions, tags)], policy, strict=True) if tags.get(column) else {}
+        )
+    return found
+
+
+def _merge_levels(matched: dict[str, TagValue], side: Mapping[str, TagValue], policy: Policy) -> None:
+    """`matched` joined with one more side's sensitivity levels: all that `_no_less_protected` reads
+    of several sides derived together (a level is the maximum of its contributions)."""
+    for key, tag in side.items():
+        family = policy.sensitivity.get(key)
+        if family is None:
+            continue
+        held = matched.get(key)
+        if held is None or max(map(family.rank, tag.values)) > max(map(family.rank, held.values)):
+            matched[key] = tag
 
 
 def _secret_returned(sources, tags: Mapping[str, Mapping[str, TagValue]], policy: Policy) -> str | None:
@@ -144,9 +185,20 @@ def output_masks(
     scopes: dict[str, list] = {}
     for scope in points.rows:
         scopes.setdefault(scope.table, []).append(scope.conditions)
+    # a read's join decisions are on every output of it: each (column, path) is derived once
+    derived: dict[tuple[str, tuple[str, ...]], Mapping[str, TagValue]] = {}
+    counts: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+    def counted(source) -> bool:
+        key = (source.column, tuple(source.functions))
+        found = counts.get(key)
+        if found is None:
+            found = counts[key] = _counts(source, tags, policy, derived)
+        return found
+
     # validated as one list: a model per output costs half again as much on a wide query
     return _OUTPUT_MASKS.validate_python(
-        [_mask(column, grants, tags, plain, scopes, policy) for column in points.columns]
+        [_mask(column, grants, tags, plain, scopes, policy, counted) for column in points.columns]
     )
 
 
@@ -160,8 +212,9 @@ def _mask(
     plain: Tags,
     scopes: dict[str, list],
     policy: Policy,
+    counted: Callable[[OutputSource], bool],
 ) -> dict:
-    """The fields of `column`'s OutputMask."""
+    """The fields of `column`'s OutputMask; `counted(source)` is `_counts` of a source, kept."""
     sources = column.sources
     secret = _secret_returned(sources, tags, policy)
     if secret is not None:
@@ -176,7 +229,7 @@ def _mask(
             "a protected column",
         }
     if any(_JOIN in source.functions for source in sources):
-        sources = [source for source in sources if _counts(source, tags, policy)]
+        sources = [source for source in sources if counted(source)]
     if any(tags.get(source.column) for source in sources):
         incoming = [_incoming(source, tags) for source in sources]
         derived = plain_tags(derive(incoming, policy, strict=True))

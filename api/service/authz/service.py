@@ -16,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from typing import TypeAlias, TypeVar
+from typing import NamedTuple, TypeAlias, TypeVar
+
+from sqlglot import exp
 
 from watershed.api.service.accounts.names import user_name
 from watershed.api.service.accounts.rights import ForbiddenError, Me
@@ -43,8 +45,19 @@ T = TypeVar("T")
 _Answer: TypeAlias = tuple[T, Decision, "list[OutputMask] | None"]
 
 
+class _Analysis(NamedTuple):
+    """A query text's statement and points under one stamp; it weighs the catalog entries it was
+    computed from, so an analysis is kept only where its tables' entries could be."""
+
+    statement: exp.Expression
+    points: QueryPoints
+    weight: int
+
+
 def _weight(value: object) -> int:
-    return len(value.all_columns) if isinstance(value, CatalogTable) else 1
+    if isinstance(value, CatalogTable):
+        return len(value.all_columns)
+    return value.weight if isinstance(value, _Analysis) else 1
 
 
 class AuthzService:
@@ -58,10 +71,14 @@ class AuthzService:
         default_database: str = "default",
         reuse_seconds: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        keep_analyses: bool = True,
     ) -> None:
         """`reuse_seconds` > 0: catalog entries, grants and tags read for a check are kept while the
         graph's data stamp stays, for at most that long by `clock` (the bound on a change made
-        around the stamp); 0 reads them for every check."""
+        around the stamp); 0 reads them for every check. With them, `keep_analyses` keeps each
+        query text's parse and points as well (they follow from the text and the catalog entries
+        alone), so a repeated query is not analysed again while the stamp stays; False analyses
+        every check's text (what a text not seen under the stamp costs)."""
         self.graph = graph
         self.policy = policy
         self.default_database = default_database
@@ -71,20 +88,33 @@ class AuthzService:
         self._kept = KeptReads(
             graph, DATA_STAMP, seconds=reuse_seconds, maxsize=KEPT_WEIGHT, timer=clock, weigh=_weight
         )
+        self._keep_analyses = keep_analyses
 
     def points(self, sql: str, dialect: str = "spark") -> QueryPoints:
         """The query's permission points; QueryError when it cannot be analysed."""
-        return self._points(parse_query(sql, dialect=dialect), dialect, self._kept.stamp())
+        return self._analysed(sql, dialect, self._kept.stamp()).points
 
-    def _points(self, statement, dialect: str, stamp: str | None) -> QueryPoints:
+    def _analysed(self, sql: str, dialect: str, stamp: str | None) -> _Analysis:
+        """The text parsed once and its points, kept under `stamp` for the next check of the same
+        text: nothing else decides them but the catalog entries, which the stamp covers."""
+        key = ("analysis", dialect, self.default_database, sql)
+        found = self._kept.get(stamp, key) if self._keep_analyses else None
+        if found is not None:
+            return found
         # one parse per check: the catalog lookup, the points and the rewrite share the statement
+        statement = parse_query(sql, dialect=dialect)
         catalog = catalog_for(
             statement,
             lambda wanted: self._kept.many(stamp, "table", wanted, self.graph.catalog_entries),
             dialect=dialect,
             default_database=self.default_database,
         )
-        return query_points(statement, catalog, dialect=dialect, default_database=self.default_database)
+        points = query_points(statement, catalog, dialect=dialect, default_database=self.default_database)
+        weight = 1 + sum(len(entry.all_columns) for entry in catalog.tables.values())
+        found = _Analysis(statement, points, weight)
+        if self._keep_analyses:
+            self._kept.put(stamp, key, found)
+        return found
 
     def _authorize(self, caller: Me | None, user: str) -> str:
         """The user whose query is checked, as stored: their own for a caller, else the name folded
@@ -123,8 +153,7 @@ class AuthzService:
     def _decide(self, user: str, sql: str, dialect: str, stamp: str | None):
         statement = None
         try:
-            statement = parse_query(sql, dialect=dialect)
-            points = self._points(statement, dialect, stamp)
+            statement, points, _ = self._analysed(sql, dialect, stamp)
         except QueryError as exc:
             decision = Decision(
                 user=user,
