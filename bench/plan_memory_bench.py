@@ -23,6 +23,17 @@ model dump without created_at), which must be the same for all. Results go to
 bench/results/plan_memory_bench.json (one entry per --columns, kept across runs) with the ratios
 of each to the default. Nothing here
 asserts a timing.
+
+Incremental against full (issue 41):
+
+    .venv/bin/python bench/plan_memory_bench.py --incremental 100000,500000
+
+For each size, a graph of its own is loaded as above; then, each in a fresh process: the first
+incremental plan (no plan recorded yet: a full one, recording each table's), a full plan, one
+table's column tagged pii=L4 by propagation's own tag write (a one-task change reaching one
+table), the incremental plan after it and a full plan after it (the two must be the same plan).
+Written to bench/results/plan_incremental_bench.json with the command: seconds, peak RSS and
+tables read of each, the ratio incremental/full per size and each one's size exponent.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ if str(REPO) not in sys.path:
 from bench.scale_bench import status_kib  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "plan_memory_bench.json"
+INCREMENTAL_RESULTS = REPO / "bench" / "results" / "plan_incremental_bench.json"
 COLUMNS_PER_TASK = 46
 GRAPH = "plan_bench"
 PII_EVERY = 100
@@ -141,9 +153,9 @@ def whole_catalog_plan(store, protection):
     return plan
 
 
-def measure_here(port: int, batch_size: int) -> None:
-    """The `--measure` entry: one plan of the whole graph (batch size 0: the whole-catalog planner);
-    its numbers as the last line."""
+def measure_here(port: int, batch_size: int, incremental: bool = False) -> None:
+    """The `--measure` entry: one plan of the whole graph (batch size 0: the whole-catalog planner;
+    `incremental`: the nightly's incremental plan); its numbers as the last line."""
     from watershed.graph.falkordb_store import FalkorDBStore
     from watershed.orc_crypto.protect.plan import plan_protection
     from watershed.propagation.policy import default_policy
@@ -156,7 +168,10 @@ def measure_here(port: int, batch_size: int) -> None:
     if batch_size == 0:
         plan = whole_catalog_plan(store, protection)
     else:
-        plan = plan_protection(store, protection, batch_size=batch_size)
+        # FalkorDB runs one query at a time: no change commits after the plan read the clock
+        plan = plan_protection(
+            store, protection, batch_size=batch_size, incremental=incremental, clock_margin_seconds=0
+        )
     seconds = time.monotonic() - began
     peak = status_kib("VmHWM") or 0
     digest = hashlib.sha256(plan.model_dump_json(exclude={"created_at"}).encode()).hexdigest()
@@ -171,9 +186,10 @@ def measure_here(port: int, batch_size: int) -> None:
     print("MEASURE " + json.dumps(result), flush=True)
 
 
-def measure(port: int, batch_size: int) -> dict:
+def measure(port: int, batch_size: int, incremental: bool = False) -> dict:
+    extra = ["--incremental-plan"] if incremental else []
     done = subprocess.run(
-        [sys.executable, __file__, "--measure", "--port", str(port), "--batch-size", str(batch_size)],
+        [sys.executable, __file__, "--measure", "--port", str(port), "--batch-size", str(batch_size), *extra],
         capture_output=True,
         text=True,
         check=False,
@@ -196,9 +212,16 @@ def main() -> None:
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--batch-size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--incremental-plan", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--incremental", help="column counts (comma-separated): time full against incremental plans"
+    )
     args = parser.parse_args()
     if args.measure:
-        measure_here(args.port, args.batch_size)
+        measure_here(args.port, args.batch_size, args.incremental_plan)
+        return
+    if args.incremental:
+        incremental_main([int(n) for n in args.incremental.split(",")], args.work)
         return
 
     from watershed.graph.server import ServerSpec, free_port, start, stop
@@ -263,6 +286,100 @@ def main() -> None:
     print(json.dumps({k: result[k] for k in ("same_plan", "best", "ratios_over_default_batch")}, indent=1))
     if not result["same_plan"]:
         raise SystemExit("the plans differ between batch sizes")
+
+
+def tag_one_table(port: int) -> str:
+    """One table's first column tagged pii=L4 by propagation's own (fenced) tag write; its table."""
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.propagation.queries import write_tags
+
+    store = FalkorDBStore("127.0.0.1", port, graph=GRAPH)
+    [[column, table]] = store.read(
+        "MATCH (t:Table)-[:HAS_COLUMN]->(c:Column) WHERE NOT c.tags CONTAINS 'pii' RETURN c.id, t.id LIMIT 1"
+    )
+    tags = {"pii": {"v": ["L4"], "o": "propagated", "p": [["ods.src.x", "t9", "direct", "id", 1]]}}
+    store.write_all(
+        [
+            ("MERGE (f:PropagationFence {id: 'plan-bench'}) SET f.token = 1", {}),
+            (
+                write_tags("Column"),
+                {
+                    "fence": "plan-bench",
+                    "token": 1,
+                    "rows": [[column, json.dumps(tags), []]],
+                    "run": "b",
+                    "stamp": "b",
+                },
+            ),
+        ]
+    )
+    store.close()
+    return table
+
+
+def incremental_main(sizes: list[int], work_dir: str | None) -> None:
+    """Full and incremental plans after a one-table change, at each size (see the docstring)."""
+    import math
+
+    from watershed.graph.server import ServerSpec, free_port, start, stop
+    from watershed.ingest.generator import generate_warehouse
+    from watershed.orc_crypto.protect.plan import PLAN_BATCH
+
+    found = []
+    for columns in sizes:
+        work = Path(tempfile.mkdtemp(prefix="plan-incremental-bench-", dir=work_dir))
+        tasks = max(20, round(columns / COLUMNS_PER_TASK))
+        summary = generate_warehouse(work / "warehouse", tasks=tasks, seed=7)
+        server = ServerSpec("falkordb", "127.0.0.1", free_port(), work / "server", with_falkordb=True)
+        start(server)
+        try:
+            graph = load_graph(server.port, work / "warehouse")
+            runs = {"first_incremental": measure(server.port, PLAN_BATCH, incremental=True)}
+            runs["full"] = measure(server.port, PLAN_BATCH)
+            changed = tag_one_table(server.port)
+            runs["incremental"] = measure(server.port, PLAN_BATCH, incremental=True)
+            runs["full_after"] = measure(server.port, PLAN_BATCH)
+        finally:
+            stop(server, wait_seconds=120)
+            shutil.rmtree(work, ignore_errors=True)
+        if runs["incremental"]["plan_digest"] != runs["full_after"]["plan_digest"]:
+            raise SystemExit(f"{columns} columns: the incremental plan differs from the full plan")
+        full_seconds = (runs["full"]["seconds"] + runs["full_after"]["seconds"]) / 2
+        entry = {
+            "columns": summary.columns,
+            "tables": summary.tables,
+            "graph": graph,
+            "changed_table": changed,
+            "runs": runs,
+            "same_plan": True,
+            "incremental_over_full_seconds": round(runs["incremental"]["seconds"] / full_seconds, 4),
+        }
+        found.append(entry)
+        print(
+            f"{summary.columns} columns ({summary.tables} tables): full {full_seconds:.1f} s, incremental "
+            f"{runs['incremental']['seconds']:.2f} s, ratio {entry['incremental_over_full_seconds']}",
+            flush=True,
+        )
+    exponents = {}
+    if len(found) >= 2:
+        scale = math.log(found[-1]["columns"] / found[0]["columns"])
+        for name in ("full", "incremental"):
+            a, b = found[0]["runs"][name]["seconds"], found[-1]["runs"][name]["seconds"]
+            exponents[name] = round(math.log(b / a) / scale, 2) if a > 0 and b > 0 else None
+        print(f"size exponent of seconds: full {exponents['full']}, incremental {exponents['incremental']}")
+    INCREMENTAL_RESULTS.write_text(
+        json.dumps(
+            {
+                "command": "bench/plan_memory_bench.py --incremental " + ",".join(map(str, sizes)),
+                "machine": {"cores": len(os.sched_getaffinity(0)), "shared": True},
+                "load_average": os.getloadavg(),
+                "sizes": found,
+                "seconds_exponent": exponents,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -76,6 +76,9 @@ CONSTRAINTS = [
     "CREATE INDEX watershed_table_lineage_changed_at IF NOT EXISTS FOR (n:Table) ON (n.lineage_changed_at)",
     # the tables whose columns' TTL advice is due (ttl_advisor/batches.py)
     "CREATE INDEX watershed_table_uses_changed_at IF NOT EXISTS FOR (n:Table) ON (n.uses_changed_at)",
+    # the columns whose tags changed since the last plan, each table's kept plan (orc_crypto/protect/plan.py)
+    "CREATE INDEX watershed_column_tags_changed_at IF NOT EXISTS FOR (n:Column) ON (n.tags_changed_at)",
+    "CREATE INDEX watershed_planned_table IF NOT EXISTS FOR (n:PlannedTable) ON (n.table)",
     # change stamps (graph.kept): one node per name
     "CREATE CONSTRAINT watershed_stamp_name IF NOT EXISTS FOR (n:WatershedStamp) REQUIRE n.name IS UNIQUE",
 ]

@@ -105,7 +105,10 @@ def write_tags(label: str) -> str:
     """Replace the propagated tags of a batch of nodes; rows: [id, tags JSON, [[tag id, key, value, from, via_task, kind, rule, hops]]]."""
     return (
         _FENCED + f"UNWIND $rows AS r MATCH (n:{label} {{id: r[0]}}) "
-        "SET n.tags = r[1], n.tag_run = $run, n.tag_stamp = $stamp "
+        # tags_changed_at first, before the tags are replaced: the protection plan re-plans a table
+        # whose columns' tags changed since its last plan (orc_crypto/protect/plan.py)
+        "SET n.tags_changed_at = CASE WHEN coalesce(n.tags, '') <> r[1] THEN timestamp() "
+        "ELSE n.tags_changed_at END, n.tags = r[1], n.tag_run = $run, n.tag_stamp = $stamp "
         "WITH n, r OPTIONAL MATCH (n)-[g:TAGGED {origin: 'propagated'}]->() DELETE g "
         "WITH DISTINCT n, r "
         "FOREACH (t IN r[2] | MERGE (tag:Tag {id: t[0]}) ON CREATE SET tag.key = t[1], tag.value = t[2] "
@@ -119,7 +122,8 @@ def clear_tags(label: str) -> str:
     return (
         _FENCED + f"UNWIND $ids AS id MATCH (n:{label} {{id: id}}) "
         "OPTIONAL MATCH (n)-[g:TAGGED {origin: 'propagated'}]->() DELETE g "
-        "WITH DISTINCT n SET n.tags = null RETURN count(n)"
+        "WITH DISTINCT n SET n.tags_changed_at = CASE WHEN n.tags IS NULL THEN n.tags_changed_at "
+        "ELSE timestamp() END, n.tags = null RETURN count(n)"
     )
 
 

@@ -68,8 +68,13 @@ def plan(
     provider: KeyProvider | None = None,
     token_file: Path | None = None,
     keys: bool = True,
+    incremental: bool = False,
 ) -> ProtectionPlan:
     """What protecting the sensitive columns of `tables` (default: every table) would change.
+
+    `incremental` (the nightly chain's whole-graph plan): only the tables whose tags, catalog
+    entry, record or files changed since the last incremental plan are planned again, the others'
+    plans carried forward from the graph (orc_crypto/protect/plan.py; the same plan as a full one).
 
     With a KMS (the rule's) and `keys`, every key the policy names must exist there (checked
     through `provider` when the caller holds one open, else through a client opened for the plan).
@@ -86,6 +91,7 @@ def plan(
             read_files=read_files,
             create=create,
             key_provider_path=ddl_provider_path(kms, policy.key_provider_path, given_as=given_as),
+            incremental=incremental,
         )
     finally:
         if opened is not None:

@@ -9,10 +9,24 @@ their columns' tags (the propagation JSON on `Column.tags`).
 A plan of the whole graph reads it a batch of tables at a time (the tables' ids first, sorted;
 then per batch the tables' columns and their protection records, one query each), and keeps only
 the tables with work: no process holds the whole warehouse's columns and tags at once (issue 16).
+
+An incremental plan (`plan_protection(incremental=True)`, the nightly chain's) plans again only
+the tables whose inputs changed since the last complete one and carries the others' plans
+forward (issue 41). A table's plan depends on its columns' tags, its catalog entry, its
+protection record and its files; the graph marks the first three in the writes that change them
+(`Column.tags_changed_at`, propagation's tag writes; `Table.uses_changed_at`, graph/queries.py's
+catalog writes; `TableProtection.changed_at`, records.py), and the files are compared by a
+listing fingerprint (`listing_fingerprint`: paths, sizes, mtimes) kept on the table
+(`Table.plan_files`). Each table's last plan is kept as a `PlannedTable` node (only tables with
+work have one) in the same write as its fingerprint; the run's record (`PlanState`: when it began
+on the graph's clock, the policy digest and provider path it planned under) is written last, so a
+plan cut short leaves the last complete one's record and the next plan redoes what changed since.
+A full plan is made when no complete plan is recorded or the policy or provider path changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import mmap
 import os
@@ -50,6 +64,32 @@ SOME_TABLES = (
     "RETURN t.id, t.location, t.format, c.id, c.name, c.type, c.tags, t.column_order"
 )
 RECORDED_TABLES = "MATCH (p:TableProtection) RETURN p.table"
+
+# the incremental plan's state (see the module's notes)
+CLOCK = "RETURN timestamp()"
+PLAN_STATE = "MATCH (s:PlanState {name: 'complete'}) RETURN s.started_at, s.fingerprint"
+SAVE_PLAN_STATE = (
+    "MERGE (s:PlanState {name: 'complete'}) SET s.started_at = $started_at, s.fingerprint = $digest"
+)
+#: a full plan forgets the last one first: cut short, it leaves no record to be incremental from
+FORGET_PLAN_STATE = "MATCH (s:PlanState {name: 'complete'}) DELETE s"
+FORGET_PLANNED = "MATCH (p:PlannedTable) DELETE p"
+TAGS_CHANGED = (
+    "MATCH (c:Column) WHERE c.tags_changed_at >= $since "
+    "MATCH (t:Table)-[:HAS_COLUMN]->(c) RETURN DISTINCT t.id"
+)
+CATALOG_CHANGED = "MATCH (t:Table) WHERE t.uses_changed_at >= $since RETURN t.id"
+RECORDS_CHANGED = "MATCH (p:TableProtection) WHERE p.changed_at >= $since RETURN p.table"
+LOCATED_TABLES = (
+    "MATCH (t:Table) WHERE t.location IS NOT NULL RETURN t.id, t.location, t.format, t.plan_files"
+)
+CARRIED_PLANS = "MATCH (p:PlannedTable) RETURN p.table, p.plan"
+SAVE_PLANNED = "UNWIND $rows AS r MERGE (p:PlannedTable {table: r.table}) SET p.plan = r.plan"
+DROP_PLANNED = "UNWIND $tables AS name MATCH (p:PlannedTable {table: name}) DELETE p"
+SAVE_PLAN_FILES = "UNWIND $rows AS r MATCH (t:Table {id: r.table}) SET t.plan_files = r.files"
+#: how far before the last complete plan began the next one looks for marks (see ttl_advisor's
+#: `ttl_clock_margin_seconds`: a Neo4j transaction may commit after a plan read the marks)
+CLOCK_MARGIN_SECONDS = 600
 
 #: tables per batch of a whole-graph plan: their columns and records are read one query each
 PLAN_BATCH = 500
@@ -138,6 +178,39 @@ def catalog_batches(store: GraphStore, batch_size: int = PLAN_BATCH) -> Iterator
         ids = ordered[start : start + batch_size]
         catalog = _read_tables(store, ids)
         yield [catalog.get(name) or CatalogTable(name, None, None) for name in ids]
+
+
+def listing_fingerprint(location: str | None, fmt: str | None) -> str | None:
+    """A digest of a table's data files (relative path, size, mtime) under its location; None for a
+    table without one, or not stored as ORC (the plan reads no file of it). A location that is not
+    a local directory digests as what it is."""
+    if not location or (fmt and fmt.lower() != "orc"):
+        return None
+    root = local_path(location)
+    if root is None or not root.is_dir():
+        listing = [f"not a local directory: {location}"]
+    else:
+        listing = [location]
+        for path in walk_files(root):
+            try:
+                stat = path.stat()
+            except OSError as exc:
+                listing.append(f"{path}\t{type(exc).__name__}")
+                continue
+            listing.append(f"{path.relative_to(root).as_posix()}\t{stat.st_size}\t{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(listing).encode()).hexdigest()[:32]
+
+
+def due_tables(store: GraphStore, since: int) -> set[str]:
+    """The tables whose plan may differ from the one kept: their columns' tags, catalog entry or
+    record marked since `since` (the graph's clock, ms), or their files' listing changed."""
+    due: set[str] = set()
+    for query in (TAGS_CHANGED, CATALOG_CHANGED, RECORDS_CHANGED):
+        due.update(row[0] for row in store.read(query, {"since": since}) if row[0] is not None)
+    for table_id, location, fmt, kept in store.read(LOCATED_TABLES):
+        if table_id not in due and listing_fingerprint(location, fmt) != kept:
+            due.add(table_id)
+    return due
 
 
 def why_of(tags_text: str | None, key: str) -> str:
@@ -408,12 +481,16 @@ def plan_protection(
     create: bool = False,
     key_provider_path: str | None = None,
     batch_size: int = PLAN_BATCH,
+    incremental: bool = False,
+    clock_margin_seconds: int = CLOCK_MARGIN_SECONDS,
 ) -> ProtectionPlan:
     """The plan for every table of the graph (or the given ones: an unknown one is an error).
 
     The policy is checked first (masks, key names) and, with a key provider, that the KMS has
     every key a rule names. `key_provider_path` (else the policy's) goes into the DDL. Tables are
     planned `batch_size` at a time (their columns and records read per batch), in name order.
+    `incremental` (a whole-graph plan reading files, not `create`): plan only the tables changed
+    since the last complete incremental plan and carry the others' plans (the module's notes).
     """
     check_batch_size(batch_size)
     check_protection(policy)
@@ -424,16 +501,37 @@ def plan_protection(
         policy_digest=policy.digest(),
         key_provider_path=key_provider_path or policy.key_provider_path,
     )
-    if tables is None:
-        batches: Iterable[list[CatalogTable]] = catalog_batches(store, batch_size)
-    else:
+    if incremental and (tables is not None or not read_files or create):
+        raise ProtectionError("an incremental plan is of the whole graph, reading files, without create")
+    kept: dict[str, TablePlan] = {}
+    if tables is not None:
         catalog = read_catalog(store, tables)
         ordered = [catalog[name] for name in sorted(catalog)]
-        batches = (ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size))
+        batches: Iterable[list[CatalogTable]] = (
+            ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)
+        )
+    elif incremental:
+        started_at = store.read(CLOCK)[0][0]
+        digest = f"{plan.policy_digest}|{plan.key_provider_path or ''}"
+        state = store.read(PLAN_STATE)
+        if state and state[0][0] is not None and state[0][1] == digest:
+            due = due_tables(store, int(state[0][0]) - clock_margin_seconds * 1000)
+            kept = {
+                table: TablePlan.model_validate_json(text)
+                for table, text in store.read(CARRIED_PLANS)
+                if table not in due and text
+            }
+            batches = _due_batches(store, sorted(due), batch_size)
+        else:
+            store.write_all([(FORGET_PLAN_STATE, {}), (FORGET_PLANNED, {})])
+            batches = catalog_batches(store, batch_size)
+    else:
+        batches = catalog_batches(store, batch_size)
+    planned: list[TablePlan] = []
     for batch in batches:
         recorded = records.table_protections(store, [table.id for table in batch])
-        for table in batch:
-            table_plan = plan_table(
+        results = {
+            table.id: plan_table(
                 table,
                 policy,
                 recorded.get(table.id),
@@ -442,6 +540,44 @@ def plan_protection(
                 key_provider_path=key_provider_path,
                 listed=tables is not None,
             )
-            if table_plan is not None:
-                plan.tables.append(table_plan)
+            for table in batch
+        }
+        if incremental:
+            _keep_batch(store, batch, results)
+        planned += [table_plan for table_plan in results.values() if table_plan is not None]
+    if incremental:
+        # last: a plan cut short leaves the previous complete one's record (or none)
+        store.write_all([(SAVE_PLAN_STATE, {"started_at": started_at, "digest": digest})])
+    plan.tables = sorted([*planned, *kept.values()], key=lambda table_plan: table_plan.table)
     return plan
+
+
+def _due_batches(store: GraphStore, due: list[str], batch_size: int) -> Iterator[list[CatalogTable]]:
+    """The due tables `batch_size` at a time; one the graph no longer has is planned as a table
+    without location or columns (its record names it), as `catalog_batches` does."""
+    for start in range(0, len(due), batch_size):
+        ids = due[start : start + batch_size]
+        catalog = _read_tables(store, ids)
+        yield [catalog.get(name) or CatalogTable(name, None, None) for name in ids]
+
+
+def _keep_batch(
+    store: GraphStore, batch: list[CatalogTable], results: Mapping[str, TablePlan | None]
+) -> None:
+    """Each table's plan (none: its node goes) and its files' fingerprint, in one write."""
+    plans = [
+        {"table": table_id, "plan": result.model_dump_json()}
+        for table_id, result in results.items()
+        if result is not None
+    ]
+    gone = [table_id for table_id, result in results.items() if result is None]
+    listed = [
+        {"table": table.id, "files": listing_fingerprint(table.location, table.format)} for table in batch
+    ]
+    store.write_all(
+        [
+            (SAVE_PLANNED, {"rows": plans}),
+            (DROP_PLANNED, {"tables": gone}),
+            (SAVE_PLAN_FILES, {"rows": listed}),
+        ]
+    )

@@ -36,7 +36,8 @@ FILES_OF = (
 )
 SAVE_TABLE = (
     "MERGE (p:TableProtection {table: $table}) "
-    "SET p.columns = $columns, p.ddl = $ddl, p.at = $at, p.run = $run "
+    # changed_at (the graph's clock): an incremental plan re-plans the tables recorded since its last
+    "SET p.columns = $columns, p.ddl = $ddl, p.at = $at, p.run = $run, p.changed_at = timestamp() "
     "WITH p MATCH (t:Table {id: $table}) MERGE (p)-[:PROTECTS]->(t)"
 )
 TABLE_PROTECTION = "MATCH (p:TableProtection {table: $table}) RETURN p.table, p.columns, p.ddl, p.at, p.run"
@@ -52,7 +53,7 @@ RUN = "MATCH (r:ProtectionRun {id: $id}) RETURN r.record"
 
 #: the property names these statements write (graph/falkordb_store.py REGISTERED_PROPERTIES)
 PROPERTIES = ("path", "table", "columns", "size", "mtime_ns", "sha256", "at", "run", "ddl", "id",
-              "started_at", "status", "record")  # fmt: skip
+              "started_at", "status", "record", "changed_at")  # fmt: skip
 
 
 def _columns_json(columns: dict[str, ColumnKey]) -> str:

@@ -422,7 +422,10 @@ def protection_plan(day: str, settings: NightlySettings | None = None) -> StepRe
         )
     store = _open_graph(settings)
     try:
-        plan = plan_protection(store, policy, kms=settings.nightly_kms, given_as=KMS_SETTING)
+        # incremental: the tables changed since the last night's plan, the rest carried forward
+        plan = plan_protection(
+            store, policy, kms=settings.nightly_kms, given_as=KMS_SETTING, incremental=True
+        )
     except (KeyProviderError, WatershedError) as exc:
         raise NightlyError(f"protection plan {day}: {exc}") from None
     finally:
