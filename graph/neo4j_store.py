@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from watershed.graph import neo4j_server
 from watershed.graph.errors import GraphUnavailableError, first_line
+from watershed.graph.model import Level, LineageDirection, LineageEdge, LineageNode, LineageView
 from watershed.graph.settings import GraphSettings
 from watershed.graph.store import DATA_STAMP, GraphStore, description_terms
 
@@ -137,6 +138,45 @@ def _queued_under_stamp(statement: str) -> str:
     )
 
 
+#: one hop of GraphStore.bounded_lineage (graph.store `_HOP` + `_HOP_RETURN`, the same pattern,
+#: filter and cap, so the same rows in the same order), as a subquery answering the hop's rows
+_KINDS = "WHERE $kinds IS NULL OR r.kind IN $kinds "
+_LINEAGE_HOP = {
+    ("Column", "upstream"): "MATCH (n:Column {id: id})<-[r:FLOWS_TO]-(o) " + _KINDS,
+    ("Column", "downstream"): "MATCH (n:Column {id: id})-[r:FLOWS_TO]->(o) " + _KINDS,
+    ("Table", "upstream"): "MATCH (n:Table {id: id})<-[r:FLOWS_TO]-(o) ",
+    ("Table", "downstream"): "MATCH (n:Table {id: id})-[r:FLOWS_TO]->(o) ",
+}
+_LINEAGE_ROW = {
+    "Column": "[n.id, o.id, r.task, r.kind, r.functions, o.tags]",
+    "Table": "[n.id, o.id, r.task, null, null, o.tags]",
+}
+
+
+@functools.cache
+def _lineage_statement(label: str, walks: tuple[str, ...], depth: int) -> str:
+    """A whole bounded lineage walk as one statement: the root's tags and every hop's rows, walk
+    by walk (`depth` hops each). Each hop's frontier is computed as `GraphStore._lineage_hop`
+    computes it (the far nodes not yet seen, in row order, while fewer than $limit are), so the
+    rows are those the hop-by-hop walk reads, one round trip instead of one per hop."""
+    parts = [f"MATCH (root:{label} {{id: $id}}) WITH root.tags AS root_tags, [$id] AS seen, [] AS hops "]
+    for walk in walks:
+        parts.append("WITH root_tags, seen, hops, [$id] AS frontier ")
+        for _ in range(depth):
+            parts.append(
+                "CALL { WITH frontier UNWIND frontier AS id "
+                + _LINEAGE_HOP[(label, walk)]
+                + f"WITH n, r, o LIMIT $cap RETURN collect({_LINEAGE_ROW[label]}) AS rows }} "
+                # a full `seen` takes nothing more; checked first, so a long hop stops comparing
+                "WITH root_tags, hops + [rows] AS hops, reduce(a = {seen: seen, next: []}, row IN rows | "
+                "CASE WHEN size(a.seen) >= $limit THEN a WHEN row[1] IN a.seen THEN a "
+                "ELSE {seen: a.seen + row[1], next: a.next + row[1]} END) AS step "
+                "WITH root_tags, hops, step.seen AS seen, step.next AS frontier "
+            )
+    parts.append("RETURN root_tags, hops")
+    return "".join(parts)
+
+
 def _reaching_server(method):
     """A store method whose unreachable server (or lost session) is a GraphUnavailableError."""
 
@@ -157,6 +197,14 @@ def _reaching_server(method):
 
 def _rows(tx, query: str, params: dict[str, Any]) -> list[list[Any]]:
     return [list(record.values()) for record in tx.run(query, params)]
+
+
+def _move_data_stamp(tx) -> None:
+    """The data stamp's move as the last statement of the write's own transaction: it moves exactly
+    when the write commits (a write that failed or rolled back changed nothing kept values could
+    hide). Last, so the stamp node's lock is held only while the transaction commits, and a writer
+    holding it waits for no other lock: writers queue on it for their commits alone, never deadlock."""
+    tx.run(_RESTAMP, {"stamp_name": DATA_STAMP, "stamp_value": secrets.token_hex(8)}).consume()
 
 
 class _KeptSession:
@@ -250,22 +298,18 @@ class Neo4jStore(GraphStore):
         def write(tx):
             for query, params in statements:
                 tx.run(query, params).consume()
+            _move_data_stamp(tx)
 
-        with self.driver.session(database=self.database) as session:
-            try:
-                session.execute_write(write)
-            finally:
-                # after the commit, in a transaction of its own: every write moving one node
-                # inside its transaction would queue all writers of the graph on that node's lock
-                self._restamp(session, DATA_STAMP)
+        self._session("WRITE").execute_write(write)
 
     @_reaching_server
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        with self.driver.session(database=self.database) as session:
-            try:
-                return session.execute_write(_rows, query, params or {})
-            finally:
-                self._restamp(session, DATA_STAMP)
+        def write(tx):
+            rows = _rows(tx, query, params or {})
+            _move_data_stamp(tx)
+            return rows
+
+        return self._session("WRITE").execute_write(write)
 
     @_reaching_server
     def record(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -303,6 +347,42 @@ class Neo4jStore(GraphStore):
     @staticmethod
     def _restamp(session, name: str) -> None:
         session.execute_write(_rows, _RESTAMP, {"stamp_name": name, "stamp_value": secrets.token_hex(8)})
+
+    def bounded_lineage(
+        self,
+        node_id: str,
+        direction: LineageDirection,
+        depth: int = 3,
+        limit: int = 500,
+        level: Level = "column",
+        kinds: Sequence[str] | None = None,
+    ) -> LineageView | None:
+        """GraphStore.bounded_lineage's answer in one statement (`_lineage_statement`): on Neo4j
+        each statement is a Bolt round trip (0.6 ms here), and a 3-hop walk was four."""
+        label = "Column" if level == "column" else "Table"
+        walks = ("upstream", "downstream") if direction == "both" else (direction,)
+        cap = limit * 4 + 1
+        params = {"id": node_id, "kinds": list(kinds) if kinds else None, "cap": cap, "limit": limit}
+        found = self.read(_lineage_statement(label, walks, max(depth, 0)), params)
+        if not found:
+            return None
+        [[root_tags, hops]] = found
+        nodes = {node_id: LineageNode.at(node_id, label, root_tags)}
+        edges: dict[tuple, LineageEdge] = {}
+        truncated = False
+        for at, walk in enumerate(walks):
+            for rows in hops[at * depth : (at + 1) * depth]:
+                _, cut = self._lineage_hop(rows, walk, label, limit, cap, nodes, edges)
+                truncated = truncated or cut
+        return LineageView(
+            root=node_id,
+            direction=direction,
+            level=level,
+            depth=depth,
+            nodes=list(nodes.values()),
+            edges=list(edges.values()),
+            truncated=truncated,
+        )
 
     @_reaching_server
     def description_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:

@@ -101,7 +101,8 @@ class GraphStore(ABC):
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         """Run several write statements as one unit (a transaction where the backend has them).
         A backend with stamps moves the data stamp after them (`graph.kept.DATA_STAMP`), even when
-        one fails: what they wrote must not stay hidden behind values kept from before."""
+        one fails: what they wrote must not stay hidden behind values kept from before (a backend
+        whose failed transaction writes nothing may move it inside the transaction instead)."""
 
     @abstractmethod
     def execute(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -440,28 +441,8 @@ class GraphStore(ABC):
                 rows = self.read(
                     query, {"ids": frontier, "kinds": list(kinds) if kinds else None, "cap": cap}
                 )
-                if len(rows) >= cap:
-                    truncated = True
-                following: list[str] = []
-                for near, far, task, kind, functions, far_tags in rows:
-                    if far not in nodes:
-                        if len(nodes) >= limit:
-                            truncated = True
-                            continue
-                        nodes[far] = LineageNode.at(far, label, far_tags)
-                        following.append(far)
-                    source, target = (far, near) if walk == "upstream" else (near, far)
-                    edges.setdefault(
-                        (source, target, task, kind),
-                        LineageEdge(
-                            source=source,
-                            target=target,
-                            kind=kind,
-                            task=task,
-                            functions=list(functions or []),
-                        ),
-                    )
-                frontier = following
+                frontier, cut = self._lineage_hop(rows, walk, label, limit, cap, nodes, edges)
+                truncated = truncated or cut
         return LineageView(
             root=node_id,
             direction=direction,
@@ -471,6 +452,37 @@ class GraphStore(ABC):
             edges=list(edges.values()),
             truncated=truncated,
         )
+
+    @staticmethod
+    def _lineage_hop(
+        rows: list[list[Any]],
+        walk: Direction,
+        label: str,
+        limit: int,
+        cap: int,
+        nodes: dict[str, LineageNode],
+        edges: dict[tuple, LineageEdge],
+    ) -> tuple[list[str], bool]:
+        """One hop's rows (a `_HOP` query's, in its order) taken into `nodes` and `edges`: the next
+        hop's frontier (the far nodes new to `nodes`, while fewer than `limit`), and whether the
+        hop was cut (its rows reached `cap`, or a new far node found no room)."""
+        truncated = len(rows) >= cap
+        following: list[str] = []
+        for near, far, task, kind, functions, far_tags in rows:
+            if far not in nodes:
+                if len(nodes) >= limit:
+                    truncated = True
+                    continue
+                nodes[far] = LineageNode.at(far, label, far_tags)
+                following.append(far)
+            source, target = (far, near) if walk == "upstream" else (near, far)
+            edges.setdefault(
+                (source, target, task, kind),
+                LineageEdge(
+                    source=source, target=target, kind=kind, task=task, functions=list(functions or [])
+                ),
+            )
+        return following, truncated
 
     def _lineage_rows(self, label: str, direction: str, depth: int, node_id: str) -> list[tuple]:
         """(source, far node type, target, task, kind, key, functions) rows; the root's row has no target."""
