@@ -234,7 +234,7 @@ def propagate(
     # each, as the workers' do: FalkorDB's readers wait for a write, and a write for the reads before
     # it, so one 5000-node clear or read held the API's pages for up to seconds
     # (bench/api_during_propagation_bench.py).
-    store = GraphTagStore(graph, policy, batch_size=batch_size)
+    store = GraphTagStore(graph, policy, batch_size=batch_size, scan_batch=settings.propagation_scan_batch)
     ttl = settings.propagation_lock_ttl_seconds
     # The fence as the last run left it: a token above the last completed run's means a later run
     # wrote to the graph and did not finish.
@@ -247,7 +247,9 @@ def propagate(
             record = _resume_or_begin(store, state, token, full, progress, fence)
             state.save(record)
             if record.status == "starting":
+                began = time.monotonic()
                 _start(store, record, progress)
+                record.steps["start"] = round(time.monotonic() - began, 3)
                 record.status = "running"
                 state.save(record)
             _record_in_graph(graph, record)
@@ -268,6 +270,7 @@ def propagate(
                 if progress.on_layer is not None:
                     progress.on_layer(layer, record)
 
+            began = time.monotonic()
             report = run_layers(
                 store,
                 record.frontier,
@@ -278,13 +281,18 @@ def propagate(
                 on_layer=on_layer,
                 first_layer=record.layer,
             )
-            # descriptions and owners follow direct copies once the tags are done (propagation/metadata.py);
-            # an incremental run that found no change of lineage, tags or metadata has nothing to redo
+            record.steps["layers"] = round(time.monotonic() - began, 3)
+            began = time.monotonic()
+            # descriptions and owners follow direct copies once the tags are done (propagation/metadata.py):
+            # an incremental run recomputes those of the columns downstream of its changes only, and one
+            # that found no change of lineage, tags or metadata has nothing to redo
             if record.mode == "full" or record.cone or metadata_changed_since(graph, record.since):
-                metadata = propagate_metadata(graph, token, batch_size=batch_size)
+                since = None if record.mode == "full" else record.since
+                metadata = propagate_metadata(graph, token, batch_size=batch_size, since=since)
                 progress.say(f"run {record.run_id}: {metadata.line()}")
             else:
                 progress.say(f"run {record.run_id}: descriptions and owners unchanged")
+            record.steps["metadata"] = round(time.monotonic() - began, 3)
             record.stopped_at_cap = report.stopped_at_cap
             record.status = "done"
             record.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -382,7 +390,9 @@ def _start(store: GraphTagStore, record: RunRecord, progress: Progress) -> None:
     else:
         # New columns, and columns of tables whose lineage changed (a source column may have
         # become a computed one), get their name-rule seeds brought up to date.
+        found = time.monotonic()
         touched, created = store.changed_since(record.since)
+        record.steps["changes"] = round(time.monotonic() - found, 3)
         record.rule_seeds_changed = store.sync_rule_seeds(
             created | {n for n in touched if node_label(n) == "Column"}
         )

@@ -100,10 +100,14 @@ def _now() -> str:
 class GraphTagStore:
     """Tags on a `GraphStore`; `policy` turns a task's stored predicates into dimension filters."""
 
-    def __init__(self, graph: GraphStore, policy: Policy, batch_size: int = 5000) -> None:
+    def __init__(
+        self, graph: GraphStore, policy: Policy, batch_size: int = 5000, scan_batch: int = 1000
+    ) -> None:
         self.graph = graph
         self.policy = policy
         self.batch_size = batch_size
+        #: tables per read where a run goes over every column (PropagationSettings.propagation_scan_batch)
+        self.scan_batch = scan_batch
         self._filters: dict[str, dict[str, frozenset[str]]] = {}
 
     # ------------------------------------------------------------ fencing
@@ -316,26 +320,39 @@ class GraphTagStore:
     def sync_rule_seeds(self, columns: Iterable[str] | None = None) -> int:
         """Make the policy's name-pattern seeds of `columns` (default: every column) match the policy and lineage.
 
-        Returns how many (column, key) seeds were written or removed.
+        Every column is gone over `scan_batch` tables at a time, so the coordinator holds that many
+        tables' columns, not the warehouse's (at 2M columns the whole list and its lineage were most
+        of a full run's 0.8 GiB). Returns how many (column, key) seeds were written or removed.
         """
         if columns is None:
-            scope = {row[0] for row in self.graph.read(queries.ALL_COLUMNS)}
-            # one scan of the edges, not every column id looked up in one statement: at 2M columns
-            # that statement's parameter was tens of MB of query text (the scan took 4.2-9.5 s,
-            # the lookup 9.2-13.3 s, on a busy server)
-            derived = {row[0] for row in self.graph.read(queries.ALL_DERIVED_COLUMNS)}
-        else:
-            scope = set(columns)
-            derived = set()
-            for batch in chunks(sorted(scope), DERIVED_LOOKUP_BATCH):
-                derived.update(
-                    row[0] for row in self.graph.read(queries.DERIVED_COLUMNS, {"ids": list(batch)})
-                )
-        stored: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {}
-        for node, key, value, rule in self.graph.read(queries.RULE_SEEDS):
-            if node in scope:
+            tables = [row[0] for row in self.graph.read(queries.ALL_TABLES)]
+            changed = 0
+            for batch in chunks(tables, self.scan_batch):
+                params = {"tables": list(batch)}
+                scope = {row[0] for row in self.graph.read(queries.TABLES_COLUMNS, params)}
+                derived = {row[0] for row in self.graph.read(queries.TABLES_DERIVED_COLUMNS, params)}
+                stored: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {}
+                for node, key, value, rule in self.graph.read(queries.TABLES_RULE_SEEDS, params):
+                    values, _ = stored.get((node, key), (frozenset(), rule))
+                    stored[(node, key)] = (values | {value}, rule)
+                changed += self._write_rule_seeds(scope, derived, stored)
+            return changed
+        scope = set(columns)
+        derived = set()
+        stored = {}
+        for batch in chunks(sorted(scope), DERIVED_LOOKUP_BATCH):
+            derived.update(row[0] for row in self.graph.read(queries.DERIVED_COLUMNS, {"ids": list(batch)}))
+            for node, key, value, rule in self.graph.read(queries.RULE_SEEDS_OF, {"ids": list(batch)}):
                 values, _ = stored.get((node, key), (frozenset(), rule))
                 stored[(node, key)] = (values | {value}, rule)
+        return self._write_rule_seeds(scope, derived, stored)
+
+    def _write_rule_seeds(
+        self,
+        scope: set[str],
+        derived: set[str],
+        stored: dict[tuple[str, str], tuple[frozenset[str], str | None]],
+    ) -> int:
         # Name rules seed source columns only: a column computed by SQL gets its tags from the
         # SQL (`md5(email) AS email_md5` is pseudonymised, whatever its name says). That also
         # keeps the rules monotone: which columns are sources depends on lineage, not on tags.

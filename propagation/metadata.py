@@ -151,6 +151,37 @@ DIRECT_TARGETS = (
 )
 
 
+#: where an incremental pass starts (each a range seek of an index): columns whose own values, whose
+#: table's owner or whose direct inputs (their table's lineage) changed at or after $since, and new ones
+CHANGED_COLUMNS = [
+    "MATCH (t:Table) WHERE t.lineage_changed_at >= $since MATCH (t)-[:HAS_COLUMN]->(c:Column) RETURN c.id",
+    "MATCH (t:Table) WHERE t.metadata_changed_at >= $since MATCH (t)-[:HAS_COLUMN]->(c:Column) RETURN c.id",
+    "MATCH (n:Column) WHERE n.metadata_changed_at >= $since RETURN n.id",
+    "MATCH (n:Column) WHERE n.created_at >= $since RETURN n.id",
+]
+#: direct copies into a batch of columns: rows [target, source, task]
+DIRECT_SOURCES = (
+    "UNWIND $ids AS id MATCH (s:Column)-[r:FLOWS_TO]->(:Column {id: id}) WHERE r.kind = 'direct' "
+    "RETURN id, s.id, r.task"
+)
+#: what the pass needs of a batch of columns: rows [id, description, description_source,
+#: description_hops, own owner (the steward's, else the table's), ownerless, owner_source, owner, owner_hops]
+COLUMN_STATES = (
+    "UNWIND $ids AS id MATCH (n:Column {id: id}) OPTIONAL MATCH (t:Table)-[:HAS_COLUMN]->(n) "
+    "RETURN n.id, n.description, n.description_source, n.description_hops, coalesce(n.owner_steward, t.owner), "
+    "t IS NOT NULL AND t.owner IS NULL AND n.owner_steward IS NULL, n.owner_source, n.owner, n.owner_hops"
+)
+
+
+def propagated_of(field: Field) -> str:
+    """The propagated values a batch of columns holds: rows [id, value, from, via, hops]."""
+    f = field
+    return (
+        f"UNWIND $ids AS id MATCH (n:Column {{id: id}}) WHERE n.{f}_source = 'propagated' "
+        f"RETURN n.id, n.{f}, n.{f}_from, n.{f}_via, n.{f}_hops"
+    )
+
+
 def propagated_now(field: Field) -> str:
     """The propagated values the graph holds: rows [id, value, from, via, hops]."""
     f = field
@@ -207,16 +238,19 @@ class Derived:
 
 @dataclass
 class MetadataReport:
-    """What one pass changed, by field: values set (new or different) and values retracted."""
+    """What one pass changed, by field: values set (new or different) and values retracted; for an
+    incremental pass, how many columns it recomputed."""
 
     set: dict[str, int]
     cleared: dict[str, int]
+    columns: int | None = None
 
     def line(self) -> str:
-        return "; ".join(
+        line = "; ".join(
             f"{field}s: {self.set.get(field, 0)} propagated, {self.cleared.get(field, 0)} retracted"
             for field in FIELDS
         )
+        return line if self.columns is None else f"{line} ({self.columns} columns downstream of changes)"
 
 
 def _spread(
@@ -264,17 +298,125 @@ def _owners(graph: GraphStore) -> dict[str, Derived]:
     return _spread(graph, {}, first, ownerless)
 
 
+def _downstream(graph: GraphStore, start: set[str]) -> set[str]:
+    """`start` and every column reached from it along direct copies."""
+    region = set(start)
+    frontier = sorted(start)
+    while frontier:
+        reached: set[str] = set()
+        for batch in chunks(frontier, READ_BATCH):
+            reached.update(row[1] for row in graph.read(DIRECT_TARGETS, {"ids": list(batch)}))
+        frontier = sorted(reached - region)
+        region.update(frontier)
+    return region
+
+
+def _nearest(
+    targets: set[str], edges: list[tuple[str, str, str | None]], seeds: dict[str, tuple[int, str]]
+) -> dict[str, Derived]:
+    """The rule of `_spread` over a part of the graph: `seeds` hold their value at a distance (0 for
+    their own; a value propagated into the part from outside it, at its hops), and each of `targets`
+    reached along `edges` ([target, source, task]) takes the value of the nearest, then smallest
+    (source, task)."""
+    values = {node: value for node, (_, value) in seeds.items()}
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    for target, source, task in edges:
+        if target in targets:
+            out.setdefault(source, []).append((target, task))
+    at: dict[int, set[str]] = {}
+    for node, (hops, _) in seeds.items():
+        at.setdefault(hops, set()).add(node)
+    found: dict[str, Derived] = {}
+    while at:
+        hops = min(at)
+        best: dict[str, tuple[str, str]] = {}
+        for source in at.pop(hops):
+            for target, task in out.get(source, ()):
+                pick = (source, task or "")
+                if target not in values and (target not in best or pick < best[target]):
+                    best[target] = pick
+        for target, (source, task) in best.items():
+            values[target] = values[source]
+            found[target] = Derived(values[source], source, task or None, hops + 1)
+        if best:
+            at.setdefault(hops + 1, set()).update(best)
+    return found
+
+
+def _changed_region(graph: GraphStore, since: int) -> tuple[set[str], dict[str, dict[str, Derived]]]:
+    """The columns whose description or owner may differ from what the graph holds after changes at or
+    after `since`, and what they should hold.
+
+    Only columns reached along direct copies from a changed one can: every other column's inputs are
+    as the last pass left them, so its held value is right, and the columns copied into the region
+    from outside it pass theirs in at the distance they hold it."""
+    start = {row[0] for query in CHANGED_COLUMNS for row in graph.read(query, {"since": since})}
+    region = _downstream(graph, start)
+    edges: list[tuple[str, str, str | None]] = []
+    for batch in chunks(sorted(region), READ_BATCH):
+        edges.extend(tuple(row) for row in graph.read(DIRECT_SOURCES, {"ids": list(batch)}))
+    states = {}
+    for batch in chunks(sorted(region | {source for _, source, _ in edges}), READ_BATCH):
+        states.update({row[0]: row[1:] for row in graph.read(COLUMN_STATES, {"ids": list(batch)})})
+
+    descriptions: dict[str, tuple[int, str]] = {}
+    owners: dict[str, tuple[int, str]] = {}
+    for node, (
+        text,
+        text_source,
+        text_hops,
+        own_owner,
+        ownerless,
+        owner_source,
+        owner,
+        owner_hops,
+    ) in states.items():
+        if text and text_source in (STEWARD, CATALOG):
+            descriptions[node] = (0, text)
+        elif text and text_source == PROPAGATED and node not in region:
+            descriptions[node] = (int(text_hops), text)
+        if own_owner and not ownerless:
+            owners[node] = (0, own_owner)
+        elif owner and owner_source == PROPAGATED and ownerless and node not in region:
+            owners[node] = (int(owner_hops), owner)
+    ownerless_here = {node for node in region if node in states and states[node][4]}
+    wanted = {
+        "description": _nearest(region - set(descriptions), edges, descriptions),
+        "owner": _nearest(ownerless_here, edges, owners),
+    }
+    return region, wanted
+
+
 def propagate_metadata(
-    graph: GraphStore, token: int, *, batch_size: int = 5000, fence: str = queries.FENCE_ID
+    graph: GraphStore,
+    token: int,
+    *,
+    batch_size: int = 5000,
+    fence: str = queries.FENCE_ID,
+    since: int | None = None,
 ) -> MetadataReport:
-    """Recompute every propagated description and owner; write only what differs (fenced by `token`,
-    `batch_size` nodes a statement, as the run's own writes)."""
-    report = MetadataReport({}, {})
-    for field, wanted in (
-        ("description", _descriptions(graph)),
-        ("owner", _owners(graph)),
-    ):
-        held = {row[0]: row for row in graph.read(propagated_now(field))}
+    """Recompute the propagated descriptions and owners; write only what differs (fenced by `token`,
+    `batch_size` nodes a statement, as the run's own writes).
+
+    Every column's, or with `since` (the graph's clock, ms) only those of the columns downstream of
+    what changed at or after it (`_changed_region`): the pass then reads what the change reaches,
+    not the warehouse."""
+    if since is None:
+        region = None
+        wanted_by_field = {"description": _descriptions(graph), "owner": _owners(graph)}
+    else:
+        region, wanted_by_field = _changed_region(graph, since)
+    report = MetadataReport({}, {}, None if region is None else len(region))
+    for field in FIELDS:
+        wanted = wanted_by_field[field]
+        if region is None:
+            held = {row[0]: row for row in graph.read(propagated_now(field))}
+        else:
+            held = {
+                row[0]: row
+                for batch in chunks(sorted(region), READ_BATCH)
+                for row in graph.read(propagated_of(field), {"ids": list(batch)})
+            }
         rows = [d.row(node) for node, d in sorted(wanted.items()) if held.get(node) != d.row(node)]
         gone = sorted(set(held) - set(wanted))
         params = {"fence": fence, "token": token}

@@ -70,6 +70,8 @@ class RunRecord(BaseModel):
     stopped_at_cap: bool = False
     #: why the run failed (status `failed`), or what interrupted it last (a resumable run)
     error: str | None = None
+    #: seconds per step of this run: `start` (rule seeds and finding the cone), `layers`, `metadata`
+    steps: dict[str, float] = Field(default_factory=dict)
 
     @property
     def nodes_processed(self) -> int:

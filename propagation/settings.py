@@ -17,6 +17,9 @@ class PropagationSettings(GraphSettings):
     #: column page's p99 during a full run about halved against 500, at the same run time:
     #: bench/api_during_propagation_bench.py) while a task still outweighs its 4-11 ms in the queue
     propagation_batch_size: Count = 100
+    #: tables per read where a full run goes over every column (its rule seeds): the coordinator
+    #: holds that many tables' columns at a time, not the warehouse's
+    propagation_scan_batch: Count = 1000
     #: a run stops after this many layers (cycles terminate anyway; this caps runaway depth)
     propagation_max_layers: Count = 1000
     #: the run lock's expiry; the coordinator renews it every third of this while it lives

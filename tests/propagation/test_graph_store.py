@@ -118,7 +118,7 @@ def test_rule_seeds_follow_the_policy(backend_store):
 
 
 def test_rule_seeds_of_some_columns_equal_those_of_a_full_sync(backend_store, monkeypatch):
-    """The scoped sync looks lineage up a batch of ids at a time; the full one scans the edges."""
+    """The scoped sync looks lineage up a batch of ids at a time; the full one a batch of tables at a time."""
     import watershed.propagation.graph_store as module
 
     store = load(backend_store)
