@@ -136,6 +136,14 @@ INDEXES = [
     "CREATE INDEX FOR (n:DiscoveryProposal) ON (n.id)",
     "CREATE INDEX FOR (n:DiscoveryFlag) ON (n.id)",
     "CREATE INDEX FOR (n:DiscoveryFlag) ON (n.table)",
+    # what an incremental propagation starts from (propagation.queries CHANGED_SINCE, propagation.metadata
+    # CHANGED_COLUMNS: `WHERE n.<time> >= $since`): range seeks, not a scan of every Column and Table
+    "CREATE INDEX FOR (n:Column) ON (n.created_at)",
+    "CREATE INDEX FOR (n:Column) ON (n.own_changed_at)",
+    "CREATE INDEX FOR (n:Column) ON (n.metadata_changed_at)",
+    "CREATE INDEX FOR (n:Table) ON (n.own_changed_at)",
+    "CREATE INDEX FOR (n:Table) ON (n.lineage_changed_at)",
+    "CREATE INDEX FOR (n:Table) ON (n.metadata_changed_at)",
 ]
 # Search's description stage (api/service/search.py): the shown description's words, kept by the
 # graph in the write that sets it. No stop words: "the" or "id" is a word a steward looks for.
