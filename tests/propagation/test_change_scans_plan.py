@@ -42,3 +42,20 @@ def test_a_change_scan_reads_only_the_changed_nodes(graph_store, query):
     (seek,) = plan.collect_operations("Node By Index Scan")
     # a seek of the range, not the index read whole and filtered
     assert seek.records_produced <= 5, plan.plan
+
+
+@pytest.mark.parametrize("query", [*metadata.METADATA_CHANGED_SINCE, *metadata.CHANGED_COLUMNS])
+def test_the_metadata_passs_change_scans_are_index_seeks_on_neo4j(neo4j_store, query):
+    # (the tag run's own change scans: tests/graph/test_neo4j_speed.py)
+    neo4j_store.read("CALL db.awaitIndexes(60)")
+    plan = neo4j_store.driver.execute_query("EXPLAIN " + query, {"since": 0}, database_="neo4j").summary.plan
+
+    def operators(node: dict) -> list[str]:
+        return [
+            node["operatorType"].split("@")[0],
+            *(o for c in node.get("children", []) for o in operators(c)),
+        ]
+
+    found = operators(plan)
+    assert "NodeByLabelScan" not in found and "AllNodesScan" not in found, found
+    assert "NodeIndexSeekByRange" in found, found
