@@ -75,9 +75,6 @@ CONSTRAINTS = [
     "CREATE INDEX watershed_column_own_changed_at IF NOT EXISTS FOR (n:Column) ON (n.own_changed_at)",
     "CREATE INDEX watershed_table_own_changed_at IF NOT EXISTS FOR (n:Table) ON (n.own_changed_at)",
     "CREATE INDEX watershed_table_lineage_changed_at IF NOT EXISTS FOR (n:Table) ON (n.lineage_changed_at)",
-    # and its descriptions-and-owners pass (propagation.metadata CHANGED_COLUMNS, METADATA_CHANGED_SINCE)
-    "CREATE INDEX watershed_column_metadata_changed_at IF NOT EXISTS FOR (n:Column) ON (n.metadata_changed_at)",
-    "CREATE INDEX watershed_table_metadata_changed_at IF NOT EXISTS FOR (n:Table) ON (n.metadata_changed_at)",
     # the tables whose columns' TTL advice is due (ttl_advisor/batches.py)
     "CREATE INDEX watershed_table_uses_changed_at IF NOT EXISTS FOR (n:Table) ON (n.uses_changed_at)",
     # the columns whose tags changed since the last plan, each table's kept plan (orc_crypto/protect/plan.py)
@@ -154,6 +151,10 @@ _LINEAGE_ROW = {
     "Column": "[n.id, o.id, r.task, r.kind, r.functions, o.tags]",
     "Table": "[n.id, o.id, r.task, null, null, o.tags]",
 }
+
+
+#: the deepest bounded lineage answered in one statement (GET /lineage allows up to 10 hops)
+LINEAGE_STATEMENT_DEPTH = 10
 
 
 @functools.cache
@@ -361,7 +362,11 @@ class Neo4jStore(GraphStore):
         kinds: Sequence[str] | None = None,
     ) -> LineageView | None:
         """GraphStore.bounded_lineage's answer in one statement (`_lineage_statement`): on Neo4j
-        each statement is a Bolt round trip (0.6 ms here), and a 3-hop walk was four."""
+        each statement is a Bolt round trip (0.6 ms here), and a 3-hop walk was four. Deeper than
+        LINEAGE_STATEMENT_DEPTH (the API's largest), the shared walk: a statement of a subquery
+        per hop would take longer to plan than its round trips save, and the walk stops early."""
+        if depth > LINEAGE_STATEMENT_DEPTH:
+            return super().bounded_lineage(node_id, direction, depth, limit, level, kinds)
         label = "Column" if level == "column" else "Table"
         walks = ("upstream", "downstream") if direction == "both" else (direction,)
         cap = limit * 4 + 1

@@ -10,6 +10,7 @@ import random
 import pytest
 
 from tests.support.neo4j_counting import CountingDriver
+from watershed.graph.neo4j_store import LINEAGE_STATEMENT_DEPTH
 from watershed.graph.store import GraphStore
 
 TABLES = 12
@@ -72,6 +73,9 @@ def test_one_statement_answers_what_the_hop_by_hop_walk_answers(neo4j_store):
                             truncated += walked.truncated
     # the caps cut some walks and not others: both branches of the truncation were compared
     assert 0 < truncated < asked
+    # deeper than one statement is built for: the shared walk itself
+    deep = (columns[-1], "both", LINEAGE_STATEMENT_DEPTH + 1, 500, "column", None)
+    assert neo4j_store.bounded_lineage(*deep) == GraphStore.bounded_lineage(neo4j_store, *deep)
     for level in ("column", "table"):
         assert neo4j_store.bounded_lineage("db.nowhere", "both", level=level) is None
         assert GraphStore.bounded_lineage(neo4j_store, "db.nowhere", "both", level=level) is None
