@@ -75,6 +75,9 @@ CONSTRAINTS = [
     "CREATE INDEX watershed_column_own_changed_at IF NOT EXISTS FOR (n:Column) ON (n.own_changed_at)",
     "CREATE INDEX watershed_table_own_changed_at IF NOT EXISTS FOR (n:Table) ON (n.own_changed_at)",
     "CREATE INDEX watershed_table_lineage_changed_at IF NOT EXISTS FOR (n:Table) ON (n.lineage_changed_at)",
+    # and its descriptions-and-owners pass (propagation.metadata CHANGED_COLUMNS, METADATA_CHANGED_SINCE)
+    "CREATE INDEX watershed_column_metadata_changed_at IF NOT EXISTS FOR (n:Column) ON (n.metadata_changed_at)",
+    "CREATE INDEX watershed_table_metadata_changed_at IF NOT EXISTS FOR (n:Table) ON (n.metadata_changed_at)",
     # the tables whose columns' TTL advice is due (ttl_advisor/batches.py)
     "CREATE INDEX watershed_table_uses_changed_at IF NOT EXISTS FOR (n:Table) ON (n.uses_changed_at)",
     # the columns whose tags changed since the last plan, each table's kept plan (orc_crypto/protect/plan.py)
