@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 
+import cramjam
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from watershed.graph import ids
@@ -131,9 +132,25 @@ class Catalog(BaseModel):
         raw_tables = data.get("tables", {})
         if not isinstance(raw_tables, dict):
             raise CatalogError(f"{source}: 'tables' must be an object mapping db.table to its schema")
-        default_db = data.get("default_database")
+        return cls._from_tables(data.get("default_database"), raw_tables.items(), source, default_catalog)
+
+    @classmethod
+    def _from_tables(
+        cls,
+        default_db: str | None,
+        raw_tables: Iterable[tuple[str, object]],
+        source: str,
+        default_catalog: str,
+    ) -> Catalog:
+        """The catalog of `raw_tables` ((name, spec) pairs, read one at a time), each column one
+        shared object per distinct (name, type, description).
+
+        Column names repeat across a warehouse's tables (uid, dt, app...): at 100,000 columns of
+        bench/harvest_memory_bench.py's warehouse 5,400 are distinct, and an object per column
+        was most of the harvest driver's memory (about 560 bytes a column, 1.1 GB at 2 million)."""
         tables: dict[str, CatalogTable] = {}
-        for raw_name, spec in raw_tables.items():
+        columns: dict[CatalogColumn, CatalogColumn] = {}
+        for raw_name, spec in raw_tables:
             try:
                 parts = ids.split(str(raw_name).strip().lower())
             except ids.InvalidIdError as exc:
@@ -159,23 +176,34 @@ class Catalog(BaseModel):
             # A dumped catalog repeats each table's name inside its entry.
             spec = {key: value for key, value in spec.items() if key != "name"}
             try:
-                tables[name] = CatalogTable(name=name, **spec)
+                table = CatalogTable(name=name, **spec)
             except ValidationError as exc:
                 problems = "; ".join(
                     f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
                 )
                 raise CatalogError(f"{source}: table {raw_name!r}: {problems}") from None
-        return cls(default_database=default_db, tables=tables)
+            # frozen, so one instance may serve every table that has the column
+            table.columns = [columns.setdefault(column, column) for column in table.columns]
+            table.partitioned_by = [columns.setdefault(column, column) for column in table.partitioned_by]
+            tables[name] = table
+        return cls.model_construct(default_database=default_db, tables=tables)
 
     def packed(self) -> dict:
-        """The catalog with each table as one JSON text (`Catalog.unpacked` reads it back).
+        """The catalog with each table as its JSON text compressed (an LZ4 block;
+        `Catalog.unpacked` reads it back).
 
-        What the harvest broadcasts to its executors: a few strings per table instead of an object
-        per column, so a worker holds a warehouse-sized catalog in a fraction of the memory.
+        What the harvest broadcasts to its executors: a few bytes per column instead of an object,
+        so a worker holds a warehouse-sized catalog in a fraction of the memory. Compressed, a
+        table of bench/harvest_memory_bench.py's warehouse is a quarter of its text (1,840 bytes
+        of JSON for 30 columns): about 150 MB for 10 million columns, where the texts were 600 MB
+        in the driver and in every executor's Python worker.
         """
         return {
             "default_database": self.default_database,
-            "tables": {name: table.model_dump_json() for name, table in self.tables.items()},
+            "tables": {
+                name: bytes(cramjam.lz4.compress_block(table.model_dump_json().encode()))
+                for name, table in self.tables.items()
+            },
         }
 
     @classmethod
@@ -194,7 +222,7 @@ class Catalog(BaseModel):
     def load(cls, path: str | Path) -> Catalog:
         path = Path(path)
         try:
-            data = json.loads(path.read_bytes().decode("utf-8"))
+            text = path.read_bytes().decode("utf-8")
         except FileNotFoundError:
             raise CatalogError(f"{path}: catalog file not found") from None
         except IsADirectoryError:
@@ -205,6 +233,15 @@ class Catalog(BaseModel):
             raise CatalogError(
                 f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
             ) from None
+        try:
+            default_db, raw_tables = _scan_catalog_text(text)
+            # checked whole first: a file that is not JSON fails before any table is built
+            # (and `json.loads` names the place)
+            return cls._from_tables(default_db, raw_tables, str(path), DEFAULT_CATALOG)
+        except _NotScannable:
+            pass
+        try:
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CatalogError(
                 f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
@@ -212,8 +249,87 @@ class Catalog(BaseModel):
         return cls.from_dict(data, source=str(path))
 
 
+class _NotScannable(Exception):
+    """The catalog text is not the plain shape `_scan_catalog_text` reads: `json.loads` it whole."""
+
+
+_WHITESPACE = " \t\n\r"
+
+
+def _scan_catalog_text(text: str) -> tuple[str | None, Iterator[tuple[str, object]]]:
+    """A catalog file's default database and its tables as (name, spec) pairs, decoded one table
+    at a time: the file's JSON as Python dicts is several times its size (3 GB at 10 million
+    columns), where one table's is a few kilobytes. Raises `_NotScannable` for anything but a
+    JSON object of `tables` (an object) and other keys, each key once; the whole text is checked
+    valid JSON first, at the scanner's own pace (no objects kept)."""
+    decoder = json.JSONDecoder()
+
+    def skip(at: int) -> int:
+        while at < len(text) and text[at] in _WHITESPACE:
+            at += 1
+        return at
+
+    def members(at: int, on_value) -> int:
+        """Walk the object opening at `at`: `on_value(key, at)` returns where its value ends."""
+        if text[at : at + 1] != "{":
+            raise _NotScannable
+        at = skip(at + 1)
+        if text[at : at + 1] == "}":
+            return at + 1
+        while True:
+            if text[at : at + 1] != '"':
+                raise _NotScannable
+            key, at = decoder.raw_decode(text, at)
+            at = skip(at)
+            if text[at : at + 1] != ":":
+                raise _NotScannable
+            at = skip(on_value(key, skip(at + 1)))
+            if text[at : at + 1] == "}":
+                return at + 1
+            if text[at : at + 1] != ",":
+                raise _NotScannable
+            at = skip(at + 1)
+
+    top: dict[str, object] = {}
+    tables_at: list[int] = []
+
+    def top_value(key: str, at: int) -> int:
+        if key in top:
+            raise _NotScannable
+        if key == "tables":
+            tables_at.append(at)
+            top[key] = None
+            # skipped here, decoded table by table below
+            return members(at, lambda _name, inner: decoder.raw_decode(text, inner)[1])
+        top[key], end = decoder.raw_decode(text, at)
+        return end
+
+    try:
+        end = members(skip(0), top_value)
+    except (json.JSONDecodeError, IndexError, RecursionError):
+        raise _NotScannable from None
+    if skip(end) != len(text) or not isinstance(top.get("default_database"), str | None):
+        raise _NotScannable
+
+    def tables() -> Iterator[tuple[str, object]]:
+        if not tables_at:
+            return
+        at = skip(tables_at[0] + 1)
+        while text[at] != "}":
+            name, at = decoder.raw_decode(text, at)
+            # past the colon: the scan above checked the shape
+            spec, at = decoder.raw_decode(text, skip(skip(at) + 1))
+            yield name, spec
+            at = skip(at)
+            if text[at] == ",":
+                at = skip(at + 1)
+
+    return top.get("default_database"), tables()
+
+
 class PackedTables(Mapping[str, CatalogTable]):
-    """Tables by name held as their JSON text, parsed on first use, a bounded number kept parsed.
+    """Tables by name held as their compressed JSON text (`Catalog.packed`), parsed on first use,
+    a bounded number kept parsed.
 
     The texts are `Catalog.packed`'s dumps of validated tables, so a table is built from them
     without validating again, and each distinct column (name and type) is one shared, frozen
@@ -221,7 +337,7 @@ class PackedTables(Mapping[str, CatalogTable]):
     seven times the memory (bench/harvest_bench.py's warehouse, every table parsed).
     """
 
-    def __init__(self, texts: dict[str, str], parsed_tables: int) -> None:
+    def __init__(self, texts: dict[str, bytes], parsed_tables: int) -> None:
         if parsed_tables < 1:
             raise ValueError(f"parsed_tables must be 1 or more, not {parsed_tables}")
         self._texts = texts
@@ -235,7 +351,7 @@ class PackedTables(Mapping[str, CatalogTable]):
         if table is not None:
             self._parsed.move_to_end(name)
             return table
-        table = self._build(json.loads(self._texts[name]))
+        table = self._build(json.loads(bytes(cramjam.lz4.decompress_block(self._texts[name]))))
         self._parsed[name] = table
         if len(self._parsed) > self._limit:
             self._parsed.popitem(last=False)

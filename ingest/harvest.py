@@ -22,6 +22,14 @@ source that cannot be read fails before that directory exists; a run that
 fails later leaves a run.json saying `"status": "failed"` and why; run.json
 also names the Spark master the run used.
 
+The driver's memory is bounded by settings (ingest/settings.py), not by the warehouse: the
+catalog goes to the graph `harvest_catalog_tables` tables at a time, a file corpus is split into
+Spark partitions of at most `harvest_partition_tasks` tasks (the driver holds two partitions'
+rows), at most `batch_size` tasks wait to be loaded, and the store's memory of which columns the
+graph has is dropped past `harvest_known_columns`. What grows with the corpus is a few hundred
+bytes a task (its packed text until it loads, its id) and the catalog the caller loaded
+(`Catalog.load` keeps one object per distinct column). A task table's partitions are the table's.
+
 A task id that the corpus defines more than once is an error naming every
 place (file:line, .sql file, Parquet row, or the table, where Spark finds
 them before extraction): none of its records is loaded and the graph keeps
@@ -49,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import re
 import sys
@@ -77,7 +86,6 @@ from watershed.ingest.sources import (
     TaskSourceError,
     check_task_source,
     read_task_source,
-    split_duplicates,
 )
 
 #: what an executor sends back for each record: ("lineage", task id, the task's packed JSON or
@@ -170,6 +178,9 @@ def _extract_partition(
             _settle_worker_heap()
         if isinstance(row, SqlTask):
             task = row
+        elif isinstance(row, bytes):
+            # a task the driver read itself, as `pack_model` packed it
+            task = unpack_model(SqlTask, row)
         else:
             record = row.asDict(recursive=True) if hasattr(row, "asDict") else dict(row)
             try:
@@ -465,17 +476,20 @@ def run_harvest(
         prune_max_fraction = settings.prune_max_fraction
 
     # The corpus first: a source that cannot be read fails before a run directory exists.
-    # The tasks the driver read itself (a file source): the executors need not send them back.
-    known: dict[str, SqlTask] | None = None
+    # The tasks the driver read itself (a file source), packed: the executors need not send them back.
+    known: dict[str, bytes] | None = None
     if tasks_table:
         frame, report.duplicates = _table_corpus(spark, tasks_table)
         rdd = frame.rdd
     else:
-        located, report.duplicates = split_duplicates(list(read_task_source(tasks, report.source_problems)))
-        known = {item.task.task_id: item.task for item in located}
-        del located
-        # the tasks themselves (no dict copies): parallelize writes them out at once
-        slices = max(1, min(len(known) // 50 + 1, spark.sparkContext.defaultParallelism * 4))
+        known, report.duplicates = _read_corpus(tasks, report.source_problems)
+        # a partition's rows are what the driver holds (two at a time): at most
+        # `harvest_partition_tasks` tasks each, and enough partitions to keep every core busy
+        slices = max(
+            1,
+            min(len(known) // 50 + 1, spark.sparkContext.defaultParallelism * 4),
+            -(-len(known) // settings.harvest_partition_tasks),
+        )
         rdd = spark.sparkContext.parallelize(list(known.values()), slices)
     out = _make_run_dir(Path(out_dir), run_id)
     report.out_dir = str(out)
@@ -522,6 +536,25 @@ def run_harvest(
     return report
 
 
+def _read_corpus(tasks: str, problems: list[SourceProblem]) -> tuple[dict[str, bytes], list[DuplicateTask]]:
+    """A file corpus's tasks by id, each packed (`pack_model`: a few hundred bytes where the task
+    object is a few kilobytes), without the ids it defines more than once, and those ids with
+    every place (as `split_duplicates`, which needs every task object at once)."""
+    packed: dict[str, bytes] = {}
+    first: dict[str, str] = {}
+    places: dict[str, list[str]] = {}
+    for item in read_task_source(tasks, problems):
+        task_id = item.task.task_id
+        if task_id in first:
+            places.setdefault(task_id, [first[task_id]]).append(item.location)
+            continue
+        first[task_id] = item.location
+        packed[task_id] = pack_model(item.task)
+    for task_id in places:
+        del packed[task_id]
+    return packed, [DuplicateTask(task_id, len(where), tuple(where)) for task_id, where in places.items()]
+
+
 def _write_run_record(out: Path, report: HarvestReport) -> None:
     (out / "run.json").write_text(json.dumps(report.summary(), indent=2) + "\n")
 
@@ -536,12 +569,19 @@ def _extract_and_load(
     batch_size,
     report,
     progress,
-    known: dict[str, SqlTask] | None = None,
+    known: dict[str, bytes] | None = None,
 ) -> set[str]:
     """Extract in the executors, stream the rows back, load them in batches; the ids of the tasks seen.
 
-    `known` holds the tasks by id when the driver read them itself (the executors then send
-    only their lineage back); without it each row carries its task.
+    `known` holds the tasks by id, packed, when the driver read them itself (the executors then
+    send only their lineage back); without it each row carries its task.
+
+    What the driver holds is bounded by settings, not by the warehouse: the catalog is written
+    `harvest_catalog_tables` tables at a time, the rows stream a partition at a time (at most
+    `harvest_partition_tasks` tasks each, the next one prefetched), at most `batch_size` tasks
+    wait to be loaded, and the store's memory of the columns in the graph is dropped past
+    `harvest_known_columns`. What still grows with the corpus is a few hundred bytes a task (its
+    packed text in `known`, its id in the set returned) and the caller's catalog.
     """
     # The executors' function by its module: run as spark-submit's __main__, this file's own
     # functions would be pickled by value, with fresh globals for every partition, and each
@@ -550,6 +590,8 @@ def _extract_and_load(
 
     catalog_data = catalog.packed() if catalog is not None and catalog.tables else None
     broadcast = spark.sparkContext.broadcast(catalog_data)
+    # pickled to the broadcast's file: the texts are the executors' now
+    del catalog_data
     settings_data = settings.model_dump()
     limits_data = current_limits().model_dump()
     send_task = known is None
@@ -560,7 +602,14 @@ def _extract_and_load(
     if store is not None and catalog is not None and catalog.tables:
         # With the catalog's nodes in place, task loads only match ids and create edges.
         began_catalog = time.monotonic()
-        store.upsert_catalog(catalog)
+        names = iter(catalog.tables)
+        while step := list(itertools.islice(names, settings.harvest_catalog_tables)):
+            part = Catalog.model_construct(
+                default_database=catalog.default_database,
+                tables={name: catalog.tables[name] for name in step},
+            )
+            store.upsert_catalog(part)
+            _bound_known_columns(store, settings)
         report.load_seconds += time.monotonic() - began_catalog
     extract_began = time.monotonic()
     # Extract every partition in parallel first; the driver then streams the cached rows.
@@ -599,24 +648,35 @@ def _extract_and_load(
                 report.statement_errors += len(task_errors)
                 for error in task_errors:
                     errors.write(json.dumps(error) + "\n")
-            task = known[task_id] if known is not None else unpack_model(SqlTask, task_packed)
-            # the corpus's records never name a source: the run's is every task's
-            task.source = report.source
-            seen.add(task.task_id)
+            seen.add(task_id)
             if store is None:
                 continue
+            # popped: a task's packed text is freed once it is loaded
+            task = unpack_model(SqlTask, known.pop(task_id) if known is not None else task_packed)
+            # the corpus's records never name a source: the run's is every task's
+            task.source = report.source
             # decoded by the store only when the task's version changed; an unchanged task's
             # lineage is never parsed
             pending.append((task, partial(_decode_lineage, lineage_packed, decoding)))
             if len(pending) >= batch_size:
                 _load(store, pending, catalog, report, progress)
+                _bound_known_columns(store, settings)
                 pending = []
         if store is not None and pending:
             _load(store, pending, catalog, report, progress)
+            _bound_known_columns(store, settings)
         report.load_seconds -= decoding[0]
         report.decode_seconds = time.monotonic() - stream_began - (report.load_seconds - load_before)
     lines.unpersist()
     return seen
+
+
+def _bound_known_columns(store, settings: IngestSettings) -> None:
+    """Drop the store's memory of which columns the graph has once it passes
+    `harvest_known_columns` ids: it would grow to every column of the warehouse (about 100 bytes
+    each), where forgetting costs the next loads an index look-up per column they name."""
+    if len(store.known_columns()) > settings.harvest_known_columns:
+        store.forget_columns()
 
 
 def _decode_lineage(lineage_packed: bytes, seconds: list[float]) -> TaskLineage:

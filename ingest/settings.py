@@ -56,6 +56,20 @@ class IngestSettings(WatershedSettings):
     #: (WATERSHED_OPENLINEAGE_MAX_BODY_BYTES) the largest POST /api/v1/lineage body, after gzip is
     #: undone; the API's own limit (WATERSHED_API_MAX_BODY_BYTES) bounds what is sent
     openlineage_max_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    #: The harvest driver's memory is bounded by the next three settings and the batch of tasks it
+    #: loads at once, not by the warehouse (docs/operations.md, "Harvest memory";
+    #: bench/harvest_memory_bench.py measures it).
+    #: (WATERSHED_HARVEST_PARTITION_TASKS) the most tasks of a file corpus in one Spark partition:
+    #: the driver streams the executors' rows a partition at a time and fetches the next one
+    #: meanwhile, so it holds two partitions' rows (a few kilobytes a task) at most
+    harvest_partition_tasks: int = Field(default=2000, ge=1)
+    #: (WATERSHED_HARVEST_CATALOG_TABLES) catalog tables written to the graph per step before the
+    #: tasks load: the rows of one step are what the driver holds for it
+    harvest_catalog_tables: int = Field(default=2000, ge=1)
+    #: (WATERSHED_HARVEST_KNOWN_COLUMNS) how many column ids the driver remembers as being in the
+    #: graph already (their nodes are not sent again); past it the memory is dropped and the next
+    #: loads ask the graph, which keeps about 100 bytes a column from growing with the warehouse
+    harvest_known_columns: int = Field(default=200_000, ge=0)
     #: the Spark master of `watershed harvest` and of the harvest job (WATERSHED_SPARK_MASTER);
     #: unset, a job launched by spark-submit keeps the master spark-submit gave it, and anything
     #: else runs on local[*]
