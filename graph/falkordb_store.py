@@ -150,7 +150,21 @@ INDEXES = [
 FULLTEXT_INDEXES = [
     f"CALL db.idx.fulltext.createNodeIndex({{label: '{label}', stopwords: []}}, 'description')"
     for label in ("Table", "Column")
+] + [
+    # search's id-word stage: `id_words` (graph.queries.id_words), a second field of the label's
+    # index, added after the first (which sets the index's options: a field added with options to an
+    # index that has them is refused)
+    f"CALL db.idx.fulltext.createNodeIndex('{label}', 'id_words')"
+    for label in ("Table", "Column")
 ]
+# Nodes written before `id_words` existed get it once, a range of internal ids a write (a seek of
+# the label's ids in the range, not a scan per batch); a key beside the graph says it was done.
+BACKFILL_BATCH = 50_000
+_ID_WORDS_BACKFILL = (
+    "MATCH (n:{label}) WHERE id(n) >= $low AND id(n) < $high AND n.id_words IS NULL "
+    f"SET n.id_words = {queries.id_words('n.id')}"
+)
+_TOP_NODE_ID = "MATCH (n) RETURN max(id(n))"
 # the label's full-text index (named by the label), in its own order
 FULLTEXT_QUERY = (
     "CALL db.idx.fulltext.queryNodes($label, $query) YIELD node RETURN node.id SKIP $skip LIMIT $n"
@@ -210,6 +224,7 @@ REGISTERED_PROPERTIES: frozenset[str] = frozenset(
         "hops",
         "id",
         "id_hash",
+        "id_words",
         "inputs",
         "key",
         "kind",
@@ -558,9 +573,33 @@ class FalkorDBStore(GraphStore):
             return []
         # RediSearch: words side by side must all match; `w*` is a prefix. Sent as FalkorDB's own
         # procedure call, not through `read` (whose statements are the ones both backends share).
-        query = " ".join(f"{term}*" for term in terms)
+        return self._index_matches(label, "description", terms, skip, limit)
+
+    @_reaching_server
+    def id_word_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
+        terms = description_terms(words)
+        if not terms:
+            return []
+        return self._index_matches(label, "id_words", terms, skip, limit)
+
+    def _index_matches(self, label: str, field: str, terms: list[str], skip: int, limit: int) -> list[str]:
+        # the label's index holds both fields: each stage asks its own
+        query = f"@{field}:(" + " ".join(f"{term}*" for term in terms) + ")"
         params = {"label": label, "query": query, "skip": skip, "n": limit}
         return [row[0] for row in self.graph.ro_query(FULLTEXT_QUERY, params).result_set]
+
+    def _backfill_id_words(self) -> None:
+        """`id_words` on every Table and Column written before it existed, in batches, once per
+        graph (idempotent: a run cut short does the rest on the next `ensure_schema`)."""
+        done_key = f"watershed:{self.graph_name}:backfilled:id_words"
+        if self.client.connection.get(done_key):
+            return
+        [[top]] = self.graph.query(_TOP_NODE_ID).result_set
+        for low in range(0, (top if top is not None else -1) + 1, BACKFILL_BATCH):
+            for label in ("Table", "Column"):
+                params = {"low": low, "high": low + BACKFILL_BATCH}
+                self.graph.query(_ID_WORDS_BACKFILL.format(label=label), params)
+        self.client.connection.set(done_key, "1")
 
     @_reaching_server
     def ensure_schema(self) -> None:
@@ -573,6 +612,7 @@ class FalkorDBStore(GraphStore):
         # A node created and deleted in one write: its effects, which name every property, are logged.
         names = ", ".join(f"{name}: 0" for name in sorted(REGISTERED_PROPERTIES))
         self.graph.query(f"CREATE (n:WatershedSchema {{{names}}}) DELETE n")
+        self._backfill_id_words()
 
     @_reaching_server
     def clear(self) -> None:

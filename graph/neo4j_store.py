@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from watershed.graph import neo4j_server
+from watershed.graph import neo4j_server, queries
 from watershed.graph.errors import GraphUnavailableError, first_line
 from watershed.graph.model import Level, LineageDirection, LineageEdge, LineageNode, LineageView
 from watershed.graph.settings import GraphSettings
@@ -94,7 +94,22 @@ FULLTEXT_INDEXES = [
     f"CREATE FULLTEXT INDEX watershed_{label.lower()}_description IF NOT EXISTS FOR (n:{label}) "
     "ON EACH [n.description] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}"
     for label in ("Table", "Column")
+] + [
+    # search's id-word stage: `id_words` (graph.queries.id_words), set in the write creating the node
+    f"CREATE FULLTEXT INDEX watershed_{label.lower()}_id_words IF NOT EXISTS FOR (n:{label}) "
+    "ON EACH [n.id_words] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}"
+    for label in ("Table", "Column")
 ]
+# Nodes written before `id_words` existed get it once, in transactions of a batch each; a stamp node
+# says it was done (`clear` deletes it with the graph, whose later writes set the property).
+BACKFILL_BATCH = 10_000
+_BACKFILLED = "#backfilled:id_words"
+_STAMPED = "MATCH (s:WatershedStamp {name: $stamp_name}) RETURN s.name"
+_ID_WORDS_BACKFILL = {
+    label: f"MATCH (n:{label}) WHERE n.id_words IS NULL "
+    f"CALL {{ WITH n SET n.id_words = {queries.id_words('n.id')} }} IN TRANSACTIONS OF {BACKFILL_BATCH} ROWS"
+    for label in ("Table", "Column")
+}
 AWAIT_INDEXES = "CALL db.awaitIndexes(600)"
 # Lucene: `w*` is a prefix; every term must match
 _DESCRIBED = "CALL db.index.fulltext.queryNodes($index, $query) YIELD node RETURN node.id SKIP $skip LIMIT $n"
@@ -400,8 +415,18 @@ class Neo4jStore(GraphStore):
         terms = description_terms(words)
         if not terms:
             return []
+        return self._index_matches(f"watershed_{label.lower()}_description", terms, skip, limit)
+
+    @_reaching_server
+    def id_word_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
+        terms = description_terms(words)
+        if not terms:
+            return []
+        return self._index_matches(f"watershed_{label.lower()}_id_words", terms, skip, limit)
+
+    def _index_matches(self, index: str, terms: list[str], skip: int, limit: int) -> list[str]:
         query = " AND ".join(f"{_lucene_prefix(term)}*" for term in terms)
-        params = {"index": f"watershed_{label.lower()}_description", "query": query, "skip": skip, "n": limit}
+        params = {"index": index, "query": query, "skip": skip, "n": limit}
         return [row[0] for row in self.read(_DESCRIBED, params)]
 
     @_reaching_server
@@ -409,6 +434,11 @@ class Neo4jStore(GraphStore):
         with self.driver.session(database=self.database) as session:
             for statement in CONSTRAINTS + FULLTEXT_INDEXES + [AWAIT_INDEXES]:
                 session.run(statement).consume()
+            if list(session.run(_STAMPED, {"stamp_name": _BACKFILLED})):
+                return
+            for statement in _ID_WORDS_BACKFILL.values():
+                session.run(statement).consume()
+            self._restamp(session, _BACKFILLED)
 
     @_reaching_server
     def clear(self) -> None:

@@ -23,9 +23,24 @@ DELETE_TASK_TABLE_EDGES = (
 DELETE_TASK_OWN_EDGES = "UNWIND $ids AS id MATCH (k:Task {id: id})-[r:READS|WRITES]->() DELETE r"
 DELETE_TASK_NODES = "UNWIND $ids AS id MATCH (k:Task {id: id}) DELETE k"
 
+#: where an id is cut into words for search's id-word index (api/service/search.py): the id's part
+#: separators and what either index's tokenizer would keep inside a word (RediSearch keeps `_`, `/`
+#: and a backtick, Lucene `_` and, between letters, `.`, `:` and `'`)
+ID_WORD_SEPARATORS = "._-:'/`"
+
+
+def id_words(expression: str) -> str:
+    """Cypher (both backends) for the id `expression` with every `ID_WORD_SEPARATORS` character a
+    space: the `id_words` every write that creates a Table or Column sets with the node."""
+    for separator in ID_WORD_SEPARATORS:
+        expression = f"replace({expression}, \"{separator}\", ' ')"
+    return expression
+
+
 # Load rows are lists; their layouts are in `graph.rows`.
 MERGE_TABLES = (
     "UNWIND $rows AS r MERGE (t:Table {id: r[0]}) "
+    f"SET t.id_words = {id_words('r[0]')} "
     # first, before the catalog's values are replaced: a changed owner or comment marks the table
     # for the next propagation run's descriptions-and-owners pass (propagation/metadata.py)
     "SET t.metadata_changed_at = CASE WHEN coalesce(r[5], t.owner_catalog, '') <> coalesce(t.owner_catalog, '') "
@@ -63,7 +78,8 @@ MERGE_TABLES = (
 # Merging every column and its HAS_COLUMN edge instead took most of a load's server time.
 CREATE_MISSING_COLUMNS = (
     "UNWIND $rows AS r OPTIONAL MATCH (c:Column {id: r[0]}) WITH r, c WHERE c IS NULL "
-    "MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], name: r[2], type: r[3], created_at: timestamp()}) "
+    "MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], name: r[2], type: r[3], created_at: timestamp(), "
+    f"id_words: {id_words('r[0]')}}}) "
     # a new column needs its TTL advice: its table is marked (see MERGE_TABLES)
     "SET t.uses_changed_at = timestamp()"
 )

@@ -1,34 +1,41 @@
-"""The search of the steward service and `watershed graph search`: tables and columns by id prefix (indexed) and then substring (bounded), with tag filters; ranked, counted, and tolerant of a typo.
+"""The search of the steward service and `watershed graph search`: tables and columns by id prefix and then by the words of their ids (both indexed), with tag filters; ranked, counted, and tolerant of a typo.
 
-Reading: the prefix stage reads the id index's range for the prefix and sorts what it finds
-(keyset paging by id): cheap for a table's or a narrow prefix's ids, growing with the number
-of ids under a broad prefix (a whole database). The substring stage scans the label's nodes
-(those under `db.` when given) until it has what it asked for: cheap when matches are common,
-up to a scan of every column when they are rare. Tag filters are checked on the stored tags of
-each candidate.
+Reading: no stage reads every node when something matches. The prefix stage reads the id index's
+range for the prefix and sorts what it finds (keyset paging by id): cheap for a table's or a narrow
+prefix's ids, growing with the number of ids under a broad prefix (a whole database). The id-word
+stage asks the graph's full-text index on `id_words` (`GraphStore.id_word_matches`: the id cut into
+words at `.`, `_`, `-`, `:`, `'`, `/` and backticks, set by the write that creates the node:
+graph/queries.py `id_words`) for nodes having, for each word of the query, a word starting with it
+(`cust` and `order cust` find `sales.orders.customer_id`), seeks each candidate by id and checks
+the words here (`has_words`): it reads what the index answers, a batch at a time. A substring inside
+a word (`stomer`, `_id` after a letter) no longer matches: that was a scan of every id (88 ms at
+1M columns, 250 ms when matches were rare). Digits stay in their word (`id0` is one word, which
+`id` finds and `0` does not). Tag filters are checked on the stored tags of each candidate.
 
 Ranking and the total: a first page gathers the first `RANK_WINDOW` matches (reading at most
-`_GATHER_ROUNDS` batches of prefix matches and as many of substring matches; a dotted query
-whose prefix matches fill the page reads no substring match: they would rank after them, and
-finding them is a scan) and ranks them (`rank`): an exact match (the id, or the name, is the
-query) before a prefix match (of the id or the name) before a substring match; then roots (no
-column or table flows into them: where tags start) before derived nodes with tags before
-derived nodes without; then the id. `total` is the number gathered: exact when the gathering
-read every match, else a lower bound (`total_bounded`). Pages walk the ranked window by offset
-(the cursor keeps the total); past it they read on in stage order, unranked, at most `_ROUNDS`
-batches a request, so a filter that matches little never makes one request expensive.
+`_GATHER_ROUNDS` batches of prefix matches and as many of the other stages'; a dotted query whose
+prefix matches fill the page reads no other match: they would rank after them) and ranks them
+(`rank`): an exact match (the id, or the name, is the query) before a prefix match (of the id or
+the name) before an id-word match before a match of the description alone; then roots (no column
+or table flows into them: where tags start) before derived nodes with tags before derived nodes
+without; then the id. `total` is the number gathered: exact when the gathering read every match,
+else a lower bound (`total_bounded`). Pages walk the ranked window by offset (the cursor keeps the
+total); past it they read on in stage order, unranked, at most `_ROUNDS` batches a request, so a
+filter that matches little never makes one request expensive.
 
 A typo: when nothing matches a query of 4 or more characters, names one edit away (a character
 added, dropped, changed, or two neighbours swapped: `phone_nrm` finds `phone_norm`) are
 looked for: a scan of the label keeping names of about the length that start with the query's
 first half or end with its second half (one edit leaves one of them whole), at most
-`RANK_WINDOW` of them, checked here; the page then says `approximate`.
+`RANK_WINDOW` of them, checked here; the page then says `approximate`. This stage alone reads
+every node of the label (no index answers a name's end): it runs only when nothing matched, and
+costs what a label scan costs (bench/search_bench.py measures it).
 
 Table hits carry `sensitive`: the sensitivity families (`pii`) some column of the table has.
 
 Descriptions: after the id stages, a stage per label finds the nodes whose description (their own,
 the catalog's or a propagated one: propagation/metadata.py) holds every word of the query and
-whose id does not hold the query (those the id stages found); they rank after the id matches.
+that the id stages did not find; they rank after the id matches.
 Every hit carries its description. The candidates come from the graph's full-text index
 (`GraphStore.description_matches`: a word of the description starts with each word's first run of
 letters and digits), each then sought by id and checked for the words as typed: the stage reads
@@ -37,7 +44,9 @@ what the index answers, not every node (it was 0.5-1.5 s at 1M columns).
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import sys
 from dataclasses import dataclass
 from typing import Literal
@@ -100,23 +109,48 @@ _BELOW = " AND n.id < $prefix_end"
 _EVERYTHING = (
     "MATCH (n:{label}) WHERE true{tags} RETURN n.id, n.type, n.tags, n.description SKIP $skip LIMIT $n"
 )
-# (Never `NOT (id range)` here: FalkorDB 4.16 then plans an index scan that takes 25x a label
-# scan, and its answer still holds ids inside the range.)
-_CONTAINS = (
-    "MATCH (n:{label}) WHERE {scope}n.id CONTAINS $q AND NOT n.id STARTS WITH $prefix{tags} "
-    "RETURN n.id, n.type, n.tags, n.description SKIP $skip LIMIT $n"
+# Of the id-word index's candidates (GraphStore.id_word_matches: a word of the id starts with each
+# word of the query), those the prefix stage did not find, each sought by id (the conditions after
+# WITH, where FalkorDB keeps the seek); whether every word starts a word of the id is checked here.
+_WORDS = (
+    "UNWIND $ids AS id MATCH (n:{label} {{id: id}}) WITH n WHERE {scope}NOT n.id STARTS WITH $prefix{tags} "
+    "RETURN n.id, n.type, n.tags, n.description"
 )
 # Of the description index's candidates (GraphStore.description_matches: a word of the
 # description starts with each word of the query), those whose description holds every word as
-# typed, of nodes the id stages did not find. Each sought by id; the conditions after WITH, where
+# typed, of nodes the prefix stage did not find (the id-word stage's are dropped here). Each sought by id; the conditions after WITH, where
 # FalkorDB keeps the seek (tests/api/service/test_search_described_index.py). The words come
 # through WITH: FalkorDB 4.16's `all(w IN $words ...)` right after a WITH held for no row.
 _DESCRIBED = (
-    "UNWIND $ids AS id MATCH (n:{label} {{id: id}}) WITH n, $words AS words WHERE {scope}NOT n.id CONTAINS $q "
+    "UNWIND $ids AS id MATCH (n:{label} {{id: id}}) WITH n, $words AS words WHERE {scope}NOT n.id STARTS WITH $prefix "
     "AND all(w IN words WHERE toLower(n.description) CONTAINS w){tags} "
     "RETURN n.id, n.type, n.tags, n.description"
 )
 _IN_SCOPE = "n.id STARTS WITH $scope AND "
+#: the stages whose candidates come from a full-text index, in its order (`skip` counts them)
+_INDEXED = ("words", "described")
+#: the fewest candidates such a stage asks its index for at once
+_INDEX_BATCH = 100
+#: a word of an id or a query, as both full-text indexes cut `id_words` (graph.queries.id_words)
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words_of(text: str) -> list[str]:
+    """The words of an id or a query: its runs of letters and digits, lowercased."""
+    return _WORD.findall(text.lower())
+
+
+def has_words(node_id: str, words: list[str]) -> bool:
+    """Whether every one of `words` (a query's, `words_of`) starts a word of `node_id`, the
+    id-word stage's match: `cust` and `order cust` find `sales.orders.customer_id`, `stomer` not."""
+    return bool(words) and _starting_words(tuple(words)).match(node_id.lower()) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _starting_words(words: tuple[str, ...]) -> re.Pattern:
+    """One pattern for every word, each where no letter or digit comes before it (a window's ids
+    are checked once each for a query, by the stage and by `rank`)."""
+    return re.compile("".join(rf"(?=.*?(?<![^\W_]){re.escape(word)})" for word in words), re.DOTALL)
 
 
 #: the code points a stored string can hold: UTF-8 has no surrogates
@@ -225,6 +259,8 @@ class _Ask:
 
     graph: GraphStore
     query: str
+    #: the query's words (`words_of`), asked of the id-word index
+    words: list[str]
     scope: str
     prefix: str
     filters: list[TagFilter]
@@ -262,15 +298,22 @@ def _read(
                 _EVERYTHING.format(label=label, tags=ask.tag_clause),
                 {"skip": skip, "n": fetch, **ask.key_params},
             )
-        elif phase == "described":
-            # `skip` counts the index's candidates, which the conditions then narrow
-            found = ask.graph.description_matches(label, ask.query.split(), skip, fetch)
+        else:
+            # `skip` counts the index's candidates, which the conditions then narrow. Each is a seek:
+            # asked for what the page still lacks (at least `_INDEX_BATCH`), not twice as many
+            size = min(max(want - len(items), _INDEX_BATCH), 1000)
+            if phase == "words":
+                found = ask.graph.id_word_matches(label, ask.words, skip, size)
+            else:
+                found = ask.graph.description_matches(label, ask.query.split(), skip, size)
             rows = (
                 ask.graph.read(
-                    _DESCRIBED.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""),
+                    (_WORDS if phase == "words" else _DESCRIBED).format(
+                        label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""
+                    ),
                     {
                         "ids": found,
-                        "q": ask.query,
+                        "prefix": ask.prefix,
                         "words": ask.query.split(),
                         "scope": ask.scope,
                         **ask.key_params,
@@ -281,32 +324,23 @@ def _read(
             )
             places = {node_id: place for place, node_id in enumerate(found, start=skip + 1)}
             rows.sort(key=lambda row: places[row[0]])
-        else:
-            rows = ask.graph.read(
-                _CONTAINS.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if ask.scope else ""),
-                {
-                    "q": ask.query,
-                    "scope": ask.scope,
-                    "prefix": ask.prefix,
-                    "skip": skip,
-                    "n": fetch,
-                    **ask.key_params,
-                },
-            )
         consumed, read_to = 0, skip + len(found)
         for node_id, node_type, tags_text, description in rows:
             consumed += 1
-            after, skip = node_id, places[node_id] if phase == "described" else skip + 1
+            after, skip = node_id, places[node_id] if phase in _INDEXED else skip + 1
             if phase == "prefix" and not node_id.startswith(ask.prefix):
+                continue
+            # the id-word stage's own matches; the description stage leaves them to it
+            if phase in _INDEXED and has_words(node_id, ask.words) != (phase == "words"):
                 continue
             hit = _hit(node_id, label, node_type, tags_text, description)
             if all(f.matches(hit.tags) for f in ask.filters):
                 items.append(hit)
                 if len(items) >= want:
                     break
-        if consumed == len(rows) and phase == "described":
+        if consumed == len(rows) and phase in _INDEXED:
             skip = read_to
-            if len(found) < fetch:
+            if len(found) < size:
                 stage, after, skip = stage + 1, "", 0
         elif consumed == len(rows) and len(rows) < fetch:
             stage, after, skip = stage + 1, "", 0
@@ -359,16 +393,17 @@ def _typos(ask: _Ask) -> list[SearchHit]:
 
 
 def rank(hits: list[SearchHit], query: str, roots: set[str]) -> list[SearchHit]:
-    """Exact (id or name is the query) before prefix (of the id or the name) before substring
-    before a match of the description alone; then roots before derived nodes with tags before
-    derived nodes without; then the id."""
+    """Exact (id or name is the query) before prefix (of the id or the name) before a match of the
+    id's words (each word of the query starts one: `has_words`) before a match of the description
+    alone; then roots before derived nodes with tags before derived nodes without; then the id."""
+    words = words_of(query)
 
     def key(hit: SearchHit) -> tuple:
         if not query or query in (hit.id, hit.name):
             matched = 0
         elif hit.id.startswith(query) or hit.name.startswith(query):
             matched = 1
-        elif query in hit.id:
+        elif has_words(hit.id, words):
             matched = 2
         else:
             matched = 3
@@ -418,11 +453,12 @@ def search_nodes(
     labels = ["Table"] if kind == "table" else ["Column"] if kind == "column" else ["Table", "Column"]
     stages = [(label, "prefix") for label in labels]
     if query:
-        stages += [(label, "contains") for label in labels]
+        stages += [(label, "words") for label in labels]
         stages += [(label, "described") for label in labels]
     ask = _Ask(
         graph=graph,
         query=query,
+        words=words_of(query),
         scope=scope,
         prefix=prefix,
         filters=filters,
@@ -446,7 +482,7 @@ def search_nodes(
 
     window, rest = _read(ask, {}, RANK_WINDOW, _GATHER_ROUNDS, stop=len(labels))
     # A dotted query (an id's beginning) whose prefix matches fill a page is answered from them:
-    # a substring match ranks after every prefix match, and finding them all is a scan.
+    # every other match ranks after them.
     if rest is not None and rest["stage"] >= len(labels) and not ("." in query and len(window) >= limit):
         more, rest = _read(ask, rest, RANK_WINDOW - len(window), _GATHER_ROUNDS)
         window += more

@@ -20,3 +20,6 @@ class ReadsKept:
 
     def description_matches(self, *args):
         return self.graph.description_matches(*args)
+
+    def id_word_matches(self, *args):
+        return self.graph.id_word_matches(*args)

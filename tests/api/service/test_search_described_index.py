@@ -30,6 +30,8 @@ DESCRIPTIONS = {
     "ods.orders": "Orders from the shop",
 }
 
+USER_COLUMNS = [f"ods.users.{name}" for name in ("email", "note", "phone", "ratio", "uid")]
+
 
 def described(store, descriptions=DESCRIPTIONS):
     store.upsert_catalog(CATALOG)
@@ -73,17 +75,18 @@ def test_the_index_answers_nodes_having_a_word_starting_with_each_word(backend_s
         # query syntax in either index, as words: nothing holds them, nothing is an error
         ("*", []),
         ('"', []),
-        ("-user", []),
-        ("user:*", []),
+        # ... though `user` and `not` start words of ids: the id-word stage finds those
+        ("-user", USER_COLUMNS),
+        ("user:*", USER_COLUMNS),
         ("email OR cents", []),
-        ("NOT user", []),
+        ("NOT user", ["ods.users.note"]),
         ("(((", []),
         ("\\", []),
     ],
 )
 def test_a_word_with_index_syntax_characters_is_searched_as_typed(backend_store, q, ids):
     described(backend_store)
-    assert found(backend_store, q) == ids
+    assert sorted(found(backend_store, q)) == ids
 
 
 def test_every_word_must_match_and_the_index_follows_each_write(backend_store):

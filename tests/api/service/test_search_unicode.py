@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from watershed.api.cli import app
+from watershed.graph.queries import id_words
 
 TOP = "\U0010ffff"
 BELOW_SURROGATES = "\ud7ff"
@@ -17,7 +18,9 @@ IDS = [f"uni.a{TOP}", f"uni.a{TOP}b", f"uni.a{TOP}{TOP}", f"uni.x{BELOW_SURROGAT
 
 @pytest.fixture(scope="module")
 def unicode_tables(api):
-    api.graph.execute("UNWIND $ids AS id MERGE (:Table {id: id})", {"ids": IDS})
+    api.graph.execute(
+        f"UNWIND $ids AS id MERGE (t:Table {{id: id}}) SET t.id_words = {id_words('id')}", {"ids": IDS}
+    )
     return api
 
 
@@ -27,9 +30,11 @@ def unicode_tables(api):
         (f"uni.a{TOP}", [f"uni.a{TOP}", f"uni.a{TOP}{TOP}", f"uni.a{TOP}b"]),
         (f"uni.a{TOP}{TOP}", [f"uni.a{TOP}{TOP}"]),
         (f"uni.x{BELOW_SURROGATES}", [f"uni.x{BELOW_SURROGATES}"]),
-        (BELOW_SURROGATES, [f"uni.x{BELOW_SURROGATES}"]),  # the substring stage
-        (TOP, [f"uni.a{TOP}", f"uni.a{TOP}{TOP}", f"uni.a{TOP}b"]),
-        (f"a{TOP}", [f"uni.a{TOP}", f"uni.a{TOP}{TOP}", f"uni.a{TOP}b"]),
+        # neither is a letter or digit: no word to look for, and inside a word they are no word's start
+        (BELOW_SURROGATES, []),
+        (TOP, []),
+        # `a` then U+10FFFF is no word `a` to RediSearch: the index answers nothing
+        (f"a{TOP}", []),
         (TOP * 3, []),
     ],
 )
@@ -37,7 +42,10 @@ def test_a_query_at_the_top_of_the_range_answers(unicode_tables, q, expected):
     with unicode_tables.client("viewer") as viewer:
         answer = viewer.get("/search", params={"q": q, "kind": "table"})
         assert answer.status_code == 200, answer.text
-        assert sorted(hit["id"] for hit in answer.json()["items"]) == sorted(expected)
+        # the module's other tables (`ads.app_events`: a word starting with `a`) are not these
+        assert sorted(hit["id"] for hit in answer.json()["items"] if hit["id"].startswith("uni.")) == sorted(
+            expected
+        )
 
 
 @pytest.mark.parametrize("raw", ["q=%ED%9F%BF", "q=a%F4%8F%BF%BF", "q=%F4%8F%BF%BF", "q=uni.a%F4%8F%BF%BF"])
