@@ -20,9 +20,18 @@ _PROTECTED = "MATCH (f:ProtectedFile) RETURN f.path, f.table, f.columns"
 
 
 def _history(label: str) -> bool:
-    """Nodes that record history, not state: every kind of run, the audit log, and the coverage
-    snapshots with their lists (one per date, computed when the nightly ran)."""
-    return label.endswith("Run") or label in ("AuditEntry", "CoverageSnapshot", "CoverageList")
+    """Nodes that record history, not state: every kind of run, the audit log, the coverage
+    snapshots with their lists (one per date, computed when the nightly ran), and what the last
+    TTL run and incremental protection plan kept to be incremental from (the nightly's plan is
+    incremental, a plan by hand is not)."""
+    return label.endswith("Run") or label in (
+        "AuditEntry",
+        "CoverageSnapshot",
+        "CoverageList",
+        "TtlAdviceState",
+        "PlanState",
+        "PlannedTable",
+    )
 
 
 def _rows(store, query: str) -> list[tuple]:
