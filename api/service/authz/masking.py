@@ -187,10 +187,12 @@ def output_masks(
         scopes.setdefault(scope.table, []).append(scope.conditions)
     # a read's join decisions are on every output of it: each (column, path) is derived once
     derived: dict[tuple[str, tuple[str, ...]], Mapping[str, TagValue]] = {}
-    counts: dict[tuple[str, tuple[str, ...]], bool] = {}
+    #: by source object: the points hold one per (column, kind, path) for all outputs, and its
+    #: path (often tens of marks long) is not hashed again per output
+    counts: dict[int, bool] = {}
 
     def counted(source) -> bool:
-        key = (source.column, tuple(source.functions))
+        key = id(source)
         found = counts.get(key)
         if found is None:
             found = counts[key] = _counts(source, tags, policy, derived)
