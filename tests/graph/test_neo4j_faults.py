@@ -18,7 +18,7 @@ import redis
 
 from tests.graph.fingerprint import RUN_LABELS, TIMESTAMP_PROPERTIES, graph_lines
 from tests.support.neo4j import neo4j_settings
-from watershed.graph import neo4j_server
+from watershed.graph import neo4j_server, processes
 from watershed.graph.catalog import Catalog
 from watershed.graph.errors import GraphUnavailableError
 from watershed.graph.neo4j_store import Neo4jStore
@@ -115,6 +115,9 @@ def test_a_killed_harvest_and_a_killed_propagation_converge_to_the_clean_graph(
         with pytest.raises((GraphUnavailableError, RunInterruptedError)):
             run(graph)
         graph.close()
+        # a killed JVM holds its port until it is gone (its threads exit, the kernel frees its heap):
+        # the write that met the kill fails at once, so the restart would find the port still taken
+        assert processes.wait_gone(graph.pid, 60)
 
     pid = start_spec(spec, settings)
     try:
