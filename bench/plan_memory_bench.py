@@ -319,7 +319,6 @@ def tag_one_table(port: int) -> str:
 
 def incremental_main(sizes: list[int], work_dir: str | None) -> None:
     """Full and incremental plans after a one-table change, at each size (see the docstring)."""
-    import math
 
     from watershed.graph.server import ServerSpec, free_port, start, stop
     from watershed.ingest.generator import generate_warehouse
@@ -360,6 +359,13 @@ def incremental_main(sizes: list[int], work_dir: str | None) -> None:
             f"{runs['incremental']['seconds']:.2f} s, ratio {entry['incremental_over_full_seconds']}",
             flush=True,
         )
+        write_incremental(sizes, found)
+
+
+def write_incremental(sizes: list[int], found: list[dict]) -> None:
+    """The results so far (after each size: a long run cut short keeps its smaller sizes)."""
+    import math
+
     exponents = {}
     if len(found) >= 2:
         scale = math.log(found[-1]["columns"] / found[0]["columns"])

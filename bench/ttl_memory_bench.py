@@ -249,7 +249,6 @@ def change_one_task(store, directory: Path) -> str:
 
 def incremental_main(task_counts: list[int], seed: int) -> None:
     """Full and incremental runs after a one-task change, at each task count (see the docstring)."""
-    import math
 
     from bench.propagation_bench import load_generated
     from watershed.graph.falkordb_store import FalkorDBStore
@@ -300,6 +299,13 @@ def incremental_main(task_counts: list[int], seed: int) -> None:
             f"ratio {sizes[-1]['incremental_over_full_seconds']}",
             flush=True,
         )
+        write_incremental(task_counts, seed, sizes)
+
+
+def write_incremental(task_counts: list[int], seed: int, sizes: list[dict]) -> None:
+    """The results so far (after each size: a long run cut short keeps its smaller sizes)."""
+    import math
+
     exponents = {}
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
