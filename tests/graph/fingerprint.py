@@ -15,7 +15,17 @@ from collections.abc import Iterable
 
 #: properties that hold wall-clock times (set by the load queries and the tag store)
 TIMESTAMP_PROPERTIES = frozenset(
-    {"created_at", "lineage_changed_at", "metadata_changed_at", "started_at", "at", "updated_at", "seen_at"}
+    {
+        "created_at",
+        "lineage_changed_at",
+        "metadata_changed_at",
+        "uses_changed_at",
+        "tags_changed_at",
+        "started_at",
+        "at",
+        "updated_at",
+        "seen_at",
+    }
 )
 #: labels of nodes that record a run rather than the warehouse (their ids are unique per run)
 RUN_LABELS = frozenset({"HarvestRun"})

@@ -17,9 +17,16 @@ def test_schema_uses_neo4j_5_constraints():
     recorder = Recorder()
     Neo4jStore(recorder, database="lineage").ensure_schema()
     sent = [query for _, statements in recorder.transactions for query, _ in statements]
-    # then the description indexes, waited for (search reads them at once)
-    assert sent == CONSTRAINTS + FULLTEXT_INDEXES + [AWAIT_INDEXES]
-    assert all("IF NOT EXISTS" in q for q in sent[:-1])
+    # then the full-text indexes, waited for (search reads them at once)
+    schema = CONSTRAINTS + FULLTEXT_INDEXES + [AWAIT_INDEXES]
+    assert sent[: len(schema)] == schema
+    assert all("IF NOT EXISTS" in q for q in sent[: len(schema) - 1])
+    # then, on a graph not yet stamped as backfilled, each label's id words filled in batches and
+    # the stamp set last (a crash before it re-runs the idempotent backfill)
+    check, *backfill, stamp = sent[len(schema) :]
+    assert check.startswith("MATCH (s:WatershedStamp") and stamp.startswith("MERGE (s:WatershedStamp")
+    assert [q.split()[1] for q in backfill] == ["(n:Table)", "(n:Column)"]
+    assert all("id_words IS NULL" in q and "IN TRANSACTIONS" in q for q in backfill)
 
 
 def test_a_load_is_one_write_transaction_with_batched_unwinds():
