@@ -43,8 +43,10 @@ def test_fenced_writes_are_write_transactions_and_a_refusal_is_reported(recorded
         # the recorder answers no rows: the fence did not match this token
         store.write_tags({"dwd.user.email": {"pii": tag}}, "run-1", 7, "run-1#0")
     kinds = [kind for kind, _ in recorder.transactions]
-    assert kinds == ["write", "write", "read"]  # the write, the data stamp's move, the fence's token
-    (query, params) = recorder.transactions[0][1][0]
+    # the write with the data stamp's move as its last statement (one commit), then the fence's token
+    assert kinds == ["write", "read"]
+    (query, params), (stamp_move, _) = recorder.transactions[0][1]
+    assert stamp_move.startswith("MERGE (s:WatershedStamp {name: $stamp_name})")
     assert query.startswith("MATCH (f:PropagationFence {id: $fence}) WHERE f.token = $token")
     assert params["token"] == 7 and params["stamp"] == "run-1#0"
     assert params["rows"][0][2] == [
