@@ -238,7 +238,7 @@ class Catalog(BaseModel):
             # checked whole first: a file that is not JSON fails before any table is built
             # (and `json.loads` names the place)
             return cls._from_tables(default_db, raw_tables, str(path), DEFAULT_CATALOG)
-        except _NotScannable:
+        except _NotScannableError:
             pass
         try:
             data = json.loads(text)
@@ -249,7 +249,7 @@ class Catalog(BaseModel):
         return cls.from_dict(data, source=str(path))
 
 
-class _NotScannable(Exception):
+class _NotScannableError(Exception):
     """The catalog text is not the plain shape `_scan_catalog_text` reads: `json.loads` it whole."""
 
 
@@ -259,7 +259,7 @@ _WHITESPACE = " \t\n\r"
 def _scan_catalog_text(text: str) -> tuple[str | None, Iterator[tuple[str, object]]]:
     """A catalog file's default database and its tables as (name, spec) pairs, decoded one table
     at a time: the file's JSON as Python dicts is several times its size (3 GB at 10 million
-    columns), where one table's is a few kilobytes. Raises `_NotScannable` for anything but a
+    columns), where one table's is a few kilobytes. Raises `_NotScannableError` for anything but a
     JSON object of `tables` (an object) and other keys, each key once; the whole text is checked
     valid JSON first, at the scanner's own pace (no objects kept)."""
     decoder = json.JSONDecoder()
@@ -272,22 +272,22 @@ def _scan_catalog_text(text: str) -> tuple[str | None, Iterator[tuple[str, objec
     def members(at: int, on_value) -> int:
         """Walk the object opening at `at`: `on_value(key, at)` returns where its value ends."""
         if text[at : at + 1] != "{":
-            raise _NotScannable
+            raise _NotScannableError
         at = skip(at + 1)
         if text[at : at + 1] == "}":
             return at + 1
         while True:
             if text[at : at + 1] != '"':
-                raise _NotScannable
+                raise _NotScannableError
             key, at = decoder.raw_decode(text, at)
             at = skip(at)
             if text[at : at + 1] != ":":
-                raise _NotScannable
+                raise _NotScannableError
             at = skip(on_value(key, skip(at + 1)))
             if text[at : at + 1] == "}":
                 return at + 1
             if text[at : at + 1] != ",":
-                raise _NotScannable
+                raise _NotScannableError
             at = skip(at + 1)
 
     top: dict[str, object] = {}
@@ -295,7 +295,7 @@ def _scan_catalog_text(text: str) -> tuple[str | None, Iterator[tuple[str, objec
 
     def top_value(key: str, at: int) -> int:
         if key in top:
-            raise _NotScannable
+            raise _NotScannableError
         if key == "tables":
             tables_at.append(at)
             top[key] = None
@@ -307,9 +307,9 @@ def _scan_catalog_text(text: str) -> tuple[str | None, Iterator[tuple[str, objec
     try:
         end = members(skip(0), top_value)
     except (json.JSONDecodeError, IndexError, RecursionError):
-        raise _NotScannable from None
+        raise _NotScannableError from None
     if skip(end) != len(text) or not isinstance(top.get("default_database"), str | None):
-        raise _NotScannable
+        raise _NotScannableError
 
     def tables() -> Iterator[tuple[str, object]]:
         if not tables_at:
