@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.support.neo4j_counting import CountingDriver
+from tests.support.neo4j_plans import plan_operators
 from watershed.graph import neo4j_server as local_neo4j
 from watershed.graph.neo4j_store import Neo4jStore
 from watershed.propagation import queries as propagation_queries
@@ -129,15 +130,6 @@ def test_a_read_whose_connection_is_cut_runs_again_on_a_new_one(neo4j_server, ne
     "query", [*propagation_queries.CHANGED_SINCE, propagation_queries.COLUMNS_CREATED_SINCE]
 )
 def test_an_incremental_propagations_change_scans_are_index_seeks(neo4j_store, query):
-    neo4j_store.read("CALL db.awaitIndexes(60)")
-    plan = neo4j_store.driver.execute_query("EXPLAIN " + query, {"since": 0}, database_="neo4j").summary.plan
-
-    def operators(node: dict) -> list[str]:
-        return [
-            node["operatorType"].split("@")[0],
-            *(o for c in node.get("children", []) for o in operators(c)),
-        ]
-
-    found = operators(plan)
+    found = plan_operators(neo4j_store, query, {"since": 0})
     assert "NodeByLabelScan" not in found and "AllNodesScan" not in found, found
     assert "NodeIndexSeekByRange" in found, found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.neo4j_plans import plan_operators
 from watershed.propagation import metadata, queries
 
 CHANGE_SCANS = [
@@ -47,15 +48,6 @@ def test_a_change_scan_reads_only_the_changed_nodes(graph_store, query):
 @pytest.mark.parametrize("query", [*metadata.METADATA_CHANGED_SINCE, *metadata.CHANGED_COLUMNS])
 def test_the_metadata_passs_change_scans_are_index_seeks_on_neo4j(neo4j_store, query):
     # (the tag run's own change scans: tests/graph/test_neo4j_speed.py)
-    neo4j_store.read("CALL db.awaitIndexes(60)")
-    plan = neo4j_store.driver.execute_query("EXPLAIN " + query, {"since": 0}, database_="neo4j").summary.plan
-
-    def operators(node: dict) -> list[str]:
-        return [
-            node["operatorType"].split("@")[0],
-            *(o for c in node.get("children", []) for o in operators(c)),
-        ]
-
-    found = operators(plan)
+    found = plan_operators(neo4j_store, query, {"since": 0})
     assert "NodeByLabelScan" not in found and "AllNodesScan" not in found, found
     assert "NodeIndexSeekByRange" in found, found

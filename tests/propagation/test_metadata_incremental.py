@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.reads_kept import ReadsKept
 from watershed.api.service import node_metadata
 from watershed.graph.catalog import Catalog
 from watershed.graph.lineage import SqlTask
@@ -149,26 +150,11 @@ def test_an_incremental_pass_leaves_what_a_full_recompute_would(warehouse, celer
     assert node_metadata.node_metadata(graph, "dws.d.y").owner.value == "team-b"
 
 
-class Kept:
-    """The graph as a run uses it, keeping each read (the reads and writes still reach the graph)."""
-
-    def __init__(self, graph) -> None:
-        self.graph = graph
-        self.reads: list[tuple[str, dict]] = []
-
-    def read(self, query: str, params: dict | None = None):
-        self.reads.append((query, dict(params or {})))
-        return self.graph.read(query, params)
-
-    def __getattr__(self, name: str):
-        return getattr(self.graph, name)
-
-
 def test_an_incremental_pass_reads_only_what_the_change_reaches(warehouse, celery_redis):
     graph = warehouse
     node_metadata.set_value(graph, "dws.d.y", "description", "Y, as dws sees it", actor="bob")
 
-    kept = Kept(graph)
+    kept = ReadsKept(graph)
     _run(kept, celery_redis.port, name=graph)
     assert node_metadata.node_metadata(graph, "ads.e.v").description.value == "Y, as dws sees it"
     _same_as_a_full_recompute(graph)

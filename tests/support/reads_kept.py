@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class ReadsKept:
-    """The graph as search_nodes reads it, keeping each read (the reads still reach the graph)."""
+    """The graph as a use case reads it, keeping each read (the reads and writes still reach the graph)."""
 
     def __init__(self, graph) -> None:
         self.graph = graph
@@ -18,8 +18,6 @@ class ReadsKept:
         self.reads.append((query, dict(params or {})))
         return self.graph.read(query, params)
 
-    def description_matches(self, *args):
-        return self.graph.description_matches(*args)
-
-    def id_word_matches(self, *args):
-        return self.graph.id_word_matches(*args)
+    def __getattr__(self, name: str):
+        # everything else (the index lookups, the writes) reaches the graph as it is
+        return getattr(self.graph, name)
