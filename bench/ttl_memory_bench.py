@@ -33,6 +33,7 @@ size exponent of each (log time ratio / log columns ratio between the two sizes)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -168,32 +169,22 @@ def main() -> None:
         incremental_main([int(n) for n in args.incremental.split(",")], args.seed)
         return
 
-    from bench.propagation_bench import load_generated
-    from watershed.graph.falkordb_store import FalkorDBStore
-    from watershed.graph.server import ServerSpec, free_port, start, stop
-    from watershed.ingest.generator import generate_warehouse
-
     sizes = [int(size) for size in args.batches.split(",")]
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        summary = generate_warehouse(root / "warehouse", tasks=args.tasks, seed=args.seed, data_tables=4)
-        spec = ServerSpec("falkordb", "127.0.0.1", free_port(), root / "var", with_falkordb=True)
-        server_pid = start(spec)
-        try:
-            store = FalkorDBStore(spec.host, spec.port, graph="ttl_bench")
-            store.ensure_schema()
-            began = time.monotonic()
-            load_generated(store, root / "warehouse")
-            load_seconds = time.monotonic() - began
-            stats = store.stats()
-            store.close()
-            runs = {"whole": in_child("whole", spec.port, "ttl_bench", 1, server_pid)}
-            for size in sizes:
-                runs[f"batched_{size}"] = in_child("batched", spec.port, "ttl_bench", size, server_pid)
-            # once more: the machine is shared, a second whole run shows how much its time drifts
-            runs["whole_again"] = in_child("whole", spec.port, "ttl_bench", 1, server_pid)
-        finally:
-            stop(spec)
+    with loaded_warehouse(args.tasks, args.seed) as (
+        summary,
+        _,
+        store,
+        load_seconds,
+        port,
+        server_pid,
+    ):
+        stats = store.stats()
+        store.close()
+        runs = {"whole": in_child("whole", port, "ttl_bench", 1, server_pid)}
+        for size in sizes:
+            runs[f"batched_{size}"] = in_child("batched", port, "ttl_bench", size, server_pid)
+        # once more: the machine is shared, a second whole run shows how much its time drifts
+        runs["whole_again"] = in_child("whole", port, "ttl_bench", 1, server_pid)
 
     whole = runs["whole"]
     whole_seconds = (whole["seconds"] + runs["whole_again"]["seconds"]) / 2
@@ -226,6 +217,30 @@ def main() -> None:
         )
 
 
+@contextlib.contextmanager
+def loaded_warehouse(tasks: int, seed: int):
+    """A generated warehouse of `tasks` tasks loaded into a FalkorDB of its own (stopped and
+    deleted on leaving): (its summary, its directory, a store on it, the load's seconds, the port, the server's pid)."""
+    from bench.propagation_bench import load_generated
+    from watershed.graph.falkordb_store import FalkorDBStore
+    from watershed.graph.server import ServerSpec, free_port, start, stop
+    from watershed.ingest.generator import generate_warehouse
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        summary = generate_warehouse(root / "warehouse", tasks=tasks, seed=seed, data_tables=4)
+        spec = ServerSpec("falkordb", "127.0.0.1", free_port(), root / "var", with_falkordb=True)
+        server_pid = start(spec)
+        try:
+            store = FalkorDBStore(spec.host, spec.port, graph="ttl_bench")
+            store.ensure_schema()
+            began = time.monotonic()
+            load_generated(store, root / "warehouse")
+            yield summary, root / "warehouse", store, time.monotonic() - began, spec.port, server_pid
+        finally:
+            stop(spec)
+
+
 def change_one_task(store, directory: Path) -> str:
     """Reload one generated task with a wider partition window (or, when none has a window, with a
     comment: a redeployed task); its id."""
@@ -250,31 +265,14 @@ def change_one_task(store, directory: Path) -> str:
 def incremental_main(task_counts: list[int], seed: int) -> None:
     """Full and incremental runs after a one-task change, at each task count (see the docstring)."""
 
-    from bench.propagation_bench import load_generated
-    from watershed.graph.falkordb_store import FalkorDBStore
-    from watershed.graph.server import ServerSpec, free_port, start, stop
-    from watershed.ingest.generator import generate_warehouse
-
     sizes = []
     for tasks in task_counts:
-        with tempfile.TemporaryDirectory() as scratch:
-            root = Path(scratch)
-            summary = generate_warehouse(root / "warehouse", tasks=tasks, seed=seed, data_tables=4)
-            spec = ServerSpec("falkordb", "127.0.0.1", free_port(), root / "var", with_falkordb=True)
-            server_pid = start(spec)
-            try:
-                store = FalkorDBStore(spec.host, spec.port, graph="ttl_bench")
-                store.ensure_schema()
-                began = time.monotonic()
-                load_generated(store, root / "warehouse")
-                load_seconds = time.monotonic() - began
-                runs = {"full": in_child("full", spec.port, "ttl_bench", 100, server_pid)}
-                changed = change_one_task(store, root / "warehouse")
-                store.close()
-                runs["incremental"] = in_child("incremental", spec.port, "ttl_bench", 100, server_pid)
-                runs["full_again"] = in_child("full", spec.port, "ttl_bench", 100, server_pid)
-            finally:
-                stop(spec)
+        with loaded_warehouse(tasks, seed) as (summary, warehouse, store, load_seconds, port, server_pid):
+            runs = {"full": in_child("full", port, "ttl_bench", 100, server_pid)}
+            changed = change_one_task(store, warehouse)
+            store.close()
+            runs["incremental"] = in_child("incremental", port, "ttl_bench", 100, server_pid)
+            runs["full_again"] = in_child("full", port, "ttl_bench", 100, server_pid)
         full_seconds = (runs["full"]["seconds"] + runs["full_again"]["seconds"]) / 2
         sizes.append(
             {
