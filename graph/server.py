@@ -223,6 +223,11 @@ def answers(spec: ServerSpec, timeout: float = 0.5) -> bool:
         return False
 
 
+def started_here(spec: ServerSpec) -> bool:
+    """Whether the process this data directory started for `spec` still runs (answering or not)."""
+    return _pid(spec) is not None
+
+
 def is_running(spec: ServerSpec) -> bool:
     return _pid(spec) is not None and answers(spec)
 

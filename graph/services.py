@@ -19,6 +19,7 @@ from watershed.graph.server import (
     is_running,
     stale_note,
     start,
+    started_here,
     stop,
 )
 from watershed.graph.settings import GraphSettings
@@ -42,6 +43,12 @@ def neo4j_spec(settings: GraphSettings) -> Neo4jSpec:
     )
 
 
+def _falkordb_spec(settings: GraphSettings) -> ServerSpec:
+    return ServerSpec(
+        "falkordb", settings.falkordb_host, settings.falkordb_port, settings.data_dir, with_falkordb=True
+    )
+
+
 def specs(settings: GraphSettings | None = None) -> list[ServerSpec]:
     """The servers `up` starts: the graph unless it runs elsewhere (a remote Neo4j), and Redis."""
     settings = settings or GraphSettings()
@@ -49,19 +56,24 @@ def specs(settings: GraphSettings | None = None) -> list[ServerSpec]:
     if settings.backend == "neo4j":
         graph = [neo4j_spec(settings)] if neo4j_server.is_local(settings.neo4j_uri) else []
     else:
-        graph = [
-            ServerSpec(
-                "falkordb",
-                settings.falkordb_host,
-                settings.falkordb_port,
-                settings.data_dir,
-                with_falkordb=True,
-            )
-        ]
+        graph = [_falkordb_spec(settings)]
     return [
         *graph,
         ServerSpec("redis", settings.redis_host, settings.redis_port, settings.data_dir, with_falkordb=False),
     ]
+
+
+def _other_graph(settings: GraphSettings) -> list[ServerSpec]:
+    """The other backend's local graph server when this data directory started it and it still
+    runs: `WATERSHED_BACKEND=neo4j make demo` leaves a Neo4j that a later `watershed services
+    down` (or `status`) without the setting must still stop (or list)."""
+    if settings.backend == "neo4j":
+        other = _falkordb_spec(settings)
+    elif neo4j_server.is_local(settings.neo4j_uri):
+        other = neo4j_spec(settings)
+    else:
+        return []
+    return [other] if started_here(other) else []
 
 
 def start_spec(
@@ -132,8 +144,14 @@ def up(
 
 
 def down(settings: GraphSettings | None = None) -> list[str]:
-    return [spec.name for spec in specs(settings) if stop(spec)]
+    settings = settings or GraphSettings()
+    return [spec.name for spec in _other_graph(settings) + specs(settings) if stop(spec)]
 
 
 def status(settings: GraphSettings | None = None) -> list[ServiceStatus]:
-    return [ServiceStatus(s.name, s.port, is_running(s), answers(s), stale_note(s)) for s in specs(settings)]
+    """The configured services, and the other backend's graph server when one started here still runs."""
+    settings = settings or GraphSettings()
+    return [
+        ServiceStatus(s.name, s.port, is_running(s), answers(s), stale_note(s))
+        for s in specs(settings) + _other_graph(settings)
+    ]

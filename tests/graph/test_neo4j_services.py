@@ -111,7 +111,7 @@ def _write_table(settings: GraphSettings, table_id: str) -> None:
         store.close()
 
 
-def test_up_status_down_and_a_clean_restart(neo4j_service_env):
+def test_up_status_down_and_a_clean_restart(neo4j_service_env, monkeypatch):
     up = runner.invoke(app, ["services", "up"], catch_exceptions=False)
     assert up.exit_code == 0, up.output
     record = _record(neo4j_service_env)
@@ -142,6 +142,17 @@ def test_up_status_down_and_a_clean_restart(neo4j_service_env):
     assert _node_ids(settings) == ["db.kept"]
     # a clean shutdown leaves nothing to recover
     assert not re.search(r"Recovery (required|in progress)", _debug_log(neo4j_service_env))
+
+    # `WATERSHED_BACKEND=neo4j make demo`, then `watershed services status|down` without the
+    # setting: the Neo4j started from this data directory is still listed and stopped
+    restarted = _record(neo4j_service_env)
+    monkeypatch.setenv("WATERSHED_BACKEND", "falkordb")
+    status = runner.invoke(app, ["services", "status", "--format", "json"])
+    states = {s["name"]: s for s in json.loads(status.output)["services"]}
+    assert states["neo4j"]["running"] and not states["falkordb"]["running"]
+    down = runner.invoke(app, ["services", "down"])
+    assert "neo4j" in down.output, down.output
+    assert processes.describe(restarted.pid) is None
 
 
 def test_a_password_that_begins_with_a_dash_starts_neo4j(neo4j_service_env, monkeypatch):
