@@ -129,8 +129,13 @@ def run_command(
         help="Seconds to wait for the run to finish and print its summary (default: queue it and return).",
     ),
     output: Format = typer.Option(Format.table, "--format", "-f", help="table or json (the summary)."),
+    full: bool = typer.Option(
+        False,
+        "--full",
+        help="Advise every table again (default: only the tables whose inputs changed since the last complete run).",
+    ),
 ) -> None:
-    """Queue the nightly TTL advice on the `ttl` queue: a worker stores every column's recommendation in the graph.
+    """Queue the nightly TTL advice on the `ttl` queue: a worker stores the recommendations in the graph.
 
     Exit 1 when the broker cannot be reached, the run fails on the worker, or it is not done within --wait.
     """
@@ -138,7 +143,7 @@ def run_command(
     from watershed.api.service.celery_app import TTL_QUEUE
 
     try:
-        queued = ttl_advice.queue(run_id)
+        queued = ttl_advice.queue(run_id, full=full)
     except ttl_advice.TtlBrokerUnreachableError as exc:
         fail(f"{exc}; run `watershed services up`")
     if output is Format.table:
@@ -161,6 +166,6 @@ def run_command(
         console.print_json(summary.model_dump_json())
         return
     console.print(
-        f"TTL run {summary.run_id}: {summary.columns} columns stored, {summary.ttl} with a TTL "
+        f"TTL run {summary.run_id} ({summary.mode}, {summary.tables} tables): {summary.columns} columns stored, {summary.ttl} with a TTL "
         f"({summary.shorter_than_table} shorter than their table's), {summary.keep} keep, {summary.unused} unused"
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -53,12 +54,28 @@ def test_ttl_run_is_done_by_a_ttl_queue_worker_and_stored_with_the_run_id(
     graph_store.upsert_tasks(items, catalog)
 
     workers = Workers(redis_broker.port, falkordb_server.port, tmp_path)
-    workers.env.update({"WATERSHED_GRAPH_NAME": graph_store.graph_name, "WATERSHED_TTL_MARGIN_DAYS": "3"})
+    workers.env.update(
+        {
+            "WATERSHED_GRAPH_NAME": graph_store.graph_name,
+            "WATERSHED_TTL_MARGIN_DAYS": "3",
+            # the load above is seconds old: with the default margin the next run would redo it
+            "WATERSHED_TTL_CLOCK_MARGIN_SECONDS": "0",
+        }
+    )
     workers.start(1, queues="ttl")
     try:
         result = _cli(workers.env, "ttl", "run", "--run-id", "run-42", "--wait", "180", "--format", "json")
+        # nothing changed since: a plain run is incremental and advises no table, --full every one
+        again = _cli(workers.env, "ttl", "run", "--run-id", "run-43", "--wait", "180", "--format", "json")
+        forced = _cli(workers.env, "ttl", "run", "--run-id", "run-44", "--wait", "180", "--full")
     finally:
         workers.stop_all()
+    assert (json.loads(again.stdout)["mode"], json.loads(again.stdout)["tables"]) == ("incremental", 0), (
+        again.stderr
+    )
+    assert forced.returncode == 0, forced.stderr[-2000:]
+    advised = re.search(r"TTL run run-44 \(full, (\d+) tables\)", forced.stdout)
+    assert advised and int(advised.group(1)) > 0, forced.stdout
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(result.stdout)
     assert summary["run_id"] == "run-42" and summary["keep"] == 2 and summary["shorter_than_table"] >= 8
@@ -66,7 +83,8 @@ def test_ttl_run_is_done_by_a_ttl_queue_worker_and_stored_with_the_run_id(
         "MATCH (c:Column {id: 'ods.events.b_ge'}) RETURN c.ttl_status, c.ttl_days_recommended, c.ttl_run, c.ttl_evidence"
     )
     status, days, run, evidence = rows[0]
-    assert (status, days, run) == ("ttl", 24, "run-42")
+    # stored by the last run that advised its table: run-43 advised none, run-44 every one
+    assert (status, days, run) == ("ttl", 24, "run-44")
     assert json.loads(evidence)[0]["task_id"] == "t_ge"
 
 
