@@ -10,6 +10,11 @@ keys, filters on business dimensions, partition windows of 1, 7, 30 and 90
 days or none. A few tasks overwrite their own table (lineage cycles) and a
 few are deliberately broken. Written: `tasks/<layer>/<task>.sql` with header
 comments, `tasks.jsonl` (the same tasks as an export), and `catalog.json`.
+
+Memory is bounded by the tables, not their catalog: each task is written as it is made, a table is
+kept as one compact record (its column names interned, ODS column lists shared), and catalog.json
+is streamed from the records table by table at the end (the same bytes `json.dumps(indent=1,
+sort_keys=True)` of the whole catalog gives).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import random
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,25 +44,31 @@ WINDOWS = [
 RUN_DATE = "2024-01-31"
 
 
-@dataclass
+@dataclass(slots=True)
 class Table:
+    """One table as the generator keeps it for every later task: a few hundred bytes at most
+    (slots, and `columns` a tuple of interned names), since 10M columns means 330,000 of them."""
+
     id: str
     layer: str
-    columns: list[str]
+    columns: tuple[str, ...]
     hourly: bool = False
     json_column: bool = False
     ttl_days: int = 90
 
-    def catalog_entry(self) -> dict:
-        partitions = ["dt", "hour"] if self.hourly else ["dt"]
-        return {
-            "columns": [{"name": c, "type": "string"} for c in self.columns],
-            "partitioned_by": [{"name": p, "type": "string"} for p in partitions],
-            "format": "orc",
-            "layer": self.layer,
-            "owner": f"team_{self.layer}",
-            "ttl_days": self.ttl_days,
-        }
+    @property
+    def column_count(self) -> int:
+        """Its columns with the partition columns, as the catalog lists them."""
+        return len(self.columns) + (2 if self.hourly else 1)
+
+
+def _names(columns: Iterable[str]) -> tuple[str, ...]:
+    # Derived tables repeat a few thousand names (`f3_norm`, `r_email`) millions of times.
+    return tuple(sys.intern(c) for c in columns)
+
+
+#: (JSON column, width) -> the ODS column names: 142 tuples shared by every ODS table
+_ODS_COLUMNS: dict[tuple[bool, int], tuple[str, ...]] = {}
 
 
 @dataclass
@@ -73,12 +85,15 @@ def _ods_table(rng: random.Random, index: int) -> Table:
     width = rng.randint(10, 80)
     base = ["uid", "item_id", "app", "app_id", "region", "event", "amount", "duration_ms", "email", "phone"]
     json_column = rng.random() < 0.4
-    extra = ["payload"] if json_column else []
-    fillers = [f"f{i}" for i in range(max(0, width - len(base) - len(extra)))]
+    columns = _ODS_COLUMNS.get((json_column, width))
+    if columns is None:
+        extra = ["payload"] if json_column else []
+        fillers = [f"f{i}" for i in range(max(0, width - len(base) - len(extra)))]
+        columns = _ODS_COLUMNS.setdefault((json_column, width), _names(base + extra + fillers))
     return Table(
         f"ods.src_{index}",
         "ods",
-        base + extra + fillers,
+        columns,
         hourly=rng.random() < 0.2,
         json_column=json_column,
         ttl_days=rng.choice([90, 180, 365]),
@@ -238,9 +253,10 @@ BROKEN = [
 
 
 def write_sample_data(
-    out: Path, tables: list[Table], catalog: dict[str, dict], partitions: int, seed: int
+    out: Path, tables: Sequence[Table], locations: dict[str, str], partitions: int, seed: int
 ) -> int:
-    """Small ORC partitions (`location/dt=.../part-0.orc`) for some ODS tables, so sizes can be measured."""
+    """Small ORC partitions (`location/dt=.../part-0.orc`) for some ODS tables, so sizes can be
+    measured; each table's location goes into `locations` (table id -> directory)."""
     import datetime as dt
 
     import pyarrow as pa
@@ -270,52 +286,106 @@ def write_sample_data(
             partition.mkdir(parents=True, exist_ok=True)
             orc.write_table(data, str(partition / "part-0.orc"))
             files += 1
-        catalog[table.id]["location"] = str(location)
+        locations[table.id] = str(location)
     return files
 
 
+class ContentPlan:
+    """The clean tasks whose tables get discovery content: the first `tables` ODS sources (in task
+    order) with every filler of demo_content.FILLERS, and the tasks cleaning them. Chosen as the
+    tasks are made, so only these are kept (not every clean task's projections)."""
+
+    def __init__(self, tables: int) -> None:
+        self.tables = tables
+        self.sources: set[str] = set()
+        self.cleaned: list[tuple[str, Table, list[tuple[str, str]]]] = []
+
+    def add(self, target: str, source: Table, pairs: list[tuple[str, str]]) -> None:
+        if source.id not in self.sources:
+            if source.layer != "ods" or len(self.sources) >= self.tables:
+                return
+            # demo_content (and its stdnum) only when content is asked for
+            from watershed.ingest.demo_content import FILLERS
+
+            if not set(FILLERS) <= set(source.columns):
+                return
+            self.sources.add(source.id)
+        self.cleaned.append((target, source, pairs))
+
+
 def write_content(
-    out: Path,
-    cleaned: list[tuple[str, Table, list[tuple[str, str]]]],
-    catalog: dict[str, dict],
-    tables: int,
-    seed: int,
-    rows: int = 200,
+    out: Path, plan: ContentPlan, locations: dict[str, str], seed: int, rows: int = 200
 ) -> list[str]:
-    """Discovery content for `tables` ODS tables with every filler of demo_content.FILLERS, and for
-    the DWD tables cleaned from them (in task order); the first one's `phone` holds device models.
-    Their catalog entries get the location. Returns the tables written."""
+    """Discovery content for the plan's ODS tables, and for the DWD tables cleaned from them (in
+    task order); the first one's `phone` holds device models. Their locations go into
+    `locations`. Returns the tables written."""
     from watershed.ingest import demo_content
 
     rng = random.Random(seed * 7919 + 1)
     sources: dict[str, dict[str, list]] = {}
     written: list[str] = []
-    for target, source, pairs in cleaned:
+    for target, source, pairs in plan.cleaned:
         if source.id not in sources:
-            if (
-                source.layer != "ods"
-                or len(sources) >= tables
-                or not set(demo_content.FILLERS) <= set(source.columns)
-            ):
-                continue
             values = demo_content.source_values(source.columns, rows, rng, devices=not sources)
             sources[source.id] = values
-            _write_content_table(out, source, values, catalog)
+            _write_content_table(out, source, values, locations)
             written.append(source.id)
-        if target.startswith("dwd.") and target in catalog:
+        if target.startswith("dwd."):
             values = demo_content.derived_values(pairs, sources[source.id], rows)
-            _write_content_table(out, Table(target, "dwd", list(values)), values, catalog)
+            _write_content_table(out, Table(target, "dwd", tuple(values)), values, locations)
             written.append(target)
     return written
 
 
-def _write_content_table(out: Path, table: Table, values: dict[str, list], catalog: dict[str, dict]) -> None:
+def _write_content_table(out: Path, table: Table, values: dict[str, list], locations: dict[str, str]) -> None:
     from watershed.ingest.demo_content import write_table
 
     location = out / "data" / table.id.replace(".", "/")
     partitions = [f"dt={RUN_DATE}"] + (["hour=00"] if table.hourly else [])
     write_table(location, values, partitions)
-    catalog[table.id]["location"] = str(location)
+    locations[table.id] = str(location)
+
+
+def write_catalog(path: Path, tables: Iterable[Table], locations: dict[str, str]) -> None:
+    """catalog.json, one table's entry at a time in sorted id order: byte for byte what
+    `json.dumps({"tables": catalog}, indent=1, sort_keys=True)` writes, without holding it (and
+    without json's pure-Python indenting encoder, three quarters of the generator's time)."""
+    by_id = sorted(tables, key=lambda t: t.id)
+    #: column name -> its object's text: a few thousand names repeat over millions of columns
+    blocks: dict[str, str] = {}
+    with path.open("w") as out:
+        out.write('{\n "tables": {')
+        separator = "\n  "
+        for table in by_id:
+            out.write(
+                f"{separator}{json.dumps(table.id)}: {_entry_text(table, locations.get(table.id), blocks)}"
+            )
+            separator = ",\n  "
+        out.write("\n }\n}" if by_id else "}\n}")
+
+
+def _entry_text(table: Table, location: str | None, blocks: dict[str, str]) -> str:
+    """A table's catalog entry as json.dumps(indent=1, sort_keys=True) lays it out two levels
+    down: its keys in sorted order, every column a {"name", "type": "string"} object."""
+    located = f'   "location": {json.dumps(location)},\n' if location is not None else ""
+    return (
+        f'{{\n   "columns": {_columns_text(table.columns, blocks)},\n   "format": "orc",\n'
+        f'   "layer": {json.dumps(table.layer)},\n{located}   "owner": {json.dumps(f"team_{table.layer}")},\n'
+        f'   "partitioned_by": {_columns_text(("dt", "hour") if table.hourly else ("dt",), blocks)},\n'
+        f'   "ttl_days": {table.ttl_days}\n  }}'
+    )
+
+
+def _columns_text(names: Sequence[str], blocks: dict[str, str]) -> str:
+    if not names:
+        return "[]"
+    texts = []
+    for name in names:
+        text = blocks.get(name)
+        if text is None:
+            text = blocks[name] = f'    {{\n     "name": {json.dumps(name)},\n     "type": "string"\n    }}'
+        texts.append(text)
+    return "[\n" + ",\n".join(texts) + "\n   ]"
 
 
 def generate_warehouse(
@@ -335,15 +405,14 @@ def generate_warehouse(
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     n_ods = max(3, tasks // 2)
     ods = [_ods_table(rng, i) for i in range(n_ods)]
-    layers = {"ods": ods, "dwd": [], "dws": [], "ads": []}
+    layers: dict[str, list[Table]] = {"ods": ods, "dwd": [], "dws": [], "ads": []}
     plan = ["dwd"] * int(tasks * 0.45) + ["dws"] * int(tasks * 0.35)
     plan += ["ads"] * (tasks - len(plan))
     broken = max(1, tasks // 100) if broken is None else broken
     broken_at = set(rng.sample(range(tasks), min(broken, tasks)))
     summary = Summary()
-    catalog: dict[str, dict] = {t.id: t.catalog_entry() for t in ods}
-    #: (target, source, projections) of each clean task: what the content's derived values follow
-    cleaned: list[tuple[str, Table, list[tuple[str, str]]]] = []
+    #: the clean tasks the content's derived values follow
+    content = ContentPlan(content_tables)
     with (out / "tasks.jsonl").open("w") as export:
         for index, layer in enumerate(plan):
             below = {
@@ -366,7 +435,7 @@ def generate_warehouse(
                 if layer == "dwd" or shape < 0.2:
                     source = rng.choice(below)
                     sql, columns, pairs = _task_clean(rng, task_id, target, source)
-                    cleaned.append((target, source, pairs))
+                    content.add(target, source, pairs)
                 elif shape < 0.5:
                     sql, columns = _task_join(
                         rng,
@@ -378,9 +447,8 @@ def generate_warehouse(
                     sql, columns = _task_aggregate(rng, task_id, target, rng.choice(below))
                 else:
                     sql, columns = _task_union(rng, task_id, target, rng.sample(below, min(3, len(below))))
-                table = Table(target, layer, columns, ttl_days=rng.choice([30, 60, 90, 180]))
+                table = Table(target, layer, _names(columns), ttl_days=rng.choice([30, 60, 90, 180]))
                 layers[layer].append(table)
-                catalog[target] = table.catalog_entry()
             header = f"-- task: {task_id}\n-- owner: team_{layer}\n-- dialect: hive\n-- schedule: daily\n-- vars: date={RUN_DATE}\n"
             path = out / "tasks" / layer / f"{task_id}.sql"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -401,13 +469,15 @@ def generate_warehouse(
                 + "\n"
             )
             summary.tasks += 1
+    locations: dict[str, str] = {}
     if data_tables:
-        write_sample_data(out, ods[:data_tables], catalog, data_partitions, seed)
+        write_sample_data(out, ods[:data_tables], locations, data_partitions, seed)
     if content_tables:
-        write_content(out, cleaned, catalog, content_tables, seed)
-    (out / "catalog.json").write_text(json.dumps({"tables": catalog}, indent=1, sort_keys=True))
-    summary.tables = len(catalog)
-    summary.columns = sum(len(e["columns"]) + len(e["partitioned_by"]) for e in catalog.values())
+        write_content(out, content, locations, seed)
+    every_table = [table for tables in layers.values() for table in tables]
+    write_catalog(out / "catalog.json", every_table, locations)
+    summary.tables = len(every_table)
+    summary.columns = sum(table.column_count for table in every_table)
     summary.layers = {name: len(tables) for name, tables in layers.items()}
     return summary
 
