@@ -573,18 +573,22 @@ class FalkorDBStore(GraphStore):
             return []
         # RediSearch: words side by side must all match; `w*` is a prefix. Sent as FalkorDB's own
         # procedure call, not through `read` (whose statements are the ones both backends share).
-        return self._index_matches(label, "description", terms, skip, limit)
+        return self._index_matches(label, "description", [f"{term}*" for term in terms], skip, limit)
 
     @_reaching_server
-    def id_word_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
-        terms = description_terms(words)
+    def id_word_matches(
+        self, label: str, words: Sequence[str], skip: int, limit: int, near: Sequence[str] = ()
+    ) -> list[str]:
+        terms = [f"{term}*" for term in description_terms(words)]
+        # `%w%`: a word within one Levenshtein edit of w (RediSearch's fuzzy term; a swap is two)
+        terms += [f"%{term}%" for term in description_terms(near)]
         if not terms:
             return []
         return self._index_matches(label, "id_words", terms, skip, limit)
 
     def _index_matches(self, label: str, field: str, terms: list[str], skip: int, limit: int) -> list[str]:
         # the label's index holds both fields: each stage asks its own
-        query = f"@{field}:(" + " ".join(f"{term}*" for term in terms) + ")"
+        query = f"@{field}:(" + " ".join(terms) + ")"
         params = {"label": label, "query": query, "skip": skip, "n": limit}
         return [row[0] for row in self.graph.ro_query(FULLTEXT_QUERY, params).result_set]
 

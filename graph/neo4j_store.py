@@ -415,17 +415,22 @@ class Neo4jStore(GraphStore):
         terms = description_terms(words)
         if not terms:
             return []
+        terms = [f"{_lucene_prefix(term)}*" for term in terms]
         return self._index_matches(f"watershed_{label.lower()}_description", terms, skip, limit)
 
     @_reaching_server
-    def id_word_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
-        terms = description_terms(words)
+    def id_word_matches(
+        self, label: str, words: Sequence[str], skip: int, limit: int, near: Sequence[str] = ()
+    ) -> list[str]:
+        terms = [f"{_lucene_prefix(term)}*" for term in description_terms(words)]
+        # `w~1`: a word within one edit of w (Lucene's fuzzy term: a swap of neighbours is one)
+        terms += [f"{term}~1" for term in description_terms(near)]
         if not terms:
             return []
         return self._index_matches(f"watershed_{label.lower()}_id_words", terms, skip, limit)
 
     def _index_matches(self, index: str, terms: list[str], skip: int, limit: int) -> list[str]:
-        query = " AND ".join(f"{_lucene_prefix(term)}*" for term in terms)
+        query = " AND ".join(terms)
         params = {"index": index, "query": query, "skip": skip, "n": limit}
         return [row[0] for row in self.read(_DESCRIBED, params)]
 

@@ -564,12 +564,16 @@ class GraphStore(ABC):
         when no word holds a letter or digit. The caller checks the words themselves."""
 
     @abstractmethod
-    def id_word_matches(self, label: str, words: Sequence[str], skip: int, limit: int) -> list[str]:
+    def id_word_matches(
+        self, label: str, words: Sequence[str], skip: int, limit: int, near: Sequence[str] = ()
+    ) -> list[str]:
         """Ids of `label` nodes (Table or Column) whose id has, for each query word, a word starting
         with its `description_terms` prefix: the graph's full-text index on `id_words` (the id cut
         at `queries.ID_WORD_SEPARATORS`, set by every write that creates the node), in its own order
-        from `skip`, at most `limit`; none when no word holds a letter or digit. The caller checks
-        the words themselves."""
+        from `skip`, at most `limit`; none when no word holds a letter or digit. With `near` (words
+        of letters and digits: search's typo stage), also, for each, a whole word at most one edit
+        from it (a character added, dropped or changed; Neo4j's index also counts two neighbours
+        swapped as one). The caller checks the words themselves."""
 
     def stats(self) -> GraphStats:
         return GraphStats(**{name: self.read(query)[0][0] for name, query in queries.STATS.items()})

@@ -1,8 +1,8 @@
 """The search of the steward service and `watershed graph search`: tables and columns by id prefix and then by the words of their ids (both indexed), with tag filters; ranked, counted, and tolerant of a typo.
 
-Reading: no stage reads every node when something matches. The prefix stage reads the id index's
-range for the prefix and sorts what it finds (keyset paging by id): cheap for a table's or a narrow
-prefix's ids, growing with the number of ids under a broad prefix (a whole database). The id-word
+Reading: no stage reads every node, whether something matches or not. The prefix stage reads the
+id index's range for the prefix and sorts what it finds (keyset paging by id): cheap for a table's
+or a narrow prefix's ids, growing with the number of ids under a broad prefix (a whole database). The id-word
 stage asks the graph's full-text index on `id_words` (`GraphStore.id_word_matches`: the id cut into
 words at `.`, `_`, `-`, `:`, `'`, `/` and backticks, set by the write that creates the node:
 graph/queries.py `id_words`) for nodes having, for each word of the query, a word starting with it
@@ -12,24 +12,35 @@ a word (`stomer`, `_id` after a letter) no longer matches: that was a scan of ev
 1M columns, 250 ms when matches were rare). Digits stay in their word (`id0` is one word, which
 `id` finds and `0` does not). Tag filters are checked on the stored tags of each candidate.
 
-Ranking and the total: a first page gathers the first `RANK_WINDOW` matches (reading at most
-`_GATHER_ROUNDS` batches of prefix matches and as many of the other stages'; a dotted query whose
-prefix matches fill the page reads no other match: they would rank after them) and ranks them
-(`rank`): an exact match (the id, or the name, is the query) before a prefix match (of the id or
-the name) before an id-word match before a match of the description alone; then roots (no column
-or table flows into them: where tags start) before derived nodes with tags before derived nodes
-without; then the id. `total` is the number gathered: exact when the gathering read every match,
-else a lower bound (`total_bounded`). Pages walk the ranked window by offset (the cursor keeps the
-total); past it they read on in stage order, unranked, at most `_ROUNDS` batches a request, so a
+Ranking and the total: a first page gathers the first matches that `RANK_PAGES` (two) pages of
+its size hold, at least `RANK_FLOOR` (100) and at most `RANK_WINDOW` (500): its window, kept in
+its cursor for the pages after it (reading at most `_GATHER_ROUNDS` batches of prefix matches and
+as many of the other stages'; a dotted query whose prefix matches fill the page reads no other
+match: they would rank after them). A page's cost then follows its size, not the 500 hits it
+ranked before (each sought, checked, its roots read: 170 ms p99 at 1M columns for a column name
+matching 25,000 columns). It ranks them (`rank`): an exact match (the id, or the name, is the
+query) before a prefix match (of the id or the name) before an id-word match before a match of
+the description alone; then roots (no column or table flows into them: where tags start) before
+derived nodes with tags before derived nodes without; then the id. `total` is the number
+gathered: exact when the gathering read every match (no more than the window), else a lower
+bound, the window's size (`total_bounded`). Pages walk the ranked window by offset (the cursor
+keeps the total and the window); past it they read on in stage order, unranked, at most `_ROUNDS` batches a request, so a
 filter that matches little never makes one request expensive.
 
-A typo: when nothing matches a query of 4 or more characters, names one edit away (a character
-added, dropped, changed, or two neighbours swapped: `phone_nrm` finds `phone_norm`) are
-looked for: a scan of the label keeping names of about the length that start with the query's
-first half or end with its second half (one edit leaves one of them whole), at most
-`RANK_WINDOW` of them, checked here; the page then says `approximate`. This stage alone reads
-every node of the label (no index answers a name's end): it runs only when nothing matched, and
-costs what a label scan costs (bench/search_bench.py measures it).
+A typo: when nothing matches a query of 4 or more characters, names one edit away from its last
+dotted part (a character added, dropped, changed, or two neighbours swapped: `phone_nrm` finds
+`phone_norm`) are looked for, under the rest of it, among the id-word index's candidates
+(`_typos`): per label, two asks of at most `_TYPO_CANDIDATES` ids each, under the words of the
+scope (the query's dotted part, or `db`): ids with a word starting with each word of the name's
+first half (an edit in the second half leaves the first whole, separators included), and ids
+with a word at most one edit from each word of the name (`GraphStore.id_word_matches`' `near`:
+an edit inside one word). The candidate ids whose last part is one edit away (`one_edit_apart`) are sought by
+id (for their tags); the page then says `approximate`. It reads what the
+index answers, not the label (a scan of every name: 1.3 s p50 at 1M columns). Not found any
+more: an edit in the first half that adds or drops a separator (`ph_one_norm` for `phone_norm`,
+`odsuser_id` for `ods_user_id`); on FalkorDB two neighbours swapped in the first half (`hpone_norm`: RediSearch's
+fuzzy match counts a swap as two edits; Lucene's, on Neo4j, as one); a name past the first
+`_TYPO_CANDIDATES` candidates of both asks (a first half starting the words of more ids).
 
 Table hits carry `sensitive`: the sensitivity families (`pii`) some column of the table has.
 
@@ -88,12 +99,18 @@ class SearchPage(Page[SearchHit]):
 
 #: batches one request reads past the ranked window
 _ROUNDS = 10
-#: matches a first page gathers, ranks and counts
+#: the most matches a first page gathers, ranks and counts
 RANK_WINDOW = 500
+#: a first page gathers what this many pages hold, at least `RANK_FLOOR` (at most `RANK_WINDOW`):
+#: its cost follows the page's size (500 hits took 170 ms p99 at 1M columns, a page of 50 needs 100)
+RANK_PAGES = 2
+RANK_FLOOR = 100
 #: batches the gathering reads at most (each up to 1,000 rows)
 _GATHER_ROUNDS = 20
-#: the shortest query a typo is looked for (a shorter one has no half to anchor the scan)
+#: the shortest query a typo is looked for (a shorter one has no half to anchor the index's ask)
 TYPO_MIN = 4
+#: candidates the typo stage reads per index ask and label (each then sought by id)
+_TYPO_CANDIDATES = 500
 # A prefix is asked as an id range, [prefix, next): FalkorDB answers `STARTS WITH` together with
 # another condition on the id by scanning the whole index, but a range by reading just that part.
 # The cursor is compared as a plain string (`toString`): FalkorDB's index compares ids without
@@ -246,11 +263,9 @@ _SENSITIVE = (
     "UNWIND $ids AS id MATCH (:Table {id: id})-[:HAS_COLUMN]->(c:Column) "
     "WITH id, c WHERE c.tags CONTAINS $key RETURN id, c.tags"
 )
-_TYPO = (
-    "MATCH (n:{label}) WHERE {scope}size(n.name) >= $shortest AND size(n.name) <= $longest "
-    "AND (n.name STARTS WITH $head OR n.name ENDS WITH $tail){tags} "
-    "RETURN n.id, n.type, n.tags, n.description LIMIT $n"
-)
+# The typo stage's names one edit away (`_typos`: checked on the index's candidate ids), each sought
+# by id (the tag conditions after WITH, where FalkorDB keeps the seek).
+_TYPO = "UNWIND $ids AS id MATCH (n:{label} {{id: id}}) WITH n WHERE true{tags} RETURN n.id, n.type, n.tags, n.description"
 
 
 @dataclass
@@ -364,32 +379,39 @@ def one_edit_apart(a: str, b: str) -> bool:
 
 
 def _typos(ask: _Ask) -> list[SearchHit]:
-    """Nodes whose name is one edit away from the query's last part (under the rest of it)."""
+    """Nodes whose name is one edit away from the query's last part (under the rest of it), among
+    the id-word index's candidates: ids with a word starting with each word of the name's first
+    half (an edit in its second half leaves the first whole), and ids with a word at most one edit
+    from each word of the name (an edit inside one word); each ask under the scope's words."""
     parent, _, name = ask.query.rpartition(".")
     under = f"{parent}." if parent else ""
     if len(name) < TYPO_MIN or (ask.scope and under and not under.startswith(ask.scope)):
         return []
-    half = len(name) // 2
-    # one edit of name[i:i+2] leaves name[:half] whole when i >= half, else name[half + 1:]
-    params = {
-        "shortest": len(name) - 1,
-        "longest": len(name) + 1,
-        "head": name[:half],
-        "tail": name[half + 1 :],
-        "scope": under or ask.scope,
-        "n": RANK_WINDOW,
-        **ask.key_params,
-    }
+    scope = under or ask.scope
+    head = words_of(name[: len(name) // 2])
+    asks = [(words_of(scope) + head, ())] if head else []
+    asks.append((words_of(scope), words_of(name)))
     found = []
     for label in dict.fromkeys(label for label, _ in ask.stages):
-        rows = ask.graph.read(
-            _TYPO.format(label=label, tags=ask.tag_clause, scope=_IN_SCOPE if params["scope"] else ""), params
+        # the name is the id's last part: only the names one edit away are sought
+        close = sorted(
+            {
+                node_id
+                for words, fuzzy in asks
+                for node_id in ask.graph.id_word_matches(label, words, 0, _TYPO_CANDIDATES, near=fuzzy)
+                if node_id.startswith(scope) and one_edit_apart(name, ids.split(node_id)[-1])
+            }
         )
-        for node_id, node_type, tags_text, description in rows:
+        if not close:
+            continue
+        rows = ask.graph.read(
+            _TYPO.format(label=label, tags=ask.tag_clause), {"ids": close, **ask.key_params}
+        )
+        for node_id, node_type, tags_text, description in sorted(rows):
             hit = _hit(node_id, label, node_type, tags_text, description)
-            if one_edit_apart(name, hit.name) and all(f.matches(hit.tags) for f in ask.filters):
+            if all(f.matches(hit.tags) for f in ask.filters):
                 found.append(hit)
-    return found
+    return found[:RANK_WINDOW]
 
 
 def rank(hits: list[SearchHit], query: str, roots: set[str]) -> list[SearchHit]:
@@ -471,8 +493,11 @@ def search_nodes(
     try:
         total, bounded = int(position.get("total", 0)), bool(position.get("bounded", False))
         offset = int(position.get("offset", 0))
+        # the window the first page ranked: the pages after it walk the same one
+        window_size = int(position.get("window", max(RANK_FLOOR, RANK_PAGES * limit)))
     except (TypeError, ValueError):
         raise CursorError("cursor: not a cursor this API handed out") from None
+    window_size = min(max(window_size, 1), RANK_WINDOW)
     if "stage" in position:
         # past the ranked window: on in stage order
         items, rest = _read(ask, position, limit, _ROUNDS)
@@ -480,11 +505,11 @@ def search_nodes(
         _mark_sensitive(graph, policy, items)
         return SearchPage(items=items, next_cursor=next_cursor, total=total, total_bounded=bounded)
 
-    window, rest = _read(ask, {}, RANK_WINDOW, _GATHER_ROUNDS, stop=len(labels))
+    window, rest = _read(ask, {}, window_size, _GATHER_ROUNDS, stop=len(labels))
     # A dotted query (an id's beginning) whose prefix matches fill a page is answered from them:
     # every other match ranks after them.
     if rest is not None and rest["stage"] >= len(labels) and not ("." in query and len(window) >= limit):
-        more, rest = _read(ask, rest, RANK_WINDOW - len(window), _GATHER_ROUNDS)
+        more, rest = _read(ask, rest, window_size - len(window), _GATHER_ROUNDS)
         window += more
     approximate = False
     if not window and rest is None and query:
@@ -493,7 +518,9 @@ def search_nodes(
     total, bounded = len(window), rest is not None
     items = window[offset : offset + limit]
     if offset + limit < len(window):
-        next_cursor = encode_cursor({"offset": offset + limit, "total": total, "bounded": bounded})
+        next_cursor = encode_cursor(
+            {"offset": offset + limit, "total": total, "bounded": bounded, "window": window_size}
+        )
     elif rest is not None:
         next_cursor = encode_cursor({**rest, "total": total, "bounded": bounded})
     else:
