@@ -1,7 +1,7 @@
 """Query-time authorization latency against a sqlglot parse of the same query, in one run.
 
     .venv/bin/python bench/authz_bench.py [--columns 1000000] [--tasks 200] [--repeat 3]
-        [--out bench/results/authz_bench.json] [--skip-pipeline]
+        [--out bench/results/authz_bench.json] [--skip-pipeline] [--modes service,service_fresh]
 
 Starts its own FalkorDB on a free port and loads a catalog of >= `--columns` columns: TPC-DS's
 tables (in `default`), the generated warehouse's tables (ingest.generator, `--tasks` tasks) and
@@ -267,6 +267,8 @@ STAGES = {
     "record_decision": "grants.py",
     "catalog_entries": "store.py",
     "grants_of": "grants.py",
+    # the check's one batched read of entries, tags, grants and admins (authz.reads)
+    "read_for_check": "reads.py",
 }
 
 
@@ -309,6 +311,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--tag-share", type=float, default=0.2, help="share of filler tables with a pii column"
+    )
+    parser.add_argument(
+        "--modes",
+        default="service,service_repeat,service_fresh",
+        help="the service modes to measure, comma-separated (a shorter run: service,service_fresh)",
     )
     args = parser.parse_args()
     policy = default_policy()
@@ -361,6 +368,8 @@ def main() -> None:
                 ),
                 ("service_fresh", 0.0, False, "every read from the graph"),
             ):
+                if name not in args.modes.split(","):
+                    continue
                 service = authz_service(graph, policy, catalog, reuse, keep)
                 if service is None:
                     break

@@ -84,6 +84,37 @@ def chunks(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
         yield rows[start : start + size]
 
 
+def catalog_entry(row: Sequence[Any]) -> CatalogTable:
+    """A table's catalog entry from a row of `queries.CATALOG_ENTRIES` (see
+    `GraphStore.catalog_entries`); a reader that fetches the entry with more in one statement
+    (the gateway's check) builds it from the same fields."""
+    table_id, format_, location, owner, layer, ttl_days, partitioned, order, view_sql, dialect = row[:10]
+    readers = list(row[10] or [])
+    types = {name: type_ for name, type_ in row[11] if name is not None}
+    names = list(dict.fromkeys([*(order or []), *sorted(types)]))
+    partition_names = list(partitioned or [])
+    partitions = set(partition_names)
+
+    def column(name: str) -> CatalogColumn:
+        return CatalogColumn(name=name, type=types.get(name) or "string")
+
+    return CatalogTable(
+        name=table_id,
+        columns=[column(n) for n in names if n not in partitions],
+        partitioned_by=[column(n) for n in partition_names],
+        format=format_,
+        location=location,
+        owner=owner,
+        layer=layer,
+        ttl_days=ttl_days,
+        view_sql=view_sql,
+        view_dialect=dialect,
+        external_readers=readers,
+        # by name unless column_order lists every column the graph has
+        columns_ordered=bool(order) and set(order) >= {*types, *partitions},
+    )
+
+
 class GraphStore(ABC):
     batch_size: int = 5000
     #: Column ids this store has written or found in the graph. Columns are never deleted
@@ -504,33 +535,7 @@ class GraphStore(ABC):
         wanted = list(dict.fromkeys(table_ids))
         for batch in chunks(wanted, self.batch_size):
             for row in self.read(queries.CATALOG_ENTRIES, {"ids": list(batch)}):
-                table_id, format_, location, owner, layer, ttl_days, partitioned, order, view_sql, dialect = (
-                    row[:10]
-                )
-                readers = list(row[10] or [])
-                types = {name: type_ for name, type_ in row[11] if name is not None}
-                names = list(dict.fromkeys([*(order or []), *sorted(types)]))
-                partition_names = list(partitioned or [])
-                partitions = set(partition_names)
-
-                def column(name: str, types: dict = types) -> CatalogColumn:
-                    return CatalogColumn(name=name, type=types.get(name) or "string")
-
-                entries[table_id] = CatalogTable(
-                    name=table_id,
-                    columns=[column(n) for n in names if n not in partitions],
-                    partitioned_by=[column(n) for n in partition_names],
-                    format=format_,
-                    location=location,
-                    owner=owner,
-                    layer=layer,
-                    ttl_days=ttl_days,
-                    view_sql=view_sql,
-                    view_dialect=dialect,
-                    external_readers=readers,
-                    # by name unless column_order lists every column the graph has
-                    columns_ordered=bool(order) and set(order) >= {*types, *partitions},
-                )
+                entries[row[0]] = catalog_entry(row)
         return entries
 
     def nodes(self, ids: Sequence[str]) -> list[GraphNode]:

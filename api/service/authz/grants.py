@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -78,13 +79,26 @@ REMOVE_FROM_GROUP = (
     "MATCH (g:GroupMember {group: $group, user: $user}) " + CREATE_ENTRY + " DELETE g RETURN count(*)"
 )
 ROLES_OF_GROUP = "MATCH (m:DataRoleMember {kind: 'group', name: $group}) RETURN m.role"
-#: a user's grants in one read: their groups, the roles of the user and of those groups, the grants
-GRANTS_OF_USER = (
-    "OPTIONAL MATCH (gm:GroupMember {user: $user}) WITH collect(gm.group) AS groups "
-    "MATCH (m:DataRoleMember) WHERE (m.kind = 'user' AND m.name = $user) "
-    "OR (m.kind = 'group' AND m.name IN groups) WITH collect(DISTINCT m.role) AS roles "
-    f"MATCH (g:DataGrant) WHERE g.role IN roles RETURN {GRANT_FIELDS} ORDER BY g.id"
-)
+
+
+def user_grants(returning: str) -> str:
+    """A read of a user's grants (`g`) returning `returning`: their groups, the roles of the user
+    and of those groups, the grants (the check's batched read, `authz.reads`, returns them beside
+    the rest)."""
+    return (
+        "OPTIONAL MATCH (gm:GroupMember {user: $user}) WITH collect(gm.group) AS groups "
+        "MATCH (m:DataRoleMember) WHERE (m.kind = 'user' AND m.name = $user) "
+        "OR (m.kind = 'group' AND m.name IN groups) WITH collect(DISTINCT m.role) AS roles "
+        f"MATCH (g:DataGrant) WHERE g.role IN roles RETURN {returning}"
+    )
+
+
+def admins(returning: str) -> str:
+    """A read of the admin accounts (`u`) returning `returning`."""
+    return f"MATCH (u:User {{role: 'admin'}}) RETURN {returning}"
+
+
+GRANTS_OF_USER = user_grants(f"{GRANT_FIELDS} ORDER BY g.id")
 GRANTS_OF_ROLES = f"MATCH (g:DataGrant) WHERE g.role IN $roles RETURN {GRANT_FIELDS} ORDER BY g.id"
 LIST_GRANTS = (
     f"MATCH (g:DataGrant) WHERE $role IS NULL OR g.role = $role RETURN {GRANT_FIELDS} ORDER BY g.role, g.id"
@@ -100,7 +114,7 @@ ADD_GRANT = (
 )
 REVOKE_GRANT = "MATCH (g:DataGrant {id: $id}) " + CREATE_ENTRY + " DELETE g RETURN count(*)"
 TABLE_OF_DATABASE = "MATCH (t:Table {db: $db}) RETURN t.id LIMIT 1"
-ADMINS = "MATCH (u:User {role: 'admin'}) RETURN u.name, u.databases ORDER BY u.name"
+ADMINS = admins("u.name, u.databases ORDER BY u.name")
 
 
 class DataRole(BaseModel):
@@ -154,7 +168,8 @@ def grant_id(grant: Grant) -> str:
     return "g" + hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:15]
 
 
-def _grant(row: list) -> Grant:
+def grant_of_row(row: Sequence[Any]) -> Grant:
+    """A grant from the fields `GRANT_FIELDS` names, in that order."""
     gid, role, actions, database, table, columns, condition, tag, by, at = row
     return Grant(
         id=gid,
@@ -316,15 +331,15 @@ class GrantStore:
     def _grants_of_roles(self, roles: list[str]) -> list[Grant]:
         if not roles:
             return []
-        return [_grant(row) for row in self.graph.read(GRANTS_OF_ROLES, {"roles": roles})]
+        return [grant_of_row(row) for row in self.graph.read(GRANTS_OF_ROLES, {"roles": roles})]
 
     def grants(self, role: str | None = None) -> list[Grant]:
-        return [_grant(row) for row in self.graph.read(LIST_GRANTS, {"role": role})]
+        return [grant_of_row(row) for row in self.graph.read(LIST_GRANTS, {"role": role})]
 
     def grants_of(self, user: str) -> list[Grant]:
         """Every grant a user holds, through their roles and their groups' roles (`user` as stored:
         the faces fold a name that enters, an authenticated caller's is the stored one)."""
-        return [_grant(row) for row in self.graph.read(GRANTS_OF_USER, {"user": user})]
+        return [grant_of_row(row) for row in self.graph.read(GRANTS_OF_USER, {"user": user})]
 
     def listed(self, me: Me, role: str | None = None, user: str | None = None) -> list[Grant]:
         """The grants `me` may list (of one role, or that one user holds): a limited admin sees
@@ -338,7 +353,7 @@ class GrantStore:
         rows = self.graph.read(GET_GRANT, {"id": grant_id_})
         if not rows:
             raise UnknownGrantError(f"grant {grant_id_} not found")
-        return _grant(rows[0])
+        return grant_of_row(rows[0])
 
     def validate(self, grant: Grant) -> Grant:
         """The grant with its scope checked against the graph and the policy, normalised, and its id."""
@@ -431,14 +446,19 @@ class GrantStore:
 
     def admins_of(self, database: str, limit: int = 5) -> list[str]:
         """Admins who may grant on `database` (limited ones first: they own it), at most `limit`."""
-        limited, everywhere = [], []
-        for name, databases in self.graph.read(ADMINS):
-            scope = json.loads(databases) if databases else None
-            if scope is None:
-                everywhere.append(name)
-            elif database in scope:
-                limited.append(name)
-        return (limited + everywhere)[:limit]
+        return admins_among(self.graph.read(ADMINS), database, limit)
+
+
+def admins_among(rows: Iterable[Sequence[Any]], database: str, limit: int = 5) -> list[str]:
+    """`GrantStore.admins_of` from the rows of `ADMINS` (name, databases as JSON text)."""
+    limited, everywhere = [], []
+    for name, databases in rows:
+        scope = json.loads(databases) if databases else None
+        if scope is None:
+            everywhere.append(name)
+        elif database in scope:
+            limited.append(name)
+    return (limited + everywhere)[:limit]
 
 
 def record_decision(graph: GraphStore, actor: str, payload: dict, *, stamp: str | None = None) -> str | None:

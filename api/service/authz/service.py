@@ -1,9 +1,11 @@
 """The query-time authorization service: points, decisions and masked rewrites for a user's query.
 
-A check reads from the graph the catalog entries of the tables the query names, the user's
-grants and the base columns' current tags. With `reuse_seconds` > 0 a service keeps what it read
-under the graph's data stamp (`graph.kept`), which every write to them moves, and reads again only
-what it has not kept under the stamp. A check runs under the stamp its process last saw and
+A check reads from the graph the catalog entries of the tables the query names with the current
+tags of those tables and their columns, the user's grants and the admins (for a denial's
+suggestions), in one batched read (`authz.reads`; one more per level of views). With
+`reuse_seconds` > 0 a service keeps what it read under the graph's data stamp (`graph.kept`),
+which every write to them moves, and reads again, in one read, only what it has not kept under
+the stamp. A check runs under the stamp its process last saw and
 queues its audit entry only if the stamp is still that one (`GraphStore.queue_record`), else it
 runs again under the stamp now. So every process still agrees the moment a grant, a tag or a
 table changes, and a check on a quiet graph costs one round trip, its audit entry. Every
@@ -24,9 +26,11 @@ from watershed.api.service.accounts.names import user_name
 from watershed.api.service.accounts.rights import ForbiddenError, Me
 from watershed.api.service.accounts.store import AccountStore, UnknownUserError
 from watershed.api.service.authz.decide import decide, parse_grants
-from watershed.api.service.authz.grants import GrantStore, grant_databases, record_decision
+from watershed.api.service.authz.grants import GrantStore, admins_among, grant_databases, record_decision
 from watershed.api.service.authz.masking import output_masks, plain_tags
-from watershed.graph.authz import Decision, OutputMask, QueryPoints, Rewrite
+from watershed.api.service.authz.reads import CheckRead, TableRead, read_for_check
+from watershed.graph import ids
+from watershed.graph.authz import Decision, Grant, OutputMask, QueryPoints, Rewrite
 from watershed.graph.catalog import CatalogTable
 from watershed.graph.kept import DATA_STAMP, KeptReads
 from watershed.graph.store import GraphStore
@@ -35,8 +39,8 @@ from watershed.ingest.rewrite import RewriteError, masked_query
 from watershed.propagation.graph_store import GraphTagStore
 from watershed.propagation.policy import Policy
 
-#: what a service keeps at most: a table's entry weighs its columns (about 0.5 KB each), a node's
-#: tags, a user's grants or a name found unknown weigh 1 each
+#: what a service keeps at most: a table's entry with its tags weighs its columns (about 0.5 KB
+#: each) and its tagged nodes, a user's grants, the admins or a name found unknown weigh 1 each
 KEPT_WEIGHT = 200_000
 
 
@@ -52,12 +56,16 @@ class _Analysis(NamedTuple):
     statement: exp.Expression
     points: QueryPoints
     weight: int
+    #: the tables whose entries decided the points: every node of the points is one or a column of one
+    tables: tuple[str, ...] = ()
 
 
 def _weight(value: object) -> int:
-    if isinstance(value, CatalogTable):
-        return len(value.all_columns)
-    return value.weight if isinstance(value, _Analysis) else 1
+    return value.weight if isinstance(value, (_Analysis, TableRead)) else 1
+
+
+#: what `KeptReads.get` answers for a key not kept (a kept value may be None: a table found unknown)
+_NOT_KEPT = object()
 
 
 class AuthzService:
@@ -92,29 +100,99 @@ class AuthzService:
 
     def points(self, sql: str, dialect: str = "spark") -> QueryPoints:
         """The query's permission points; QueryError when it cannot be analysed."""
-        return self._analysed(sql, dialect, self._kept.stamp()).points
+        return self._analysed(sql, dialect, self._kept.stamp(), CheckRead()).points
 
-    def _analysed(self, sql: str, dialect: str, stamp: str | None) -> _Analysis:
+    def _gather(
+        self, stamp: str | None, found: CheckRead, tables: list[str], user: str | None, admins: bool = False
+    ) -> None:
+        """Into `found`: `tables`' entries and tags, `user`'s grants (None: not wanted) and, when
+        `admins` or with any other read, the admins; kept ones under `stamp`, the rest in one
+        batched read, kept under `stamp` in turn."""
+        kept = self._kept
+        wanted = []
+        for table in tables:
+            if table not in found.tables:
+                value = kept.get(stamp, ("table", table), _NOT_KEPT)
+                if value is _NOT_KEPT:
+                    wanted.append(table)
+                else:
+                    found.tables[table] = value
+        if user is not None and found.grants is None:
+            found.grants = kept.get(stamp, ("grants", user))
+        grants_for = user if user is not None and found.grants is None else None
+        if found.admins is None:
+            found.admins = kept.get(stamp, ("admins",))
+        # the admins ride with a read that goes anyway: a denial then needs no read of its own
+        with_admins = found.admins is None and (admins or bool(wanted) or grants_for is not None)
+        if not (wanted or grants_for is not None or with_admins):
+            return
+        read = read_for_check(self.graph, wanted, grants_for, with_admins=with_admins)
+        for table, value in read.tables.items():
+            found.tables[table] = value
+            kept.put(stamp, ("table", table), value)
+        if read.grants is not None:
+            found.grants = read.grants
+            kept.put(stamp, ("grants", user), read.grants)
+        if read.admins is not None:
+            found.admins = read.admins
+            kept.put(stamp, ("admins",), read.admins)
+
+    def _entries(
+        self, stamp: str | None, found: CheckRead, tables: list[str], user: str | None
+    ) -> dict[str, CatalogTable]:
+        self._gather(stamp, found, tables, user)
+        return {t: read.entry for t in tables if (read := found.tables.get(t)) is not None}
+
+    def _grants_of(self, stamp: str | None, found: CheckRead, user: str) -> list[Grant]:
+        self._gather(stamp, found, [], user)
+        return found.grants or []
+
+    def _tags_of(self, stamp: str | None, found: CheckRead, tables: tuple[str, ...], nodes: set[str]) -> dict:
+        """The current tags of `nodes` (those with tags), from the reads of `tables`, which hold
+        them all (kept with the analysis, these may have been read by an earlier check)."""
+        self._gather(stamp, found, list(tables), None)
+        tags, outside = {}, []
+        for node in sorted(nodes):
+            read = found.tables.get(node if node in found.tables else ids.parent(node), _NOT_KEPT)
+            if read is None:
+                continue  # of a table the graph does not have: the query is denied for it
+            if read is _NOT_KEPT or node not in read.nodes:
+                outside.append(node)  # never a node of the points' catalog entries; read alone
+            elif node in read.tags:
+                tags[node] = read.tags[node]
+        if outside:
+            tags.update(self._tags.current_tags(outside))
+        return tags
+
+    def _admins_of(self, stamp: str | None, found: CheckRead, database: str) -> list[str]:
+        self._gather(stamp, found, [], None, admins=True)
+        return admins_among(found.admins or [], database)
+
+    def _analysed(
+        self, sql: str, dialect: str, stamp: str | None, found: CheckRead, user: str | None = None
+    ) -> _Analysis:
         """The text parsed once and its points, kept under `stamp` for the next check of the same
-        text: nothing else decides them but the catalog entries, which the stamp covers."""
+        text: nothing else decides them but the catalog entries, which the stamp covers. The
+        entries are read into `found` with `user`'s grants, in one read."""
         key = ("analysis", dialect, self.default_database, sql)
-        found = self._kept.get(stamp, key) if self._keep_analyses else None
-        if found is not None:
-            return found
+        kept = self._kept.get(stamp, key) if self._keep_analyses else None
+        if kept is not None:
+            return kept
         # one parse per check: the catalog lookup, the points and the rewrite share the statement
         statement = parse_query(sql, dialect=dialect)
         catalog = catalog_for(
             statement,
-            lambda wanted: self._kept.many(stamp, "table", wanted, self.graph.catalog_entries),
+            lambda wanted: self._entries(stamp, found, wanted, user),
             dialect=dialect,
             default_database=self.default_database,
         )
         points = query_points(statement, catalog, dialect=dialect, default_database=self.default_database)
         weight = 1 + sum(len(entry.all_columns) for entry in catalog.tables.values())
-        found = _Analysis(statement, points, weight)
+        # the tables asked for, those found unknown too: a later check of the text needs them all
+        analysis = _Analysis(statement, points, weight, tuple(found.tables))
         if self._keep_analyses:
-            self._kept.put(stamp, key, found)
-        return found
+            self._kept.put(stamp, key, analysis)
+        return analysis
 
     def _authorize(self, caller: Me | None, user: str) -> str:
         """The user whose query is checked, as stored: their own for a caller, else the name folded
@@ -152,8 +230,9 @@ class AuthzService:
 
     def _decide(self, user: str, sql: str, dialect: str, stamp: str | None):
         statement = None
+        found = CheckRead()
         try:
-            statement, points, _ = self._analysed(sql, dialect, stamp)
+            analysis = self._analysed(sql, dialect, stamp, found, user)
         except QueryError as exc:
             decision = Decision(
                 user=user,
@@ -162,11 +241,12 @@ class AuthzService:
                 error=str(exc),
             )
             return decision, [], {}, {}, statement
-        grants = self._kept.one(stamp, ("grants", user), lambda: self.grants.grants_of(user))
+        statement, points = analysis.statement, analysis.points
+        grants = self._grants_of(stamp, found, user)
         nodes = {*points.tables, *points.writes, *points.join_columns}
         nodes.update(c for cell in points.cells for c in cell.columns)
         nodes.update(s.column for column in points.columns for s in column.sources)
-        tags = self._kept.many(stamp, "tags", sorted(nodes), self._tags.current_tags) if nodes else {}
+        tags = self._tags_of(stamp, found, analysis.tables, nodes) if nodes else {}
         plain = {n: plain_tags(t) for n, t in tags.items()}
         decision = decide(
             user,
@@ -174,9 +254,7 @@ class AuthzService:
             grants,
             plain,
             self.policy,
-            admins_of=lambda database: self._kept.one(
-                stamp, ("admins", database), lambda: self.grants.admins_of(database)
-            ),
+            admins_of=lambda database: self._admins_of(stamp, found, database),
         )
         return decision, grants, tags, plain, statement
 
