@@ -67,6 +67,12 @@ _ROOT = {
 
 #: the change stamp every write through `execute` and `write_all` moves (graph.kept)
 DATA_STAMP = "data"
+
+#: catalog tables written per transaction by `upsert_catalog` (as a harvest sends them: its
+#: `harvest_catalog_tables`): a whole large catalog in one transaction outgrows a server's
+#: transaction memory (Neo4j's `dbms.memory.transaction.total.max`, 70 % of its heap, refused a
+#: 1,000,000-column catalog with a 4 GB heap)
+CATALOG_TABLES_PER_WRITE = 2000
 #: what of a query word the description index is asked for: its first run of letters, digits and
 #: `_`, which neither index's query syntax gives a meaning to (lowercased, so Lucene's AND/OR/NOT
 #: stay words), and which starts a word of the description in both indexes' tokenizers
@@ -292,7 +298,20 @@ class GraphStore(ABC):
         catalog before it extracts anything, and with the nodes in place the
         task loads only match them by id and create edges. Returns the number
         of column rows sent.
+
+        One transaction per `CATALOG_TABLES_PER_WRITE` tables; each is idempotent (MERGEs and
+        creates of what is missing), so a load cut between two converges when it is repeated.
         """
+        names = list(catalog.tables)
+        if len(names) > CATALOG_TABLES_PER_WRITE:
+            sent = 0
+            for step in chunks(names, CATALOG_TABLES_PER_WRITE):
+                part = Catalog.model_construct(
+                    default_database=catalog.default_database,
+                    tables={name: catalog.tables[name] for name in step},
+                )
+                sent += self.upsert_catalog(part)
+            return sent
         rows = LoadRows()
         for table_id, entry in catalog.tables.items():
             rows.add_table(table_id, catalog)
