@@ -327,17 +327,28 @@ class PointsResolver(QueryResolver):
         # the sides are valued again only to name their paths: their weak references are the
         # condition's, recorded by `filters` already
         self.deciding = dict(deciding)
+        #: each side's value by the side's id (with the side, kept alive): `a.k = b.k` has the
+        #: same two sides for both reads, swapped
+        valued: dict[int, tuple[exp.Expression, list]] = {}
+
+        def value_of(side: exp.Expression) -> list:
+            known = valued.get(id(side))
+            if known is None:
+                out: list = []
+                self.value(side, scope, scratch, CONDITIONAL, (), None, out)
+                known = valued[id(side)] = (side, out)
+            return known[1]
+
         try:
             for conjunct in self._relating(node, scope, ctx):
                 owners = self._owners(conjunct, scope, ctx)
                 if len(owners) < 2:
                     continue
+                sides: dict[int, list[tuple[exp.Column, str | None]]] = {}
                 for alias in owners:
-                    mine, other = self._sides(conjunct, alias, owners[alias], scope, ctx)
-                    own: list = []
-                    self.value(mine, scope, scratch, CONDITIONAL, (), None, own)
-                    theirs: list = []
-                    self.value(other, scope, scratch, CONDITIONAL, (), None, theirs)
+                    mine, other = self._sides(conjunct, alias, owners, scope, ctx, sides)
+                    own = value_of(mine)
+                    theirs = value_of(other)
                     for contribution in (*own, *theirs):
                         self.join_columns.setdefault(contribution[0], None)
                     marks = tuple(
@@ -349,27 +360,42 @@ class PointsResolver(QueryResolver):
         finally:
             self.deciding = deciding
         decided: dict[str, dict[tuple, tuple[tuple, frozenset[str]]]] = {}
+        #: each read's decisions in the order they were found (`decided`'s values, as a list)
+        found_in_order: dict[str, list[tuple[tuple, frozenset[str]]]] = {}
         for alias, others, theirs, marks in edges:
             found = decided.setdefault(alias, {})
+            in_order = found_in_order.setdefault(alias, [])
             for c in theirs:
                 path = (*c[3], _JOIN, *marks)
-                found.setdefault((c[0], path), ((c[0], None, CONDITIONAL, path, None), frozenset(others)))
-        # a chain: what decides a read that decides this one decides it too (never back to itself)
+                if (c[0], path) not in found:
+                    found[(c[0], path)] = entry = ((c[0], None, CONDITIONAL, path, None), frozenset(others))
+                    in_order.append(entry)
+        # a chain: what decides a read that decides this one decides it too (never back to itself).
+        # A decision met again through the same edge adds nothing (its path and origins are
+        # the same), so each (edge, other read) pair goes on from where it stopped: the rounds
+        # find what they found when every round went over every decision again, in that order
         total = sum(map(len, decided.values()))
+        #: per edge and other read, how many of the other read's decisions it has taken
+        taken: dict[tuple[int, str], int] = {}
         for _ in range(len(scope.sources)):
             grew = False
-            for alias, others, _theirs, marks in edges:
+            for index, (alias, others, _theirs, marks) in enumerate(edges):
                 found = decided.setdefault(alias, {})
+                in_order = found_in_order.setdefault(alias, [])
                 for other in others:
-                    for contribution, origins in list(decided.get(other, {}).values()):
+                    theirs_in_order = found_in_order.get(other, [])
+                    start = taken.get((index, other), 0)
+                    taken[(index, other)] = len(theirs_in_order)
+                    for contribution, origins in theirs_in_order[start:]:
                         if alias in origins:
                             continue
                         path = (*contribution[3], _JOIN, *marks)
                         if (contribution[0], path) not in found:
-                            found[(contribution[0], path)] = (
+                            found[(contribution[0], path)] = entry = (
                                 (contribution[0], None, CONDITIONAL, path, None),
                                 origins | {other},
                             )
+                            in_order.append(entry)
                             grew = True
                             total += 1
                 if total > _MAX_JOIN_DECISIONS:
@@ -458,34 +484,47 @@ class PointsResolver(QueryResolver):
         return owners
 
     def _sides(
-        self, conjunct: exp.Expression, alias: str, columns: list, scope: Scope, ctx: ReadContext
+        self,
+        conjunct: exp.Expression,
+        alias: str,
+        owners: dict[str, list],
+        scope: Scope,
+        ctx: ReadContext,
+        memo: dict[int, list[tuple[exp.Column, str | None]]],
     ) -> tuple[exp.Expression, exp.Expression]:
         """(the read's own side, the others' side) of a conjunct: the two sides of a comparison
         whose one side reads only `alias`, else the conjunct with the others' columns (then
-        the read's own) as NULL."""
+        the read's own) as NULL. `owners` is `_owners` of the conjunct; `memo` keeps each side's
+        columns with their owners for the conjunct's other reads."""
+        columns = owners[alias]
         if isinstance(conjunct, exp.Binary) and not isinstance(conjunct, exp.Connector):
             left, right = conjunct.left, conjunct.right
             ours = {id(c) for c in columns}
             for mine, other in ((left, right), (right, left)):
-                inside = [c for c in mine.find_all(exp.Column) if id(c) in ours]
+                mine_columns = self._side_columns(mine, scope, ctx, memo)
+                inside = [c for c, _owner in mine_columns if id(c) in ours]
                 if (
                     len(inside) == len(columns)
-                    and not any(id(c) in ours for c in other.find_all(exp.Column))
-                    and all(self._owner(c, scope, ctx) in (alias, None) for c in mine.find_all(exp.Column))
+                    and not any(id(c) in ours for c, _owner in self._side_columns(other, scope, ctx, memo))
+                    and all(owner in (alias, None) for _c, owner in mine_columns)
                 ):
                     return mine, other
+        # the columns to set to NULL are those `_owners` found (outside any subquery, of a read
+        # of this SELECT): the others' for the read's own side, the read's for the others'
+        theirs = [c for a, found in owners.items() if a != alias for c in found]
+        return _nulled(conjunct, theirs), _nulled(conjunct, columns)
 
-        def nulled(keep: bool):
-            def swap(node: exp.Expression) -> exp.Expression:
-                if type(node) is exp.Column and node.find_ancestor(exp.Subquery, exp.Query) is None:
-                    owner = self._owner(node, scope, ctx)
-                    if owner is not None and (owner == alias) != keep:
-                        return exp.Null()
-                return node
-
-            return conjunct.transform(swap)
-
-        return nulled(True), nulled(False)
+    def _side_columns(
+        self,
+        side: exp.Expression,
+        scope: Scope,
+        ctx: ReadContext,
+        memo: dict[int, list[tuple[exp.Column, str | None]]],
+    ) -> list[tuple[exp.Column, str | None]]:
+        found = memo.get(id(side))
+        if found is None:
+            found = memo[id(side)] = [(c, self._owner(c, scope, ctx)) for c in side.find_all(exp.Column)]
+        return found
 
     def _decided_source(self, scope: Scope, alias: str, decisions: list, ctx: ReadContext) -> None:
         """The read under `alias`, each of its columns decided by `decisions` too."""
@@ -679,6 +718,53 @@ def _limits_rows(node: exp.Expression, windows_possible: bool = True) -> bool:
     from_ = args.get("from_")
     items = ([from_.this] if from_ is not None else []) + [j.this for j in args.get("joins") or []]
     return any(item.args.get("sample") is not None for item in items if isinstance(item, exp.Expression))
+
+
+def _nulled(node: exp.Expression, columns: list[exp.Column]) -> exp.Expression:
+    """`node` with `columns` (nodes inside it, none inside a subquery) as NULL, for the resolver
+    to value: only the nodes above those columns are new; every other subtree is the original
+    one, shared (the resolver reads no node's parent) unless it holds a subquery, which is
+    copied as `Expression.copy` copies it (the resolver keeps what it found per subquery node).
+    Copying the whole condition for each read it relates cost more than valuing it."""
+    nulled = {id(c) for c in columns}
+    if id(node) in nulled:
+        return exp.Null()
+    #: the nodes on the way from `node` down to a nulled column
+    above: set[int] = set()
+    for column in columns:
+        current = column.parent
+        while current is not None and id(current) not in above:
+            above.add(id(current))
+            if current is node:
+                break
+            current = current.parent
+    root = node.__class__()
+    stack = [(node, root)]
+    while stack:
+        original, copy = stack.pop()
+        for key, value in original.args.items():
+            if isinstance(value, exp.Expr):
+                copy.args[key] = _kept(value, nulled, above, stack)
+            elif type(value) is list:
+                copy.args[key] = [
+                    _kept(item, nulled, above, stack) if isinstance(item, exp.Expr) else item
+                    for item in value
+                ]
+            else:
+                copy.args[key] = value
+    return root
+
+
+def _kept(node: exp.Expr, nulled: set[int], above: set[int], stack: list) -> exp.Expr:
+    if id(node) in nulled:
+        return exp.Null()
+    if id(node) in above:
+        copy = node.__class__()
+        stack.append((node, copy))
+        return copy
+    if node.find(exp.Query, exp.Subquery) is not None:
+        return node.copy()
+    return node
 
 
 def _occurrence_ids(sources) -> set[int]:
@@ -912,13 +998,18 @@ def query_points(
     #: multi-insert): every column its lineage names, and its rows without conditions
     extra: list[str] = []
     rows: list[dict]
+    #: the outputs' distinct sources (`_source_keys`)
+    made: dict[tuple, dict | OutputSource] = {}
     if lineage.kind in _QUERY_KINDS and len(resolver.top) == 1:
         relation, ctx = resolver.top[0]
         problems.update(ctx.unresolved)
         rows = [{"table": o.table, "conditions": _conditions(o)} for o in ctx.occurrences]
-        made: dict[tuple, dict | OutputSource] = {}
+        by_id: dict[int, tuple[object, tuple]] = {}
+        by_value: dict[tuple, tuple] = {}
         for position, (name, contribs) in enumerate(zip(relation.names, relation.contribs, strict=False)):
-            columns.append({"position": position, "name": name, "sources": _source_keys(contribs, made)})
+            columns.append(
+                {"position": position, "name": name, "sources": _source_keys(contribs, made, by_id, by_value)}
+            )
         _built(made)
         for column in columns:
             column["sources"] = [made[key] for key in column["sources"]]
@@ -937,7 +1028,7 @@ def query_points(
     tables = sorted({r["table"] for r in rows})
     join_columns = sorted(resolver.join_columns)
     # the outputs' base columns, each once (a read's join decisions stand on all its outputs)
-    read_columns = dict.fromkeys(s.column for c in columns for s in c["sources"])
+    read_columns = dict.fromkeys(cast(OutputSource, s).column for s in made.values())
     cells = _cells(rows, [*read_columns, *join_columns, *extra, *resolver.deciding])
     return QueryPoints.model_validate(
         {
@@ -998,16 +1089,29 @@ def _conditions(occurrence: Occurrence) -> list[dict]:
     return [found[text] for text in sorted(found)]
 
 
-def _source_keys(contribs: list, made: dict[tuple, dict | OutputSource]) -> list[tuple]:
+def _source_keys(
+    contribs: list,
+    made: dict[tuple, dict | OutputSource],
+    by_id: dict[int, tuple[object, tuple]],
+    by_value: dict[tuple, tuple],
+) -> list[tuple]:
     """An output's sources as (column, kind, path) keys, each once; `made` gathers every key of
-    the query with its fields, for `_built` to validate each once."""
+    the query with its fields, for `_built` to make each once. A key holds its path as the id
+    of one tuple per distinct path (`by_value`; `by_id`: by the id of each path object met, the
+    object, kept alive, and that tuple), so the hundreds of join decisions a TPC-DS output
+    stands on, each with a path of dozens of steps, are not hashed step by step per output."""
     found: dict[tuple, None] = {}
     for column_id, _key, kind, functions, _occurrence in contribs:
-        key = (column_id, kind, tuple(functions))
+        known = by_id.get(id(functions))
+        if known is None:
+            path = tuple(functions)
+            known = by_id[id(functions)] = (functions, by_value.setdefault(path, path))
+        path = known[1]
+        key = (column_id, kind, id(path))
         if key not in found:
             found[key] = None
             if key not in made:
-                made[key] = {"column": column_id, "kind": KINDS[kind], "functions": list(functions)}
+                made[key] = {"column": column_id, "kind": KINDS[kind], "functions": list(path)}
     return list(found)
 
 
