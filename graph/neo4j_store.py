@@ -229,37 +229,6 @@ def _move_data_stamp(tx) -> None:
     tx.run(_RESTAMP, {"stamp_name": DATA_STAMP, "stamp_value": secrets.token_hex(8)}).consume()
 
 
-# The load's "create the missing columns" (graph.queries CREATE_MISSING_COLUMNS) reads Column ids
-# and creates Columns in one statement, so Neo4j plans an `Eager` between them (every row's read
-# before any CREATE). On Neo4j it is two statements of the load's one transaction: a read of which
-# ids are missing (one list: a row per id costs the driver more than the read), then the shared
-# statement's CREATE for those (no read of Columns before it, so no Eager). No other loader creates
-# one of them between the two: the load's MERGE_TABLES, before them, writes every table of its
-# columns, and a column is only created with its table's mark, so a loader of the same columns
-# waits on a table's lock until this load commits (tests/graph/test_neo4j_load_plans.py races four).
-MISSING_COLUMNS = (
-    "UNWIND $ids AS id OPTIONAL MATCH (c:Column {id: id}) WITH id WHERE c IS NULL RETURN collect(id)"
-)
-CREATE_COLUMNS = (
-    "UNWIND $rows AS r MATCH (t:Table {id: r[1]}) CREATE (t)-[:HAS_COLUMN]->(:Column {id: r[0], table: r[1], "
-    f"name: r[2], type: r[3], created_at: timestamp(), id_words: {queries.id_words('r[0]')}}}) "
-    # a new column needs its TTL advice: its table is marked (see graph.queries MERGE_TABLES)
-    "SET t.uses_changed_at = timestamp()"
-)
-
-
-def _create_missing_columns(tx, params: dict[str, Any]) -> None:
-    rows = params["rows"]
-    missing = {i for [ids] in _rows(tx, MISSING_COLUMNS, {"ids": [row[0] for row in rows]}) for i in ids}
-    if missing:
-        tx.run(CREATE_COLUMNS, {"rows": [row for row in rows if row[0] in missing]}).consume()
-
-
-#: shared statements that a Neo4j write runs otherwise (a function of the transaction and the
-#: statement's parameters)
-_NEO4J_WRITES = {queries.CREATE_MISSING_COLUMNS: _create_missing_columns}
-
-
 class _KeptSession:
     """A session one thread keeps, closed when the thread ends (its locals go), when the store's
     driver is replaced, or when the store closes."""
@@ -350,11 +319,7 @@ class Neo4jStore(GraphStore):
     def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
         def write(tx):
             for query, params in statements:
-                neo4j_write = _NEO4J_WRITES.get(query)
-                if neo4j_write is None:
-                    tx.run(query, params).consume()
-                else:
-                    neo4j_write(tx, params)
+                tx.run(query, params).consume()
             _move_data_stamp(tx)
 
         self._session("WRITE").execute_write(write)
