@@ -97,6 +97,48 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def own_of(entries: list[list[Any]] | None) -> OwnTags:
+    """A node's own tags and blocks from its rows [relationship type, origin, key, value] (an
+    OPTIONAL MATCH's row of nulls when it has none)."""
+    own = OwnTags()
+    values: dict[tuple[str, str], set[str]] = {}
+    blocks: set[str] = set()
+    for rel_type, origin, key, value in entries or []:
+        if rel_type is None:
+            continue  # OPTIONAL MATCH found nothing
+        if rel_type == "BLOCKS":
+            blocks.add(key)
+        else:
+            values.setdefault((origin, key), set()).add(value)
+
+    # rows come in whatever order the graph returns them: a rule seed and a discovered seed of
+    # one key are applied in OWN_PRECEDENCE order so the same one wins every time
+    def rank(item: tuple[tuple[str, str], set[str]]) -> tuple[int, str, str]:
+        (origin, key), _ = item
+        return (OWN_PRECEDENCE.index(origin) if origin in OWN_PRECEDENCE else -1, origin, key)
+
+    for (origin, key), found in sorted(values.items(), key=rank):
+        tag = TagValue(key, frozenset(found), origin)
+        (own.manual if origin == MANUAL else own.seeds)[key] = tag
+    own.blocks = frozenset(blocks)
+    return own
+
+
+def node_tags(derived: str | None, entries: list[list[Any]] | None) -> dict[str, TagValue]:
+    """A node's current tags from its stored derived tags and its own rows (as `own_of` reads
+    them): what the last run derived, under its seeds and manual tags, without what it blocks —
+    `GraphTagStore.current_tags` and the gateway's batched read (api/service/authz/reads.py)."""
+    if not derived and not any(entry[0] is not None for entry in entries or ()):
+        return {}  # most columns: nothing to decode or merge
+    own = own_of(entries)
+    tags = {k: v for k, v in decode_tags(derived).items() if v.origin == PROPAGATED}
+    tags.update(own.seeds)
+    tags.update(own.manual)
+    for key in own.blocks:
+        tags.pop(key, None)
+    return tags
+
+
 class GraphTagStore:
     """Tags on a `GraphStore`; `policy` turns a task's stored predicates into dimension filters."""
 
@@ -152,7 +194,7 @@ class GraphTagStore:
             if row == "node":
                 if tags_text:
                     tags[node] = decode_tags(tags_text)
-                own[node] = self._own(extra)
+                own[node] = own_of(extra)
                 if task:
                     stamps[node] = task  # a node row carries its write stamp in the task column
                 continue
@@ -167,31 +209,6 @@ class GraphTagStore:
                     EdgeIn(source, task, kind, tuple(functions or ()), False, self._filters_of(extra))
                 )
         return BatchInputs(edges, tags, own, stamps)
-
-    @staticmethod
-    def _own(entries: list[list[Any]] | None) -> OwnTags:
-        own = OwnTags()
-        values: dict[tuple[str, str], set[str]] = {}
-        blocks: set[str] = set()
-        for rel_type, origin, key, value in entries or []:
-            if rel_type is None:
-                continue  # OPTIONAL MATCH found nothing
-            if rel_type == "BLOCKS":
-                blocks.add(key)
-            else:
-                values.setdefault((origin, key), set()).add(value)
-
-        # rows come in whatever order the graph returns them: a rule seed and a discovered seed of
-        # one key are applied in OWN_PRECEDENCE order so the same one wins every time
-        def rank(item: tuple[tuple[str, str], set[str]]) -> tuple[int, str, str]:
-            (origin, key), _ = item
-            return (OWN_PRECEDENCE.index(origin) if origin in OWN_PRECEDENCE else -1, origin, key)
-
-        for (origin, key), found in sorted(values.items(), key=rank):
-            tag = TagValue(key, frozenset(found), origin)
-            (own.manual if origin == MANUAL else own.seeds)[key] = tag
-        own.blocks = frozenset(blocks)
-        return own
 
     def downstream(self, nodes: Iterable[str]) -> set[str]:
         return self._across(queries.DOWNSTREAM, nodes)
@@ -264,12 +281,7 @@ class GraphTagStore:
             for node, text, entries in self.graph.read(
                 queries.CURRENT_TAGS, {"columns": columns, "tables": tables}
             ):
-                own = self._own(entries)
-                derived = {k: v for k, v in decode_tags(text).items() if v.origin == PROPAGATED}
-                tags = {**derived, **own.seeds, **own.manual}
-                for key in own.blocks:
-                    tags.pop(key, None)
-                if tags:
+                if tags := node_tags(text, entries):
                     found[node] = tags
         return found
 
@@ -396,4 +408,13 @@ class GraphTagStore:
         return changed, created
 
 
-__all__ = ["SEED", "GraphTagStore", "StaleTokenError", "UnknownNodeError", "decode_tags", "encode_tags"]
+__all__ = [
+    "SEED",
+    "GraphTagStore",
+    "StaleTokenError",
+    "UnknownNodeError",
+    "decode_tags",
+    "encode_tags",
+    "node_tags",
+    "own_of",
+]

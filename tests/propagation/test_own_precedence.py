@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from watershed.graph.catalog import Catalog
-from watershed.propagation.graph_store import GraphTagStore
+from watershed.propagation.graph_store import GraphTagStore, own_of
 from watershed.propagation.policy import default_policy
 from watershed.propagation.rules import DISCOVERED, MANUAL, OWN_PRECEDENCE, SEED
 
@@ -24,7 +24,7 @@ ROWS = [
 def test_a_discovered_seed_wins_over_a_rule_seed_in_every_row_order():
     seen = set()
     for order in itertools.permutations(ROWS):
-        own = GraphTagStore._own(list(order))
+        own = own_of(list(order))
         seen.add(tuple((k, tuple(sorted(t.values)), t.origin) for k, t in sorted(own.seeds.items())))
     assert seen == {(("pii", ("L4",), DISCOVERED), ("pii_type", ("id_card",), DISCOVERED))}
 
@@ -36,7 +36,7 @@ def test_manual_tags_stay_apart_and_unknown_origins_rank_below_rule_seeds():
         ["TAGGED", MANUAL, "pii", "L4"],
     ]
     for order in itertools.permutations(rows):
-        own = GraphTagStore._own(list(order))
+        own = own_of(list(order))
         assert (own.seeds["pii"].origin, own.manual["pii"].values) == (SEED, frozenset(["L4"]))
     assert OWN_PRECEDENCE.index(SEED) < OWN_PRECEDENCE.index(DISCOVERED) < OWN_PRECEDENCE.index(MANUAL)
 

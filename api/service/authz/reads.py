@@ -21,8 +21,8 @@ from watershed.api.service.authz.grants import GRANT_FIELDS, admins, grant_of_ro
 from watershed.graph.authz import Grant
 from watershed.graph.catalog import CatalogTable
 from watershed.graph.store import GraphStore, catalog_entry
-from watershed.propagation.graph_store import decode_tags
-from watershed.propagation.rules import MANUAL, OWN_PRECEDENCE, PROPAGATED, TagValue
+from watershed.propagation.graph_store import node_tags
+from watershed.propagation.rules import TagValue
 
 #: a node's own tags and blocks (`n`), as `propagation.queries.CURRENT_TAGS` reads them; a MATCH,
 #: not an OPTIONAL MATCH per column, which on FalkorDB cost ten times the entries' read
@@ -78,37 +78,6 @@ class CheckRead:
     admins: list[list[Any]] | None = None
 
 
-def current_tags(derived: str | None, own: Sequence[Sequence[Any]] | None) -> dict[str, TagValue]:
-    """A node's tags as `GraphTagStore.current_tags` makes them from the same rows: the last run's
-    derived tags under its seeds (in `OWN_PRECEDENCE`) and manual tags, without what it blocks."""
-    values: dict[tuple[str, str], set[str]] = {}
-    blocks: set[str] = set()
-    for rel_type, origin, key, value in own or ():
-        if rel_type is None:
-            continue  # OPTIONAL MATCH found nothing
-        if rel_type == "BLOCKS":
-            blocks.add(key)
-        else:
-            values.setdefault((origin, key), set()).add(value)
-    if not derived and not values:
-        return {}  # most columns: nothing to decode or merge
-
-    def rank(item: tuple[tuple[str, str], set[str]]) -> tuple[int, str, str]:
-        (origin, key), _ = item
-        return (OWN_PRECEDENCE.index(origin) if origin in OWN_PRECEDENCE else -1, origin, key)
-
-    seeds: dict[str, TagValue] = {}
-    manual: dict[str, TagValue] = {}
-    for (origin, key), found in sorted(values.items(), key=rank):
-        (manual if origin == MANUAL else seeds)[key] = TagValue(key, frozenset(found), origin)
-    tags = {k: v for k, v in decode_tags(derived).items() if v.origin == PROPAGATED}
-    tags.update(seeds)
-    tags.update(manual)
-    for key in blocks:
-        tags.pop(key, None)
-    return tags
-
-
 def read_for_check(
     graph: GraphStore, tables: Sequence[str], user: str | None = None, *, with_admins: bool = False
 ) -> CheckRead:
@@ -158,12 +127,12 @@ def _table(
     entry = catalog_entry([table, *fields, [(name, type_) for name, type_, *_ in columns]])
     nodes = {table}
     tags: dict[str, dict[str, TagValue]] = {}
-    if found := current_tags(derived, own.get(table)):
+    if found := node_tags(derived, own.get(table)):
         tags[table] = found
     for name, _, column, column_derived in columns:
         if name is None:
             continue  # a table without columns
         nodes.add(column)
-        if found := current_tags(column_derived, own.get(column)):
+        if found := node_tags(column_derived, own.get(column)):
             tags[column] = found
     return TableRead(entry, frozenset(nodes), tags)
