@@ -24,7 +24,6 @@ import argparse
 import hashlib
 import importlib.util
 import json
-import math
 import os
 import platform
 import shutil
@@ -38,17 +37,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.harvest_memory_bench import exponent, status_mib  # noqa: E402
+
 RESULTS = REPO / "bench" / "results" / "generator_memory_bench.json"
 #: the last commit whose generator held the whole catalog (the baseline)
 OLD_REV = "33faae3"
-
-
-def status_mib(field: str) -> float:
-    """This process's `VmHWM` (peak) or `VmRSS` (current) resident set in MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return round(int(line.split()[1]) / 1024, 1)
-    raise RuntimeError(f"/proc/self/status has no {field}")
 
 
 def child(config: dict) -> dict:
@@ -116,11 +109,6 @@ def run_size(tasks: int, seed: int, old_module: str | None, work: Path) -> dict:
         out["same_files"] = out["old"]["digest"] == out["new"]["digest"]
         out["peak_ratio_old_to_new"] = round(out["old"]["peak_mib"] / out["new"]["peak_mib"], 1)
     return out
-
-
-def exponent(small: dict, big: dict, key: str) -> float:
-    n_small, n_big = small["warehouse"]["columns"], big["warehouse"]["columns"]
-    return round(math.log(big[key] / small[key]) / math.log(n_big / n_small), 2)
 
 
 def main() -> None:
