@@ -174,12 +174,17 @@ MARK_TASK_USES_CHANGED = (
 )
 MARK_TABLES_USES_CHANGED = "UNWIND $ids AS id MATCH (t:Table {id: id}) SET t.uses_changed_at = timestamp()"
 
+#: a table `t`'s catalog fields after its id, in the order `store.catalog_entry` reads them (also
+#: read by the gateway's batched read, api/service/authz/reads.py)
+CATALOG_ENTRY_FIELDS = (
+    "t.format, t.location, t.owner, t.layer, t.ttl_days, t.partitioned_by, t.column_order, "
+    "t.view_sql, t.view_dialect, t.external_readers"
+)
 # Catalog entries of a batch of tables (GraphStore.catalog_entries): each with its columns' names
 # and types; a table without Column nodes still gives its row (OPTIONAL MATCH).
 CATALOG_ENTRIES = (
     "UNWIND $ids AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
-    "RETURN t.id, t.format, t.location, t.owner, t.layer, t.ttl_days, t.partitioned_by, t.column_order, "
-    "t.view_sql, t.view_dialect, t.external_readers, collect([c.name, c.type])"
+    f"RETURN t.id, {CATALOG_ENTRY_FIELDS}, collect([c.name, c.type])"
 )
 
 
@@ -321,9 +326,13 @@ DISCOVERY_FLAGS = (
 #: the columns of a table (the seeds of a table's column walk)
 IMPACT_TABLE_COLUMNS = "MATCH (t:Table {id: $id})-[:HAS_COLUMN]->(c:Column) RETURN c.id LIMIT $cap"
 #: columns one value hop (FLOWS_TO) downstream of a batch of columns
-IMPACT_COLUMN_HOP = "UNWIND $ids AS id MATCH (:Column {id: id})-[:FLOWS_TO]->(o:Column) RETURN DISTINCT o.id LIMIT $cap"
+IMPACT_COLUMN_HOP = (
+    "UNWIND $ids AS id MATCH (:Column {id: id})-[:FLOWS_TO]->(o:Column) RETURN DISTINCT o.id LIMIT $cap"
+)
 #: tables one value hop (FLOWS_TO) downstream of a batch of tables
-IMPACT_TABLE_HOP = "UNWIND $ids AS id MATCH (:Table {id: id})-[:FLOWS_TO]->(o:Table) RETURN DISTINCT o.id LIMIT $cap"
+IMPACT_TABLE_HOP = (
+    "UNWIND $ids AS id MATCH (:Table {id: id})-[:FLOWS_TO]->(o:Table) RETURN DISTINCT o.id LIMIT $cap"
+)
 #: [column, table] pairs: tables a batch of columns influences without flowing into (INFLUENCES:
 #: filters, joins, conditions)
 IMPACT_INFLUENCED_TABLES = (

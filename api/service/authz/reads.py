@@ -20,6 +20,7 @@ from typing import Any
 from watershed.api.service.authz.grants import GRANT_FIELDS, admins, grant_of_row, user_grants
 from watershed.graph.authz import Grant
 from watershed.graph.catalog import CatalogTable
+from watershed.graph.queries import CATALOG_ENTRY_FIELDS
 from watershed.graph.store import GraphStore, catalog_entry
 from watershed.propagation.graph_store import node_tags
 from watershed.propagation.rules import TagValue
@@ -31,15 +32,13 @@ _OWN = (
     "RETURN 'own' AS kind, n.id AS id, [type(g), g.origin, x.key, x.value] AS fields, "
     "null AS columns, null AS tags"
 )
-#: rows: 'table', the table id, the fields of `graph.queries.CATALOG_ENTRIES` after the id, its
+#: rows: 'table', the table id, its `graph.queries.CATALOG_ENTRY_FIELDS`, its
 #: columns [name, type, id, derived tags], its derived tags; then 'own' rows: a node of those
 #: tables (the table or a column) and one of its own tags or blocks [type, origin, key, value]
 TABLES_PART = (
     "UNWIND $tables AS id MATCH (t:Table {id: id}) OPTIONAL MATCH (t)-[:HAS_COLUMN]->(c:Column) "
     "WITH t, collect([c.name, c.type, c.id, c.tags]) AS columns "
-    "RETURN 'table' AS kind, t.id AS id, [t.format, t.location, t.owner, t.layer, t.ttl_days, "
-    "t.partitioned_by, t.column_order, t.view_sql, t.view_dialect, t.external_readers] AS fields, "
-    "columns, t.tags AS tags "
+    f"RETURN 'table' AS kind, t.id AS id, [{CATALOG_ENTRY_FIELDS}] AS fields, columns, t.tags AS tags "
     "UNION ALL UNWIND $tables AS id MATCH (n:Table {id: id})" + _OWN + " "
     "UNION ALL UNWIND $tables AS id MATCH (:Table {id: id})-[:HAS_COLUMN]->(n:Column)" + _OWN
 )
