@@ -6,6 +6,7 @@ tags change through propagation's own tag write, records through records.py's.""
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
@@ -57,7 +58,11 @@ def propagate(store, column: str, tags_text: str) -> None:
 
 
 def incremental(store, protection=None):
-    # FalkorDB runs one query at a time: no write commits after a plan read the clock
+    # FalkorDB runs one query at a time: no write commits after a plan read the clock. Change marks
+    # and a plan's start are the same millisecond clock, and a mark in the very millisecond a plan
+    # starts counts as a change for the next plan too (`>=`, on the safe side): the test's writes
+    # must be a millisecond older than the plan, or the next plan reads their tables again.
+    time.sleep(0.002)
     return plan_protection(store, protection or policy(), incremental=True, clock_margin_seconds=0)
 
 
