@@ -12,15 +12,19 @@ def _catalog(tables: int) -> Catalog:
     return Catalog.from_dict({"tables": {f"db.t{i}": {"columns": ["a", "b"]} for i in range(tables)}})
 
 
+def _recorded_transactions(store, monkeypatch) -> list[list]:
+    """The statements of each `write_all` the store makes from now on (each still runs)."""
+    transactions: list[list] = []
+    write_all = store.write_all
+    monkeypatch.setattr(
+        store, "write_all", lambda statements: (transactions.append(statements), write_all(statements))[1]
+    )
+    return transactions
+
+
 def test_a_large_catalog_is_written_a_bounded_number_of_tables_per_transaction(graph_store, monkeypatch):
     monkeypatch.setattr(store_module, "CATALOG_TABLES_PER_WRITE", 3)
-    transactions: list[list] = []
-    write_all = graph_store.write_all
-    monkeypatch.setattr(
-        graph_store,
-        "write_all",
-        lambda statements: (transactions.append(statements), write_all(statements))[1],
-    )
+    transactions = _recorded_transactions(graph_store, monkeypatch)
 
     assert graph_store.upsert_catalog(_catalog(7)) == 14
     tables_per_transaction = [
@@ -37,12 +41,6 @@ def test_a_large_catalog_is_written_a_bounded_number_of_tables_per_transaction(g
 
 
 def test_a_small_catalog_is_one_transaction(graph_store, monkeypatch):
-    transactions: list[list] = []
-    write_all = graph_store.write_all
-    monkeypatch.setattr(
-        graph_store,
-        "write_all",
-        lambda statements: (transactions.append(statements), write_all(statements))[1],
-    )
+    transactions = _recorded_transactions(graph_store, monkeypatch)
     graph_store.upsert_catalog(_catalog(5))
     assert len(transactions) == 1
