@@ -6,6 +6,8 @@ entry through the unique constraints' indexes, with no scan and no Eager."""
 
 from __future__ import annotations
 
+from tests.support.neo4j_counting import CountingDriver
+from tests.support.neo4j_plans import operators_of
 from watershed.api.service.audit import QUEUED_ENTRIES, audit_params
 from watershed.graph.kept import DATA_STAMP
 
@@ -13,44 +15,13 @@ from watershed.graph.kept import DATA_STAMP
 WIDE = {"AllNodesScan", "NodeByLabelScan", "NodeIndexScan", "DirectedRelationshipTypeScan", "Eager"}
 
 
-class RecordingDriver:
-    """The store's driver, with the text and parameters of every statement its sessions run."""
-
-    def __init__(self, driver) -> None:
-        self.driver = driver
-        self.sent: list[tuple[str, dict]] = []
-
-    def session(self, **kwargs):
-        session = self.driver.session(**kwargs)
-        run, sent = session.run, self.sent
-
-        def recorded(query, params=None, **more):
-            sent.append((query, params))
-            return run(query, params, **more)
-
-        session.run = recorded
-        return session
-
-    def __getattr__(self, name):
-        return getattr(self.driver, name)
-
-
 def entry(n: int) -> dict:
     return audit_params("ann", "authz.decision", f"query:{n}", None, {"allowed": n % 2 == 0})
 
 
-def operators(plan) -> list[tuple[str, str]]:
-    """(operator, details) of every operator of a PROFILE plan, the operator's name without its
-    `@database` suffix."""
-    found = [(plan["operatorType"].split("@")[0], plan.get("args", {}).get("Details", ""))]
-    for child in plan.get("children", []):
-        found += operators(child)
-    return found
-
-
 def sent_queued_records(store, stamp: str) -> list[tuple[str, dict]]:
     """What three queued records send: under the stamp now, with no stamp, under a moved stamp."""
-    recording = RecordingDriver(store.driver)
+    recording = CountingDriver(store.driver)
     store.driver = recording
     try:
         assert store.queue_record(QUEUED_ENTRIES, entry(1), stamp=stamp) is None
@@ -58,7 +29,7 @@ def sent_queued_records(store, stamp: str) -> list[tuple[str, dict]]:
         assert store.queue_record(QUEUED_ENTRIES, entry(3), stamp="moved") == stamp
     finally:
         store.driver = recording.driver
-    return recording.sent
+    return recording.statements
 
 
 def test_a_queued_record_is_one_statement_text_whatever_its_entry_and_stamp(neo4j_store):
@@ -76,7 +47,7 @@ def test_a_queued_records_plan_seeks_the_constraints_and_holds_nothing(neo4j_sto
     [(text, params), *_] = sent_queued_records(neo4j_store, stamp)
     with neo4j_store.driver.session(database=neo4j_store.database) as session:
         summary = session.run("PROFILE " + text, {**params, "rows": [entry(4)]}).consume()
-    found = operators(summary.profile)
+    found = operators_of(summary.profile)
     assert not [name for name, _ in found if name in WIDE], found
     seeks = sorted(details for name, details in found if name.startswith("NodeUniqueIndexSeek"))
     # the epoch's stamp, the named stamp, and the entry's MERGE: each one unique-index seek

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 
 class CountingSession:
-    def __init__(self, session, calls: list[str]) -> None:
+    def __init__(self, session, calls: list[str], statements: list[tuple[str, dict]]) -> None:
         self.session = session
         self.calls = calls
+        self.statements = statements
 
     def __enter__(self):
         return self
@@ -18,6 +19,7 @@ class CountingSession:
 
     def run(self, query, params=None):
         self.calls.append("run")
+        self.statements.append((query, params))
         return self.session.run(query, params)
 
     def execute_read(self, work, *args, **kwargs):
@@ -35,11 +37,13 @@ class CountingDriver:
     def __init__(self, driver) -> None:
         self.driver = driver
         self.calls: list[str] = []
+        #: the text and parameters of every statement run on a session (not in a transaction)
+        self.statements: list[tuple[str, dict]] = []
         self.sessions: list[dict] = []
 
     def session(self, **kwargs):
         self.sessions.append(kwargs)
-        return CountingSession(self.driver.session(**kwargs), self.calls)
+        return CountingSession(self.driver.session(**kwargs), self.calls, self.statements)
 
     def __getattr__(self, name):
         return getattr(self.driver, name)

@@ -11,11 +11,13 @@ def plan_operators(store, query: str, params: dict) -> list[str]:
     root first; names without their runtime suffix (`NodeIndexSeekByRange`, not `...@neo4j`)."""
     store.read("CALL db.awaitIndexes(60)")
     plan = store.driver.execute_query("EXPLAIN " + query, params, database_=store.database).summary.plan
+    return [name for name, _ in operators_of(plan)]
 
-    def operators(node: dict) -> list[str]:
-        return [
-            node["operatorType"].split("@")[0],
-            *(o for c in node.get("children", []) for o in operators(c)),
-        ]
 
-    return operators(plan)
+def operators_of(plan: dict) -> list[tuple[str, str]]:
+    """(operator, details) of every operator of an EXPLAIN or PROFILE plan, the root first; names
+    without their runtime suffix."""
+    return [
+        (plan["operatorType"].split("@")[0], plan.get("args", {}).get("Details", "")),
+        *(o for child in plan.get("children", []) for o in operators_of(child)),
+    ]

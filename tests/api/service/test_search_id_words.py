@@ -6,6 +6,7 @@ columns, 250 ms when matches were rare). Nodes written before the property exist
 
 from __future__ import annotations
 
+from tests.support.neo4j_plans import operators_of
 from tests.support.reads_kept import ReadsKept
 from watershed.api.service.search import has_words, search_nodes, words_of
 from watershed.graph.catalog import Catalog
@@ -135,13 +136,6 @@ def test_the_id_word_stage_seeks_only_the_index_s_candidates_on_falkordb(graph_s
     assert "ProcedureCall" in index_plan and "Scan" not in index_plan, index_plan
 
 
-def _operators(plan: dict) -> list[str]:
-    return [
-        plan["operatorType"].split("@")[0],
-        *(name for child in plan.get("children", []) for name in _operators(child)),
-    ]
-
-
 def test_the_id_word_stage_seeks_only_the_index_s_candidates_on_neo4j(neo4j_store):
     neo4j_store.upsert_catalog(CATALOG)
     kept = ReadsKept(neo4j_store)
@@ -157,9 +151,12 @@ def test_the_id_word_stage_seeks_only_the_index_s_candidates_on_neo4j(neo4j_stor
     )
     index_params = {"index": "watershed_column_id_words", "query": "order* AND cust*", "skip": 0, "n": 10}
     plans = {
-        name: _operators(
-            neo4j_store.driver.execute_query("EXPLAIN " + statement, args, database_="neo4j").summary.plan
-        )
+        name: [
+            operator
+            for operator, _ in operators_of(
+                neo4j_store.driver.execute_query("EXPLAIN " + statement, args, database_="neo4j").summary.plan
+            )
+        ]
         for name, statement, args in [("seek", query, params), ("index", index_query, index_params)]
     }
     assert not [name for names in plans.values() for name in names if "Scan" in name], plans
